@@ -1,0 +1,1 @@
+"""memtend: keeps an AI agent's memory healthy."""

@@ -1,0 +1,58 @@
+"""Every error memtend raises. Each one says what went wrong and how to fix it."""
+
+from __future__ import annotations
+
+
+class MemtendError(Exception):
+    """Base class of every error memtend raises."""
+
+
+class InvalidInputError(MemtendError, ValueError):
+    """An argument is of the wrong type, empty, too large, or not storable."""
+
+
+class InvalidUserIdError(InvalidInputError):
+    """A user id that is empty, not a string, or too long."""
+
+
+class UnknownKindError(InvalidInputError):
+    """A record kind memtend does not know."""
+
+
+class SensitiveDataError(MemtendError):
+    """The write gate refused text holding a secret or sensitive value.
+
+    ``kinds`` names what was found (``card``, ``aws_access_key``, ...). The value itself is never
+    part of the message, so the error can be logged safely.
+    """
+
+    def __init__(self, kinds: list[str]) -> None:
+        self.kinds = sorted(set(kinds))
+        super().__init__(
+            "refused to store text holding sensitive data ("
+            + ", ".join(self.kinds)
+            + "); remove the value, or pass redact=True to store the text with it masked"
+        )
+
+
+class UntrustedContentError(MemtendError):
+    """Text from an untrusted source was asked to become a rule or trusted fact without review."""
+
+
+class RecordNotFoundError(MemtendError, KeyError):
+    """No record with that id exists for this user."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else "record not found"
+
+
+class EmbeddingModelUnavailableError(MemtendError, RuntimeError):
+    """No embedding model could be prepared offline."""
+
+
+class StorageUnavailableError(MemtendError, ConnectionError):
+    """The Chroma backend could not be reached or failed mid-operation."""
+
+
+class StoreLockedError(MemtendError, RuntimeError):
+    """Another process already holds this embedded Chroma directory."""

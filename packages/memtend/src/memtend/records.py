@@ -1,0 +1,212 @@
+"""The memory record: kinds, sources, statuses and the record itself. No I/O here."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from memtend.errors import InvalidInputError, InvalidUserIdError, UnknownKindError
+
+MAX_TEXT_CHARS = 32_000
+MAX_USER_ID_CHARS = 256
+MAX_KEY_CHARS = 256
+MAX_METADATA_VALUE_CHARS = 4_096
+
+
+class Kind(str, Enum):
+    FACT = "fact"
+    EVENT = "event"
+    RULE = "rule"
+    SUMMARY = "summary"
+    NOTE = "note"
+
+    @classmethod
+    def parse(cls, value: Kind | str) -> Kind:
+        try:
+            return cls(value)
+        except ValueError:
+            raise UnknownKindError(
+                f"unknown kind {value!r}; use one of: {', '.join(k.value for k in cls)}"
+            ) from None
+
+
+class Source(str, Enum):
+    """Who a memory came from. Trust runs user > tool > agent > inferred; external is untrusted."""
+
+    USER = "user"
+    TOOL = "tool"
+    AGENT = "agent"
+    INFERRED = "inferred"
+    EXTERNAL = "external"
+
+    @classmethod
+    def parse(cls, value: Source | str) -> Source:
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidInputError(
+                f"unknown source {value!r}; use one of: {', '.join(s.value for s in cls)}"
+            ) from None
+
+    @property
+    def trust(self) -> int:
+        return _TRUST[self]
+
+
+_TRUST = {Source.USER: 4, Source.TOOL: 3, Source.AGENT: 2, Source.INFERRED: 1, Source.EXTERNAL: 0}
+
+
+class Status(str, Enum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    PENDING_REVIEW = "pending_review"
+
+
+@dataclass
+class Record:
+    """One stored memory. Times are epoch seconds."""
+
+    id: str
+    user_id: str
+    kind: Kind
+    text: str
+    source: Source = Source.USER
+    status: Status = Status.ACTIVE
+    key: str = ""
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    last_used_at: float = 0.0
+    expires_at: float | None = None
+    derived_from: list[str] = field(default_factory=list)
+    superseded_by: str = ""
+    session: str = ""
+    flagged: bool = False
+    extra: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+    def to_metadata(self) -> dict[str, str | int | float | bool]:
+        meta: dict[str, str | int | float | bool] = {
+            "user_id": self.user_id,
+            "kind": self.kind.value,
+            "source": self.source.value,
+            "status": self.status.value,
+            "key": self.key,
+            "created_at": float(self.created_at),
+            "updated_at": float(self.updated_at),
+            "last_used_at": float(self.last_used_at),
+            "derived_from": json.dumps(self.derived_from),
+            "superseded_by": self.superseded_by,
+            "session": self.session,
+            "flagged": self.flagged,
+        }
+        if self.expires_at is not None:
+            meta["expires_at"] = float(self.expires_at)
+        for name, value in self.extra.items():
+            meta["x_" + name] = value
+        return meta
+
+    @classmethod
+    def from_chroma(cls, id: str, document: str | None, meta: dict[str, Any]) -> Record:
+        extra = {k[2:]: v for k, v in meta.items() if k.startswith("x_")}
+        return cls(
+            id=id,
+            user_id=str(meta["user_id"]),
+            kind=Kind(meta["kind"]),
+            text=document or "",
+            source=Source(meta.get("source", "user")),
+            status=Status(meta.get("status", "active")),
+            key=str(meta.get("key", "")),
+            created_at=float(meta.get("created_at", 0.0)),
+            updated_at=float(meta.get("updated_at", 0.0)),
+            last_used_at=float(meta.get("last_used_at", 0.0)),
+            expires_at=float(meta["expires_at"]) if "expires_at" in meta else None,
+            derived_from=json.loads(str(meta.get("derived_from") or "[]")),
+            superseded_by=str(meta.get("superseded_by", "")),
+            session=str(meta.get("session", "")),
+            flagged=bool(meta.get("flagged", False)),
+            extra=extra,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.to_metadata()
+        out = {k: v for k, v in out.items() if not k.startswith("x_")}
+        out["derived_from"] = list(self.derived_from)
+        out["id"] = self.id
+        out["text"] = self.text
+        out["extra"] = dict(self.extra)
+        return out
+
+
+def now() -> float:
+    return time.time()
+
+
+def check_user_id(user_id: object) -> str:
+    """Validate a user id; the only place the rule lives."""
+    if not isinstance(user_id, str):
+        raise InvalidUserIdError(f"user_id must be a str, got {type(user_id).__name__}")
+    if not user_id.strip():
+        raise InvalidUserIdError("user_id must not be empty or blank")
+    if len(user_id) > MAX_USER_ID_CHARS:
+        raise InvalidUserIdError(f"user_id is {len(user_id)} characters; the limit is {MAX_USER_ID_CHARS}")
+    check_encodable(user_id, "user_id")
+    return user_id
+
+
+def check_text(text: object, what: str = "text") -> str:
+    """Validate the text of a memory: a non-empty str of storable unicode, within the size limit."""
+    if not isinstance(text, str):
+        raise InvalidInputError(f"{what} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidInputError(f"{what} must not be empty or blank")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidInputError(
+            f"{what} is {len(text)} characters; the limit is {MAX_TEXT_CHARS}. "
+            "Split it, or compact it into a summary first"
+        )
+    check_encodable(text, what)
+    return text
+
+
+def check_encodable(text: str, what: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(
+            f"{what} holds characters that are not valid unicode (a lone surrogate?); decode the input properly"
+        ) from None
+
+
+def check_extra(extra: object) -> dict[str, str | int | float | bool]:
+    """Validate caller metadata: a flat dict of str keys to str, int, float (finite) or bool."""
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):
+        raise InvalidInputError(f"metadata must be a dict, got {type(extra).__name__}")
+    out: dict[str, str | int | float | bool] = {}
+    for name, value in extra.items():
+        if not isinstance(name, str) or not name or len(name) > MAX_KEY_CHARS:
+            raise InvalidInputError(f"metadata keys must be non-empty str of at most {MAX_KEY_CHARS} chars")
+        check_encodable(name, "metadata key")
+        if isinstance(value, bool | int):
+            out[name] = value
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise InvalidInputError(f"metadata value {name!r} is {value}; only finite numbers can be stored")
+            out[name] = value
+        elif isinstance(value, str):
+            if len(value) > MAX_METADATA_VALUE_CHARS:
+                raise InvalidInputError(
+                    f"metadata value {name!r} is {len(value)} characters; the limit is {MAX_METADATA_VALUE_CHARS}"
+                )
+            check_encodable(value, f"metadata value {name!r}")
+            out[name] = value
+        else:
+            raise InvalidInputError(
+                f"metadata value {name!r} is a {type(value).__name__}; Chroma stores only str, int, float and "
+                "bool: flatten it or json.dumps it"
+            )
+    return out
