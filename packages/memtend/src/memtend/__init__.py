@@ -1,1 +1,61 @@
-"""memtend: keeps an AI agent's memory healthy."""
+"""memtend: keeps an AI agent's memory healthy.
+
+One core implements every memory policy (gate, precedence, retrieval, compaction, forgetting, erasure) over
+Chroma; the framework adapters present it to LangChain, LangGraph and LlamaIndex.
+"""
+
+from memtend.errors import (
+    EmbeddingModelUnavailableError,
+    InvalidInputError,
+    InvalidUserIdError,
+    MemtendError,
+    RecordNotFoundError,
+    SensitiveDataError,
+    StorageUnavailableError,
+    StoreLockedError,
+    UnknownKindError,
+    UntrustedContentError,
+)
+from memtend.keyed_store import KeyedStore
+from memtend.memory import (
+    CompactionReport,
+    ErasureReceipt,
+    Event,
+    FactResult,
+    ForgetReport,
+    Hit,
+    Memory,
+    UserMemory,
+)
+from memtend.policies.forgetting import RetentionPolicy
+from memtend.policies.precedence import FactOutcome, canonical_key
+from memtend.records import Kind, Record, Source, Status
+
+__all__ = [
+    "CompactionReport",
+    "EmbeddingModelUnavailableError",
+    "ErasureReceipt",
+    "Event",
+    "FactOutcome",
+    "FactResult",
+    "ForgetReport",
+    "Hit",
+    "InvalidInputError",
+    "InvalidUserIdError",
+    "KeyedStore",
+    "Kind",
+    "Memory",
+    "MemtendError",
+    "Record",
+    "RecordNotFoundError",
+    "RetentionPolicy",
+    "SensitiveDataError",
+    "Source",
+    "Status",
+    "StorageUnavailableError",
+    "StoreLockedError",
+    "UnknownKindError",
+    "UntrustedContentError",
+    "UserMemory",
+    "canonical_key",
+]

@@ -77,6 +77,7 @@ class Record:
     source: Source = Source.USER
     status: Status = Status.ACTIVE
     key: str = ""
+    value: str = ""  # for facts: the value itself (text is "<key in words>: <value>")
     created_at: float = 0.0
     updated_at: float = 0.0
     last_used_at: float = 0.0
@@ -94,6 +95,7 @@ class Record:
             "source": self.source.value,
             "status": self.status.value,
             "key": self.key,
+            "value": self.value,
             "created_at": float(self.created_at),
             "updated_at": float(self.updated_at),
             "last_used_at": float(self.last_used_at),
@@ -119,6 +121,7 @@ class Record:
             source=Source(meta.get("source", "user")),
             status=Status(meta.get("status", "active")),
             key=str(meta.get("key", "")),
+            value=str(meta.get("value", "")),
             created_at=float(meta.get("created_at", 0.0)),
             updated_at=float(meta.get("updated_at", 0.0)),
             last_used_at=float(meta.get("last_used_at", 0.0)),
@@ -152,7 +155,7 @@ def check_user_id(user_id: object) -> str:
         raise InvalidUserIdError("user_id must not be empty or blank")
     if len(user_id) > MAX_USER_ID_CHARS:
         raise InvalidUserIdError(f"user_id is {len(user_id)} characters; the limit is {MAX_USER_ID_CHARS}")
-    check_encodable(user_id, "user_id")
+    check_encodable(user_id, "user_id", InvalidUserIdError)
     return user_id
 
 
@@ -171,11 +174,11 @@ def check_text(text: object, what: str = "text") -> str:
     return text
 
 
-def check_encodable(text: str, what: str) -> None:
+def check_encodable(text: str, what: str, error: type[InvalidInputError] = InvalidInputError) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidInputError(
+        raise error(
             f"{what} holds characters that are not valid unicode (a lone surrogate?); decode the input properly"
         ) from None
 

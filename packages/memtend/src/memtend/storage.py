@@ -1,0 +1,378 @@
+"""The only module that talks to Chroma and the only place a where-filter is built.
+
+Three collections hold everything memtend keeps about users:
+
+- ``<prefix>_memories``: every memory record (facts, events, rules, notes, summaries), active, archived
+  or pending review, with its embedding;
+- ``<prefix>_history``: one entry per change (operation, record id, before, after, source, time);
+- ``<prefix>_kv``: a user-scoped keyed store (namespace, key) -> JSON value, for working memory and for
+  what adapters keep that is not a memory (checkpoints, chat messages, store items).
+
+Every read, write and delete takes a ``user_id`` and carries a ``user_id`` clause, so no caller can reach
+another user's rows by accident.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+
+from memtend.errors import StorageUnavailableError
+from memtend.records import Kind, Record, Status, now
+
+T = TypeVar("T")
+Where = dict[str, Any]
+
+# Collections without meaning (history, keyed store) carry a constant one-dimensional vector: Chroma needs one
+# per row, and nothing ever searches them by similarity.
+_NO_VECTOR = [0.0]
+_WRITE_BATCH = 2_000
+
+
+def _connection_errors() -> tuple[type[BaseException], ...]:
+    import httpx
+
+    return (httpx.TransportError, ConnectionError)
+
+
+def guarded(fn: Callable[..., T]) -> Callable[..., T]:
+    """Turn a lost connection to a Chroma server into StorageUnavailableError (nothing is silently dropped)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except _connection_errors() as exc:
+            raise StorageUnavailableError(
+                f"Chroma did not answer during {fn.__name__} ({type(exc).__name__}: {exc}); the operation was "
+                "not completed. Check that the Chroma server is running and retry."
+            ) from exc
+        except ValueError as exc:
+            if "Could not connect" in str(exc):
+                raise StorageUnavailableError(
+                    f"Chroma is unreachable during {fn.__name__}: {exc}. Start the server or fix host/port, then retry."
+                ) from exc
+            raise
+
+    return wrapper
+
+
+def where(user_id: str, **clauses: Any) -> Where:
+    """Build a where-filter that always starts with the user clause.
+
+    A clause value that is a dict is passed as an operator expression (``{"$in": [...]}``); anything else is
+    an equality. User ids and values are never interpreted as operators.
+    """
+    parts: list[Where] = [{"user_id": {"$eq": user_id}}]
+    for name, value in clauses.items():
+        if value is None:
+            continue
+        parts.append({name: value if isinstance(value, dict) else {"$eq": value}})
+    return parts[0] if len(parts) == 1 else {"$and": parts}
+
+
+def kv_id(user_id: str, namespace: str, key: str) -> str:
+    digest = hashlib.sha256(json.dumps([user_id, namespace, key]).encode()).hexdigest()
+    return "kv:" + digest[:40]
+
+
+def fact_id(user_id: str, key: str) -> str:
+    return "fact:" + hashlib.sha256(json.dumps([user_id, key]).encode()).hexdigest()[:40]
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    id: str
+    user_id: str
+    op: str
+    record_id: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    source: str
+    at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "op": self.op,
+            "record_id": self.record_id,
+            "before": self.before,
+            "after": self.after,
+            "source": self.source,
+            "at": self.at,
+        }
+
+
+@dataclass(frozen=True)
+class KVItem:
+    namespace: str
+    key: str
+    value: Any
+    created_at: float
+    updated_at: float
+    expires_at: float | None = None
+
+
+class Storage:
+    """User-scoped access to memtend's Chroma collections."""
+
+    def __init__(
+        self,
+        client: ClientAPI,
+        embedding_function: Any,
+        *,
+        prefix: str = "memtend",
+        sync_threshold: int = 100,
+    ) -> None:
+        self.client = client
+        self.prefix = prefix
+        hnsw = {"hnsw": {"sync_threshold": sync_threshold}}
+        self.memories: Collection = self._collection(
+            f"{prefix}_memories", embedding_function, {"hnsw": {"space": "cosine", "sync_threshold": sync_threshold}}
+        )
+        self.history: Collection = self._collection(f"{prefix}_history", None, hnsw)
+        self.kv: Collection = self._collection(f"{prefix}_kv", None, hnsw)
+
+    @guarded
+    def _collection(self, name: str, embedding_function: Any, configuration: dict[str, Any]) -> Collection:
+        return self.client.get_or_create_collection(
+            name, embedding_function=embedding_function, configuration=configuration
+        )
+
+    def collections(self) -> dict[str, Collection]:
+        return {"memories": self.memories, "history": self.history, "kv": self.kv}
+
+    # ---------------------------------------------------------------- memory records
+    @guarded
+    def put_records(self, records: Sequence[Record], embeddings: np.ndarray | None = None) -> None:
+        """Upsert records (one Chroma call per batch). Embeddings are computed by Chroma when not given."""
+        for start in range(0, len(records), _WRITE_BATCH):
+            chunk = records[start : start + _WRITE_BATCH]
+            kwargs: dict[str, Any] = {
+                "ids": [r.id for r in chunk],
+                "documents": [r.text for r in chunk],
+                "metadatas": [r.to_metadata() for r in chunk],
+            }
+            if embeddings is not None:
+                kwargs["embeddings"] = embeddings[start : start + _WRITE_BATCH]
+            self.memories.upsert(**kwargs)
+
+    @guarded
+    def update_record_metadata(self, records: Sequence[Record]) -> None:
+        """Rewrite metadata only (no re-embedding); the records must come from a user-scoped read."""
+        if records:
+            self.memories.update(ids=[r.id for r in records], metadatas=[r.to_metadata() for r in records])
+
+    @guarded
+    def get_records(
+        self,
+        user_id: str,
+        ids: Sequence[str] | None = None,
+        *,
+        kinds: Iterable[Kind] | None = None,
+        statuses: Iterable[Status] | None = None,
+        key: str | None = None,
+        with_embeddings: bool = False,
+    ) -> tuple[list[Record], np.ndarray | None]:
+        if ids is not None and not ids:
+            return [], (np.zeros((0, 0), dtype=np.float32) if with_embeddings else None)
+        flt = where(
+            user_id,
+            kind=_in([k.value for k in kinds]) if kinds is not None else None,
+            status=_in([s.value for s in statuses]) if statuses is not None else None,
+            key=key,
+        )
+        include: list[Any] = ["documents", "metadatas"]
+        if with_embeddings:
+            include.append("embeddings")
+        got = self.memories.get(ids=list(ids) if ids is not None else None, where=flt, include=include)
+        records = [
+            Record.from_chroma(i, d, dict(m or {}))
+            for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+        ]
+        vectors = None
+        if with_embeddings:
+            raw = got.get("embeddings")
+            vectors = np.asarray(raw, dtype=np.float32) if raw is not None and len(raw) else None
+            if vectors is None:
+                vectors = np.zeros((0, 0), dtype=np.float32)
+        return records, vectors
+
+    @guarded
+    def delete_records(self, user_id: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        out = self.memories.delete(ids=list(ids), where=where(user_id))
+        return _deleted(out, len(ids))
+
+    # ---------------------------------------------------------------- history
+    @guarded
+    def append_history(self, entries: Sequence[HistoryEntry]) -> None:
+        if not entries:
+            return
+        self.history.add(
+            ids=[e.id for e in entries],
+            embeddings=[_NO_VECTOR] * len(entries),
+            documents=[json.dumps({"before": e.before, "after": e.after}) for e in entries],
+            metadatas=[
+                {"user_id": e.user_id, "op": e.op, "record_id": e.record_id, "source": e.source, "at": e.at}
+                for e in entries
+            ],
+        )
+
+    @guarded
+    def get_history(
+        self, user_id: str, *, record_id: str | None = None, since: float | None = None
+    ) -> list[HistoryEntry]:
+        flt = where(user_id, record_id=record_id, at={"$gte": since} if since is not None else None)
+        got = self.history.get(where=flt, include=["documents", "metadatas"])
+        entries = []
+        for hid, doc, meta in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
+            body = json.loads(doc or "{}")
+            entries.append(
+                HistoryEntry(
+                    id=hid,
+                    user_id=str(meta["user_id"]),
+                    op=str(meta["op"]),
+                    record_id=str(meta["record_id"]),
+                    before=body.get("before"),
+                    after=body.get("after"),
+                    source=str(meta.get("source", "")),
+                    at=float(meta["at"]),
+                )
+            )
+        entries.sort(key=lambda e: e.at)
+        return entries
+
+    # ---------------------------------------------------------------- keyed store
+    @guarded
+    def kv_put(
+        self,
+        user_id: str,
+        namespace: str,
+        items: Sequence[tuple[str, Any]],
+        *,
+        expires_at: float | None = None,
+    ) -> None:
+        """Upsert JSON values under (user, namespace, key); created_at survives an update."""
+        if not items:
+            return
+        t = now()
+        ids = [kv_id(user_id, namespace, key) for key, _ in items]
+        existing = self.kv.get(ids=ids, where=where(user_id), include=["metadatas"])
+        created = {i: float((m or {}).get("created_at", t)) for i, m in zip(existing["ids"], existing["metadatas"] or [])}
+        metas = []
+        for n, (item_id, (key, _)) in enumerate(zip(ids, items, strict=True)):
+            meta: dict[str, Any] = {
+                "user_id": user_id,
+                "namespace": namespace,
+                "key": key,
+                # new keys of one call keep their given order
+                "created_at": created.get(item_id, t + n * 1e-6),
+                "updated_at": t,
+            }
+            if expires_at is not None:
+                meta["expires_at"] = float(expires_at)
+            metas.append(meta)
+        self.kv.upsert(
+            ids=ids,
+            embeddings=[_NO_VECTOR] * len(items),
+            documents=[json.dumps(value, ensure_ascii=False, allow_nan=False) for _, value in items],
+            metadatas=metas,
+        )
+
+    @guarded
+    def kv_get(self, user_id: str, namespace: str, keys: Sequence[str]) -> dict[str, KVItem]:
+        if not keys:
+            return {}
+        got = self.kv.get(
+            ids=[kv_id(user_id, namespace, k) for k in keys],
+            where=where(user_id, namespace=namespace),
+            include=["documents", "metadatas"],
+        )
+        return {item.key: item for item in _kv_items(got)}
+
+    @guarded
+    def kv_list(self, user_id: str, namespace: str | None = None, *, prefix: str | None = None) -> list[KVItem]:
+        """Items of one namespace (or, with ``prefix``, of every namespace starting with it), oldest first."""
+        got = self.kv.get(where=where(user_id, namespace=namespace), include=["documents", "metadatas"])
+        items = _kv_items(got)
+        if prefix is not None:
+            items = [i for i in items if i.namespace.startswith(prefix)]
+        return items
+
+    @guarded
+    def kv_delete(self, user_id: str, namespace: str, keys: Sequence[str]) -> int:
+        if not keys:
+            return 0
+        out = self.kv.delete(
+            ids=[kv_id(user_id, namespace, k) for k in keys], where=where(user_id, namespace=namespace)
+        )
+        return _deleted(out, len(keys))
+
+    # ---------------------------------------------------------------- whole users
+    @guarded
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Delete every row of the user from every collection; counts per collection."""
+        counts = {}
+        for name, col in self.collections().items():
+            ids = col.get(where=where(user_id), include=[])["ids"]
+            for start in range(0, len(ids), _WRITE_BATCH):
+                col.delete(ids=ids[start : start + _WRITE_BATCH], where=where(user_id))
+            counts[name] = len(ids)
+        return counts
+
+    @guarded
+    def count_user(self, user_id: str) -> dict[str, int]:
+        return {name: len(col.get(where=where(user_id), include=[])["ids"]) for name, col in self.collections().items()}
+
+    @guarded
+    def users(self) -> list[str]:
+        """Every user id with at least one row (a full scan: for the CLI and for tests, not for hot paths)."""
+        seen: set[str] = set()
+        for col in self.collections().values():
+            got = col.get(include=["metadatas"])
+            seen.update(str(m["user_id"]) for m in got["metadatas"] or [] if m and "user_id" in m)
+        return sorted(seen)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _in(values: list[str]) -> dict[str, Any]:
+    return {"$in": values}
+
+
+def _deleted(out: Any, fallback: int) -> int:
+    if isinstance(out, dict) and "deleted" in out:
+        return int(out["deleted"])
+    return fallback
+
+
+def _kv_items(got: Any) -> list[KVItem]:
+    items = []
+    for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
+        meta = meta or {}
+        items.append(
+            KVItem(
+                namespace=str(meta["namespace"]),
+                key=str(meta["key"]),
+                value=json.loads(doc) if doc else None,
+                created_at=float(meta.get("created_at", 0.0)),
+                updated_at=float(meta.get("updated_at", 0.0)),
+                expires_at=float(meta["expires_at"]) if "expires_at" in meta else None,
+            )
+        )
+    # Insertion order: created_at survives updates, so a rewritten key keeps its place.
+    items.sort(key=lambda i: (i.namespace, i.created_at, i.key))
+    return items

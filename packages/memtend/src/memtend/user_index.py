@@ -1,0 +1,301 @@
+"""One user's in-memory retrieval index: embeddings, BM25 postings and per-record features.
+
+Everything is kept in slot-aligned arrays that grow by doubling; a removed record's slot is reused.
+Upserting or removing a record costs O(its length) (plus a sorted insert into its session), never a
+rebuild, and a query is one matrix-vector product, one BM25 pass over the query's postings and a few
+vectorised array operations, handed to the pure ranking policy in ``memtend.policies.retrieval``.
+
+Records of one session are ordered by ``(created_at, order of first insertion)``; when the index is
+rebuilt from storage, feed records in that order so same-timestamp records keep their sequence.
+"""
+
+from __future__ import annotations
+
+import bisect
+import sys
+from collections.abc import Iterable
+
+import numpy as np
+
+from memtend.errors import InvalidInputError, RecordNotFoundError
+from memtend.lexical import BM25Index, tokenize
+from memtend.policies import retrieval
+from memtend.policies.retrieval import RankInputs, RetrievalConfig
+from memtend.records import Kind, Record, Status
+
+__all__ = ["UserIndex"]
+
+_KINDS = list(Kind)
+_STATUSES = list(Status)
+_KIND_CODE = {kind: i for i, kind in enumerate(_KINDS)}
+_STATUS_CODE = {status: i for i, status in enumerate(_STATUSES)}
+_ACTIVE = frozenset({Status.ACTIVE})
+
+
+class UserIndex:
+    """Retrieval index of one user's records (not thread-safe: guard it with the user's lock)."""
+
+    def __init__(self, config: RetrievalConfig | None = None) -> None:
+        self.config = config or RetrievalConfig()
+        self._lex = BM25Index(k1=self.config.k1, b=self.config.b)  # also the slot allocator
+        self._before = len(self.config.context_before)
+        self._after = len(self.config.context_after)
+        self._capacity = 0
+        self._dim = 0
+        self._emb = np.zeros((0, 0), dtype=np.float32)
+        self._created = np.zeros(0, dtype=np.float64)
+        self._half_life = np.zeros(0, dtype=np.float64)
+        self._kind = np.zeros(0, dtype=np.int8)
+        self._status = np.zeros(0, dtype=np.int8)
+        self._alive = np.zeros(0, dtype=bool)
+        self._time_words = np.zeros(0, dtype=bool)
+        self._speaker = np.zeros(0, dtype=np.int32)
+        self._nbr = np.zeros((0, self._before + self._after), dtype=np.int32)
+        self._records: list[Record | None] = []
+        self._values: list[frozenset[str]] = []
+        self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
+        self._next_seq = 0
+        self._sessions: dict[str, list[tuple[float, int, int]]] = {}  # session -> sorted (time, seq, slot)
+        self._speakers: dict[str, int] = {}  # speaker name -> code
+
+    # -- container protocol ----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._lex)
+
+    def __contains__(self, id: object) -> bool:
+        return id in self._lex
+
+    def record(self, id: str) -> Record:
+        if id not in self._lex:
+            raise RecordNotFoundError(f"no record {id!r} in this user's index")
+        record = self._records[self._lex.slot(id)]
+        assert record is not None
+        return record
+
+    def ids(self) -> list[str]:
+        return [r.id for r in self._records if r is not None]
+
+    # -- writes ----------------------------------------------------------------------------
+    def upsert(self, records: list[Record], embeddings: np.ndarray) -> None:
+        """Add records, or replace the ones whose id is already indexed. O(total text length)."""
+        vectors = np.asarray(embeddings, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(records):
+            raise InvalidInputError(
+                f"upsert needs one embedding row per record: got {len(records)} records and an array of "
+                f"shape {vectors.shape}"
+            )
+        if not records:
+            return
+        if self._dim == 0:
+            self._dim = vectors.shape[1]
+            self._emb = np.zeros((self._capacity, self._dim), dtype=np.float32)
+        elif vectors.shape[1] != self._dim:
+            raise InvalidInputError(
+                f"embeddings have {vectors.shape[1]} dimensions but this index holds {self._dim}-d vectors; "
+                "use one embedding model per user"
+            )
+        for record, vector in zip(records, vectors):
+            self._upsert_one(record, vector)
+
+    def remove(self, ids: Iterable[str]) -> None:
+        """Forget records by id; unknown ids are ignored."""
+        for id in ids:
+            if id not in self._lex:
+                continue
+            slot = self._lex.slot(id)
+            self._leave_session(slot)
+            self._lex.remove(id)
+            self._records[slot] = None
+            self._values[slot] = frozenset()
+            self._alive[slot] = False
+            self._emb[slot] = 0.0
+            self._seq.pop(id, None)
+
+    def _upsert_one(self, record: Record, vector: np.ndarray) -> None:
+        if record.id in self._lex:
+            self._leave_session(self._lex.slot(record.id))
+        slot = self._lex.add(record.id, _index_text(record))
+        self._grow(slot + 1)
+        if record.id not in self._seq:
+            self._seq[record.id] = self._next_seq
+            self._next_seq += 1
+        norm = float(np.linalg.norm(vector))
+        self._emb[slot] = vector / norm if norm > 0 else vector
+        self._created[slot] = record.created_at
+        self._half_life[slot] = self.config.half_life_seconds(record.kind)
+        self._kind[slot] = _KIND_CODE[record.kind]
+        self._status[slot] = _STATUS_CODE[record.status]
+        self._alive[slot] = True
+        self._time_words[slot] = retrieval.has_time_words(record.text)
+        speaker = retrieval.speaker_name(record.text, record.extra)
+        self._speaker[slot] = self._speakers.setdefault(speaker, len(self._speakers)) if speaker else -1
+        self._records[slot] = record
+        self._values[slot] = retrieval.value_tokens(record.text)
+        self._join_session(slot, record)
+
+    def _grow(self, needed: int) -> None:
+        if needed <= self._capacity:
+            return
+        capacity = max(16, self._capacity * 2, needed)
+
+        def grown(array: np.ndarray, fill: float | int | bool = 0) -> np.ndarray:
+            out = np.full((capacity, *array.shape[1:]), fill, dtype=array.dtype)
+            out[: self._capacity] = array[: self._capacity]
+            return out
+
+        self._emb = grown(self._emb) if self._dim else np.zeros((capacity, 0), dtype=np.float32)
+        self._created = grown(self._created)
+        self._half_life = grown(self._half_life)
+        self._kind = grown(self._kind)
+        self._status = grown(self._status)
+        self._alive = grown(self._alive)
+        self._time_words = grown(self._time_words)
+        self._speaker = grown(self._speaker, -1)
+        self._nbr = grown(self._nbr, -1)
+        self._records.extend([None] * (capacity - self._capacity))
+        self._values.extend([frozenset()] * (capacity - self._capacity))
+        self._capacity = capacity
+
+    # -- sessions: each record's neighbours in time, kept as a (slot, before+after) matrix ----
+    def _session_key(self, slot: int) -> tuple[float, int, int]:
+        record = self._records[slot]
+        assert record is not None
+        return (float(self._created[slot]), self._seq[record.id], slot)
+
+    def _join_session(self, slot: int, record: Record) -> None:
+        self._nbr[slot] = -1
+        if not record.session:
+            return
+        members = self._sessions.setdefault(record.session, [])
+        key = self._session_key(slot)
+        position = bisect.bisect_left(members, key)
+        members.insert(position, key)
+        self._refresh(members, position - self._after, position + self._before)
+
+    def _leave_session(self, slot: int) -> None:
+        record = self._records[slot]
+        if record is None or not record.session:
+            return
+        members = self._sessions[record.session]
+        position = bisect.bisect_left(members, self._session_key(slot))
+        del members[position]
+        self._nbr[slot] = -1
+        if not members:
+            del self._sessions[record.session]
+            return
+        self._refresh(members, position - self._after, position + self._before - 1)
+
+    def _refresh(self, members: list[tuple[float, int, int]], low: int, high: int) -> None:
+        """Recompute the neighbour rows of session positions ``low..high`` (clipped)."""
+        before, after = self._before, self._after
+        for position in range(max(low, 0), min(high, len(members) - 1) + 1):
+            row = self._nbr[members[position][2]]
+            for c in range(before):  # nearest first
+                p = position - 1 - c
+                row[c] = members[p][2] if p >= 0 else -1
+            for c in range(after):
+                p = position + 1 + c
+                row[before + c] = members[p][2] if p < len(members) else -1
+
+    # -- reads -----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        query_vec: np.ndarray,
+        *,
+        k: int,
+        now: float,
+        kinds: set[Kind] | None = None,
+        statuses: set[Status] | frozenset[Status] = _ACTIVE,
+    ) -> list[tuple[str, float]]:
+        """The ``k`` best records for ``query`` as ``(id, score)``, best first."""
+        if k <= 0 or len(self._lex) == 0:
+            return []
+        n = self._lex.capacity
+        status_codes = [_STATUS_CODE[Status(s)] for s in statuses]
+        context_mask = self._alive[:n] & np.isin(self._status[:n], status_codes)
+        result_mask = context_mask
+        if kinds is not None:
+            kind_codes = [_KIND_CODE[Kind(x)] for x in kinds]
+            result_mask = context_mask & np.isin(self._kind[:n], kind_codes)
+        if not result_mask.any():
+            return []
+        cfg = self.config
+        vector = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != self._dim:
+            raise InvalidInputError(f"query vector has {vector.shape[0]} dimensions; this index holds {self._dim}")
+        cosine = self._emb[:n] @ vector
+        terms = tokenize(query)
+        words = self._lex.scores(terms)
+        created = self._created[:n]
+        spans = retrieval.query_date_spans(query, now, cfg.utc_offset_hours)
+        names = retrieval.query_names(query)
+        codes = [self._speakers[name] for name in names if name in self._speakers]
+        inputs = RankInputs(
+            cosine=cosine,
+            words=words,
+            created_at=created,
+            half_life=self._half_life[:n],
+            context_mask=context_mask,
+            result_mask=result_mask,
+            neighbours=self._nbr[:n],
+            date_match=retrieval.date_match(created, spans, cfg.date_slack_days) if spans else None,
+            time_words=self._time_words[:n],
+            name_match=np.isin(self._speaker[:n], codes) if codes else None,
+            when_question=retrieval.is_when_question(query),
+        )
+        scores = retrieval.rank(inputs, now, cfg)
+        return self._top(scores, k, int(result_mask.sum()), set(terms))
+
+    def _top(self, scores: np.ndarray, k: int, eligible: int, query_terms: set[str]) -> list[tuple[str, float]]:
+        pool = min(max(k, self.config.conflict_pool), eligible)
+        top = np.argpartition(-scores, pool - 1)[:pool] if pool < len(scores) else np.arange(len(scores))
+        top = [int(i) for i in top if np.isfinite(scores[i])]
+        top.sort(key=lambda i: (-scores[i], self._id(i)))
+        if len(top) > 1 and self.config.conflict_pool > 1:
+            vectors = self._emb[top]
+            keys = [self._key(i) for i in top]
+            subjects = [frozenset(query_terms.intersection(self._lex.slot_terms(i))) for i in top]
+            values = [self._values[i] for i in top]
+            new = retrieval.demote_conflicts(
+                top, scores, self._created, vectors @ vectors.T, keys, subjects, values, self.config
+            )
+            rescored = dict(zip(top, new.tolist()))
+            top.sort(key=lambda i: (-rescored[i], self._id(i)))
+        else:
+            rescored = {i: float(scores[i]) for i in top}
+        return [(self._id(i), float(rescored[i])) for i in top[:k]]
+
+    def _id(self, slot: int) -> str:
+        record = self._records[slot]
+        return record.id if record is not None else ""
+
+    def _key(self, slot: int) -> str:
+        record = self._records[slot]
+        return record.key if record is not None and record.kind is Kind.FACT else ""
+
+    def nbytes(self) -> int:
+        """Approximate memory held by this index, in bytes."""
+        arrays = (
+            self._emb,
+            self._created,
+            self._half_life,
+            self._kind,
+            self._status,
+            self._alive,
+            self._time_words,
+            self._speaker,
+            self._nbr,
+        )
+        records = sum(
+            sys.getsizeof(r.text) + 600 + 100 * len(r.extra) for r in self._records if r is not None
+        )
+        sessions = sum(len(m) for m in self._sessions.values()) * 120
+        return int(sum(a.nbytes for a in arrays) + records + sessions + self._lex.nbytes())
+
+
+def _index_text(record: Record) -> str:
+    """What the word index reads: the text, plus a fact's key in words (``contact.method``)."""
+    if record.kind is Kind.FACT and record.key:
+        return f"{record.text} {record.key.replace('.', ' ').replace('_', ' ')}"
+    return record.text

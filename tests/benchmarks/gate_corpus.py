@@ -1,0 +1,165 @@
+"""Measure the write gate on the gate corpora, beside the seed regex baseline.
+
+    uv run python tests/benchmarks/gate_corpus.py [--data DIR] [--repeat N] [--show-errors]
+
+Prints recall and false-positive rate per corpus and per kind for ``find_sensitive`` and
+``looks_like_injection``, the same numbers for the seed regex measured in the same run, and the time per
+``check_write`` call in microseconds. ``--show-errors`` lists the misses and false alarms by index and kind
+(never the text, which holds fake secrets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memtend.errors import SensitiveDataError
+from memtend.policies.gate import check_write, find_sensitive, looks_like_injection
+from memtend.records import Source
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "gate"
+BASELINE = re.compile(
+    r"\b(?:\d[ -]?){13,19}\b|password|passcode|api[ _-]?key|secret|\bsk-[A-Za-z0-9]{10,}", re.IGNORECASE
+)
+
+
+def baseline(text: str) -> bool:
+    return BASELINE.search(text) is not None
+
+
+def gate_sensitive(text: str) -> bool:
+    return bool(find_sensitive(text))
+
+
+def load(path: Path) -> list[dict[str, object]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+@dataclass
+class Score:
+    tp: int = 0
+    fn: int = 0
+    fp: int = 0
+    tn: int = 0
+    misses: list[int] = field(default_factory=list)
+    false_alarms: list[int] = field(default_factory=list)
+
+    def add(self, index: int, truth: bool, predicted: bool) -> None:
+        if truth and predicted:
+            self.tp += 1
+        elif truth:
+            self.fn += 1
+            self.misses.append(index)
+        elif predicted:
+            self.fp += 1
+            self.false_alarms.append(index)
+        else:
+            self.tn += 1
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
+
+    @property
+    def fpr(self) -> float:
+        return self.fp / (self.fp + self.tn) if self.fp + self.tn else float("nan")
+
+
+def score(
+    rows: list[dict[str, object]], label: str, predict: Callable[[str], bool], kind_key: str | None = None
+) -> tuple[Score, dict[str, Score]]:
+    total = Score()
+    per_kind: dict[str, Score] = defaultdict(Score)
+    for i, row in enumerate(rows):
+        truth = bool(row[label])
+        predicted = predict(str(row["text"]))
+        total.add(i, truth, predicted)
+        if kind_key is not None:
+            per_kind[str(row.get(kind_key, "?"))].add(i, truth, predicted)
+    return total, dict(per_kind)
+
+
+def fmt(s: Score) -> str:
+    return f"recall {s.recall:.3f} ({s.tp}/{s.tp + s.fn})  fpr {s.fpr:.3f} ({s.fp}/{s.fp + s.tn})"
+
+
+def fmt_kind(s: Score) -> str:
+    if s.tp + s.fn:
+        return f"recall {s.recall:.3f} ({s.tp}/{s.tp + s.fn})"
+    return f"fpr {s.fpr:.3f} ({s.fp}/{s.fp + s.tn})"
+
+
+def time_check_write(texts: list[str], repeat: int) -> tuple[float, float]:
+    """Median and max over texts of the mean microseconds per ``check_write(..., redact=True)`` call."""
+    per_text: list[float] = []
+    for text in texts:
+        start = time.perf_counter()
+        for _ in range(repeat):
+            check_write(text, Source.USER, redact=True)
+        per_text.append((time.perf_counter() - start) / repeat * 1e6)
+    return statistics.median(per_text), max(per_text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory holding the *_dev.jsonl files")
+    parser.add_argument("--repeat", type=int, default=200, help="calls per text when timing")
+    parser.add_argument("--show-errors", action="store_true", help="list misses and false alarms by index")
+    args = parser.parse_args()
+
+    sensitive = load(args.data / "sensitive_dev.jsonl")
+    injection = load(args.data / "injection_dev.jsonl")
+
+    print(f"sensitive_dev.jsonl: {len(sensitive)} rows")
+    for name, predict in (("gate", gate_sensitive), ("baseline", baseline)):
+        total, per_kind = score(sensitive, "sensitive", predict, "kind")
+        print(f"  {name:<9} {fmt(total)}")
+        for kind in sorted(per_kind):
+            print(f"    {kind:<16} {fmt_kind(per_kind[kind])}")
+        if args.show_errors and name == "gate":
+            print(f"    misses {total.misses}  false alarms {total.false_alarms}")
+
+    # Does the gate name the right kind? (Corpus kinds and gate kinds use a few different names.)
+    alias = {"pem": "private_key", "conn": "connection_string"}
+    named = sum(
+        1
+        for row in sensitive
+        if row["sensitive"] and alias.get(str(row["kind"]), row["kind"]) in {f.kind for f in find_sensitive(str(row["text"]))}
+    )
+    positives = sum(1 for row in sensitive if row["sensitive"])
+    print(f"  gate names the corpus kind on {named}/{positives} positives")
+
+    print(f"injection_dev.jsonl: {len(injection)} rows")
+    for name, predict in (("gate", looks_like_injection), ("baseline", baseline)):
+        total, _ = score(injection, "injection", predict)
+        print(f"  {name:<9} {fmt(total)}")
+        if args.show_errors and name == "gate":
+            print(f"    misses {total.misses}  false alarms {total.false_alarms}")
+
+    texts = [str(row["text"]) for row in sensitive + injection]
+    refused = 0
+    for text in texts:
+        try:
+            check_write(text, Source.USER)
+        except SensitiveDataError:
+            refused += 1
+    median, worst = time_check_write(texts, args.repeat)
+    print(f"check_write(redact=True): median {median:.1f} µs per call, worst text {worst:.1f} µs")
+    print(f"check_write(redact=False) refused {refused}/{len(texts)} texts")
+    for label, text in (("'1 ' * 10000", "1 " * 10000), ("'a' * 32000", "a" * 32000)):
+        start = time.perf_counter()
+        check_write(text, Source.EXTERNAL, redact=True)
+        print(f"check_write on {label}: {(time.perf_counter() - start) * 1e3:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""Shared fixtures: real Chroma (in-process, on disk, and a `chroma run` server), the real embedding model."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+BACKENDS = ("ephemeral", "persistent", "server")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ChromaServer:
+    """A real `chroma run` on 127.0.0.1, started and stopped by the tests."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        chroma = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+        log = open(self.path.parent / f"chroma-{self.port}.log", "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [chroma, "run", "--path", str(self.path), "--host", "127.0.0.1", "--port", str(self.port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"chroma run exited with {self.proc.returncode}; see {log.name}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("chroma run did not start within 60 s")
+        import chromadb
+
+        for _ in range(100):
+            try:
+                chromadb.HttpClient(host="127.0.0.1", port=self.port).heartbeat()
+                return
+            except Exception:
+                time.sleep(0.1)
+        raise RuntimeError("chroma run did not answer heartbeats")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def client(self):  # type: ignore[no-untyped-def]
+        import chromadb
+
+        return chromadb.HttpClient(host="127.0.0.1", port=self.port)
+
+
+@pytest.fixture(scope="session")
+def embedding_function():  # type: ignore[no-untyped-def]
+    from memtend.embeddings import default_embedding_function
+
+    return default_embedding_function()
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaServer]:
+    server = ChromaServer(tmp_path_factory.mktemp("chroma-server") / "data")
+    server.start()
+    yield server
+    server.stop()
+
+
+def unique_prefix() -> str:
+    return "t" + uuid.uuid4().hex[:12]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def memory(backend: str, tmp_path: Path, embedding_function, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A fresh Memory on each backend: EphemeralClient, PersistentClient folder, and a `chroma run` server."""
+    import chromadb
+
+    from memtend import Memory
+
+    if backend == "ephemeral":
+        mem = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function,
+                     collection_prefix=unique_prefix())
+    elif backend == "persistent":
+        mem = Memory(path=tmp_path / "store", embedding_function=embedding_function)
+    else:
+        server: ChromaServer = request.getfixturevalue("chroma_server")
+        mem = Memory(client=server.client(), embedding_function=embedding_function,
+                     collection_prefix=unique_prefix())
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def ephemeral_memory(embedding_function):  # type: ignore[no-untyped-def]
+    import chromadb
+
+    from memtend import Memory
+
+    mem = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function,
+                 collection_prefix=unique_prefix())
+    yield mem
+    mem.close()
+
+
+def shared_path(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data {path} is not present next to the repository")
+    return path
+
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
