@@ -106,18 +106,19 @@ def backend(request: pytest.FixtureRequest) -> str:
 def memory(backend: str, tmp_path: Path, embedding_function, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     """A fresh Memory on each backend: EphemeralClient, PersistentClient folder, and a `chroma run` server."""
     import chromadb
-
     from memtend import Memory
 
     if backend == "ephemeral":
-        mem = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function,
-                     collection_prefix=unique_prefix())
+        mem = Memory(
+            client=chromadb.EphemeralClient(),
+            embedding_function=embedding_function,
+            collection_prefix=unique_prefix(),
+        )
     elif backend == "persistent":
         mem = Memory(path=tmp_path / "store", embedding_function=embedding_function)
     else:
         server: ChromaServer = request.getfixturevalue("chroma_server")
-        mem = Memory(client=server.client(), embedding_function=embedding_function,
-                     collection_prefix=unique_prefix())
+        mem = Memory(client=server.client(), embedding_function=embedding_function, collection_prefix=unique_prefix())
     yield mem
     mem.close()
 
@@ -125,11 +126,13 @@ def memory(backend: str, tmp_path: Path, embedding_function, request: pytest.Fix
 @pytest.fixture
 def ephemeral_memory(embedding_function):  # type: ignore[no-untyped-def]
     import chromadb
-
     from memtend import Memory
 
-    mem = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function,
-                 collection_prefix=unique_prefix())
+    mem = Memory(
+        client=chromadb.EphemeralClient(),
+        embedding_function=embedding_function,
+        collection_prefix=unique_prefix(),
+    )
     yield mem
     mem.close()
 

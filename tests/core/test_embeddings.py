@@ -152,8 +152,11 @@ def gt_dir() -> Path:
     return folder
 
 
+Reference = tuple[NumpyBert, dict[str, np.ndarray], dict[str, np.ndarray]]  # model, hidden, vectors
+
+
 @pytest.fixture(scope="module")
-def reference(gt_dir: Path) -> tuple[NumpyBert, dict[str, np.ndarray], dict[str, np.ndarray]]:
+def reference(gt_dir: Path) -> Reference:
     bert = NumpyBert(gt_dir)
     with _one_blas_thread():
         hidden = {s: bert.hidden(bert.ids(s)) for s in SENTENCES}
@@ -194,7 +197,7 @@ def test_racing_builds_leave_the_six_files_and_nothing_else(built_dir: Path) -> 
     onnx.checker.check_model(str(built_dir / "model.onnx"))
 
 
-def test_built_model_matches_numpy_reference(built_dir: Path, reference) -> None:
+def test_built_model_matches_numpy_reference(built_dir: Path, reference: Reference) -> None:
     bert, hidden, _ = reference
     session = _session(built_dir)
     assert [i.name for i in session.get_inputs()] == ["input_ids", "attention_mask", "token_type_ids"]
@@ -218,7 +221,7 @@ def test_built_model_matches_numpy_reference(built_dir: Path, reference) -> None
         np.testing.assert_allclose(out[row, : len(encodings[row])], hidden[sentence], atol=1e-4, rtol=0)
 
 
-def test_embed_matches_numpy_reference(reference) -> None:
+def test_embed_matches_numpy_reference(reference: Reference) -> None:
     _, _, vectors = reference
     got = embed(SENTENCES)
     assert got.shape == (len(SENTENCES), EMBEDDING_DIM) and got.dtype == np.float32

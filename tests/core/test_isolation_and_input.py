@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from memtend import (
     Event,
     InvalidInputError,
@@ -88,14 +87,16 @@ def test_bad_user_ids(ephemeral_memory: Memory, bad: object) -> None:
         ephemeral_memory.erase_user(bad)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("uid", ['$or', '{"$ne": ""}', "o'brien\"; --", "ユーザー🙂", "a" * 256, "$and", "user_id"])
+@pytest.mark.parametrize("uid", ["$or", '{"$ne": ""}', "o'brien\"; --", "ユーザー🙂", "a" * 256, "$and", "user_id"])
 def test_hostile_user_ids_stay_isolated(ephemeral_memory: Memory, uid: str) -> None:
     ephemeral_memory.user("victim").remember("victim secret plan about tulips")
     hostile = ephemeral_memory.user(uid)
     hostile.remember("hostile note about tulips")
     assert [h.text for h in hostile.recall("tulips", k=10)] == ["hostile note about tulips"]
     assert ephemeral_memory.erase_user(uid).counts["memories"] == 1
-    assert [h.text for h in ephemeral_memory.user("victim").recall("tulips", k=10)] == ["victim secret plan about tulips"]
+    assert [h.text for h in ephemeral_memory.user("victim").recall("tulips", k=10)] == [
+        "victim secret plan about tulips"
+    ]
 
 
 def test_bad_input_is_refused_and_loses_nothing(ephemeral_memory: Memory) -> None:

@@ -283,7 +283,15 @@ def test_under_limits_reports_constraints_without_compacting() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"max_turns": 0}, {"max_tokens": -1}, {"max_turns": 3, "keep_recent_turns": 0}, {"max_turns": True}],
+    [
+        {},
+        {"max_turns": 0},
+        {"max_tokens": -1},
+        {"max_turns": 3, "keep_recent_turns": 0},
+        {"max_turns": True},
+        {"max_turns": 3, "keep_recent_turns": 4},
+        {"max_tokens": 100, "keep_tokens": 100},
+    ],
 )
 def test_bad_compaction_arguments(kwargs: dict) -> None:
     with pytest.raises(InvalidInputError):
@@ -446,6 +454,12 @@ def test_merge_keeps_goal_constraints_and_pools_ids() -> None:
     assert merged.goal == "original" and merged.constraints == ["Never X."] and merged.plan == ["a"]
     assert merged.side_effects == [SideEffect("deploy", "v1", ["#1", "#2"])] and merged.facts == ["f"]
     assert merge(None, later) == later and merge(earlier, None) == earlier
+    restated = StructuredSummary(side_effects=[SideEffect("deploy", "deployed version one", ["#2", "#3"])])
+    assert merge(merged, restated).side_effects == [SideEffect("deploy", "v1", ["#1", "#2", "#3"])]
+    close = StructuredSummary(constraints=["Never refund more than 500 EUR."])
+    assert (
+        len(merge(StructuredSummary(constraints=["Never refund more than 200 EUR."]), close).constraints) == 2
+    )
 
 
 # --- the extractive summariser -----------------------------------------------------------------------
@@ -503,6 +517,8 @@ def test_extractive_summary_finds_constraints_side_effects_files_and_questions()
         ("sendEmail", {}, True),
         ("mcp__stripe__refund_charge", {}, True),
         ("search", {}, False),
+        ("open_pull_request", {}, True),
+        ("openFile", {}, False),
         ("http", {"method": "delete"}, True),
         ("db", {"query": "select 1"}, False),
     ],

@@ -196,6 +196,27 @@ class BM25Index:
             out[slots] += qtf * self.idf(term) * tf * (k1 + 1.0) / (tf + norm)
         return out
 
+    def term_frequencies(self, terms: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(weight, tf)`` for the known query ``terms``, so a caller can score BM25 itself (e.g. over
+        windows of several documents): ``weight[t]`` is the term's idf times its count in ``terms``
+        (shape (t,)); ``tf[t, slot]`` its frequency in each slot's document (shape (t, capacity)).
+        """
+        counts = Counter(term for term in terms if term in self._postings)
+        tf = np.zeros((len(counts), self.capacity), dtype=np.float64)
+        for row, term in enumerate(counts):
+            posting = self._postings[term]
+            slots = np.fromiter(posting.keys(), dtype=np.intp, count=len(posting))
+            tf[row, slots] = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
+        weight = np.array([self.idf(term) * qtf for term, qtf in counts.items()], dtype=np.float64)
+        return weight, tf
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Length in terms of the document in each slot (0 for a free slot); a read-only view."""
+        view = self._lengths[: self.capacity]
+        view.flags.writeable = False
+        return view
+
     def score_dict(self, query: str | Iterable[str]) -> dict[str, float]:
         """BM25 of every document with a non-zero score, by doc id (for tests and inspection)."""
         scores = self.scores(query)

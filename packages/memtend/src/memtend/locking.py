@@ -62,9 +62,7 @@ def acquire_for_client(client: Any) -> DirectoryLock | None:
         settings = client.get_settings()
     except Exception:
         return None
-    if not getattr(settings, "is_persistent", False) or getattr(settings, "chroma_api_impl", "").endswith(
-        "FastAPI"
-    ):
+    if not getattr(settings, "is_persistent", False) or getattr(settings, "chroma_api_impl", "").endswith("FastAPI"):
         return None
     folder = Path(settings.persist_directory)
     return acquire(folder) if folder.is_dir() else None

@@ -7,10 +7,14 @@ Capture (remember, log, add_rule, set_fact) -> judge (gate, precedence) -> write
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,6 +49,17 @@ MAX_K = 1_000
 # How far back an index sync looks beyond its last sync, to catch writes of other processes that were
 # stamped before they landed.
 _SYNC_MARGIN = 5.0
+_PIPELINE_CHUNK = 256
+_USAGE_FLUSH_SECONDS = 2.0
+_USAGE_FLUSH_SIZE = 512
+_open_memories: weakref.WeakSet[Memory] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_open_memories() -> None:
+    for memory in list(_open_memories):
+        with contextlib.suppress(Exception):  # the store may already be gone at exit
+            memory.flush_usage()
 
 
 @dataclass(frozen=True)
@@ -185,6 +200,12 @@ class Memory:
         self._lock = threading.RLock()
         self._indexes: OrderedDict[str, _SyncedIndex] = OrderedDict()
         self._max_cached_users = max_cached_users
+        # An embedded store we hold the lock of has no other writer: its indexes need no catching up.
+        self._exclusive = self._lock_handle is not None
+        # last_used_at stamps from recall, written in batches (see _note_use)
+        self._usage: dict[str, tuple[str, float]] = {}
+        self._usage_flushed = now()
+        _open_memories.add(self)
 
     # ------------------------------------------------------------------ users
     def user(self, user_id: str) -> UserMemory:
@@ -196,6 +217,7 @@ class Memory:
         everything adapters keep) and return a receipt with counts."""
         user_id = check_user_id(user_id)
         with self._lock:
+            self._usage = {rid: (uid, t) for rid, (uid, t) in self._usage.items() if uid != user_id}
             counts = self.storage.erase_user(user_id)
             self._indexes.pop(user_id, None)
         return ErasureReceipt(user_id=user_id, counts=counts)
@@ -205,6 +227,7 @@ class Memory:
 
     def close(self) -> None:
         with self._lock:
+            self.flush_usage()
             self._indexes.clear()
             if self._lock_handle is not None:
                 self._lock_handle.release()
@@ -234,8 +257,28 @@ class Memory:
                     self._indexes.popitem(last=False)
             else:
                 self._indexes.move_to_end(user_id)
-                synced.catch_up(self.storage)
+                if not self._exclusive:
+                    synced.catch_up(self.storage)
             return synced.index
+
+    def _note_use(self, user_id: str, ids: Sequence[str], at: float) -> None:
+        """Remember that records were used. Stamps are written in one batch every ``_USAGE_FLUSH_SECONDS`` or
+        ``_USAGE_FLUSH_SIZE`` records (a metadata write per recall would triple its cost), before any read that
+        shows them, and on close. A crash loses at most the unwritten stamps: usage is advisory (it only delays
+        forgetting), never data."""
+        with self._lock:
+            for rid in ids:
+                self._usage[rid] = (user_id, at)
+            if len(self._usage) >= _USAGE_FLUSH_SIZE or at - self._usage_flushed >= _USAGE_FLUSH_SECONDS:
+                self.flush_usage()
+
+    def flush_usage(self) -> None:
+        """Write buffered last_used_at stamps (a partial metadata update: it changes nothing else)."""
+        with self._lock:
+            pending, self._usage = self._usage, {}
+            self._usage_flushed = now()
+            if pending:
+                self.storage.touch({rid: t for rid, (_, t) in pending.items()})
 
     def _commit(
         self,
@@ -355,6 +398,9 @@ class UserMemory:
 
     @property
     def _storage(self) -> Storage:
+        """Storage, with buffered usage stamps written first so every read shows them."""
+        if self.memory._usage:
+            self.memory.flush_usage()
         return self.memory.storage
 
     # ------------------------------------------------------------------ capture
@@ -400,7 +446,28 @@ class UserMemory:
 
     def _add(self, records: list[Record]) -> list[Record]:
         history = [_history(self.user_id, "add", r, None, r.source) for r in records]
-        self.memory._commit(self.user_id, records, history=history)
+        if len(records) <= _PIPELINE_CHUNK:
+            self.memory._commit(self.user_id, records, history=history)
+            return records
+        # A large batch: embed the next chunk while a writer thread stores the previous one, so ingest runs
+        # at close to the embedding model's own speed.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memtend-writer") as writer:
+            pending: Future[None] | None = None
+            for start in range(0, len(records), _PIPELINE_CHUNK):
+                chunk = records[start : start + _PIPELINE_CHUNK]
+                vectors = self.memory.embed([r.text for r in chunk])
+                if pending is not None:
+                    pending.result()
+                pending = writer.submit(
+                    self.memory._commit,
+                    self.user_id,
+                    chunk,
+                    vectors,
+                    (),
+                    history[start : start + _PIPELINE_CHUNK],
+                )
+            assert pending is not None
+            pending.result()
         return records
 
     def remember(
@@ -459,9 +526,7 @@ class UserMemory:
         return self._add([self._new_record(Kind.RULE, text, source, redact=redact)])[0]
 
     # ------------------------------------------------------------------ facts and precedence
-    def set_fact(
-        self, key: str, value: str, *, source: Source | str = Source.USER, redact: bool = False
-    ) -> FactResult:
+    def set_fact(self, key: str, value: str, *, source: Source | str = Source.USER, redact: bool = False) -> FactResult:
         """Set the user's current value for ``key``; answers added / updated / unchanged / kept.
 
         A lower-trust source never replaces a higher-trust one; a replaced value is archived with a pointer to
@@ -496,7 +561,9 @@ class UserMemory:
             if found:  # an archived current slot (forgotten fact): keep its creation time
                 current = replace(current, created_at=found[0].created_at)
             self.memory._commit(
-                self.user_id, [current], history=[_history(self.user_id, "add", current, None, current.source)]
+                self.user_id,
+                [current],
+                history=[_history(self.user_id, "add", current, None, current.source)],
             )
             return FactResult(decision.outcome, current, decision.reason)
         t = now()
@@ -546,13 +613,9 @@ class UserMemory:
         with self.memory._lock:
             index = self.memory._index(self.user_id)
             ranked = index.search(query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses)
-        if not ranked:
-            return []
-        fresh, _ = self._storage.get_records(self.user_id, [rid for rid, _ in ranked])
-        by_id = {r.id: r for r in fresh if r.status in statuses}
-        used = _clock()
-        hits = [Hit(replace(by_id[rid], last_used_at=used), score) for rid, score in ranked if rid in by_id][:k]
-        self._storage.update_record_metadata([h.record for h in hits])
+            used = _clock()
+            hits = [Hit(replace(index.record(rid), last_used_at=used), score) for rid, score in ranked]
+        self.memory._note_use(self.user_id, [h.record.id for h in hits], used)
         return hits
 
     # ------------------------------------------------------------------ reading
@@ -606,13 +669,18 @@ class UserMemory:
         if record.status is not Status.PENDING_REVIEW:
             raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not pending review")
         self.memory._commit(
-            self.user_id, deletes=[record.id], history=[_history(self.user_id, "reject", None, record, Source.USER)]
+            self.user_id,
+            deletes=[record.id],
+            history=[_history(self.user_id, "reject", None, record, Source.USER)],
         )
 
     def _retire(self, record: Record, op: str, *, superseded_by: str = "", at: float | None = None) -> Record:
         """Move a record to the archive (metadata only); ``at`` stamps when (the grace period counts from it)."""
         archived = replace(
-            record, status=Status.ARCHIVED, superseded_by=superseded_by, updated_at=now() if at is None else at
+            record,
+            status=Status.ARCHIVED,
+            superseded_by=superseded_by,
+            updated_at=now() if at is None else at,
         )
         with self.memory._lock:
             self._storage.update_record_metadata([archived])
@@ -629,7 +697,9 @@ class UserMemory:
         record = self.get(record_id)
         with self.memory._lock:
             self.memory._commit(
-                self.user_id, deletes=[record.id], history=[_history(self.user_id, "delete", None, record, Source.USER)]
+                self.user_id,
+                deletes=[record.id],
+                history=[_history(self.user_id, "delete", None, record, Source.USER)],
             )
             return self._rebuild_summaries_without(record.id)
 
@@ -658,13 +728,13 @@ class UserMemory:
                 extra={**summary.extra, "events": len(originals)},
             )
             self.memory._commit(
-                self.user_id, [rebuilt], history=[_history(self.user_id, "rebuild", rebuilt, summary, Source.AGENT)]
+                self.user_id,
+                [rebuilt],
+                history=[_history(self.user_id, "rebuild", rebuilt, summary, Source.AGENT)],
             )
         return touched
 
-    def compact(
-        self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None
-    ) -> CompactionReport:
+    def compact(self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None) -> CompactionReport:
         """Keep the newest ``keep_recent`` events verbatim; replace older ones (and any earlier summary) with one
         summary whose ``derived_from`` lists what it replaced. The replaced records move to the archive."""
         if not isinstance(keep_recent, int) or isinstance(keep_recent, bool) or keep_recent < 0:
@@ -722,9 +792,7 @@ class UserMemory:
         policy = self.memory.retention
         records, _ = self._storage.get_records(self.user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW])
         decisions = forgetting.plan_forget(records, policy, t)
-        expired = [
-            i for i in self._storage.kv_list(self.user_id) if i.expires_at is not None and i.expires_at <= t
-        ]
+        expired = [i for i in self._storage.kv_list(self.user_id) if i.expires_at is not None and i.expires_at <= t]
         if not dry_run:
             with self.memory._lock:
                 for d in decisions:
@@ -766,7 +834,9 @@ class UserMemory:
                 upserts, vecs = [current], [by_id[record.id][1]]
                 if fid in by_id and by_id[fid][0].status is Status.ACTIVE:
                     displaced = by_id[fid][0]
-                    upserts.append(replace(displaced, id=record.id, status=Status.ARCHIVED, superseded_by=fid, updated_at=t))
+                    upserts.append(
+                        replace(displaced, id=record.id, status=Status.ARCHIVED, superseded_by=fid, updated_at=t)
+                    )
                     vecs.append(by_id[fid][1])
                     self.memory._commit(
                         self.user_id,
@@ -806,8 +876,13 @@ class UserMemory:
             "records": [r.to_dict() for r in sorted(records, key=lambda r: (r.created_at, r.id))],
             "history": self.history(),
             "store": [
-                {"namespace": i.namespace, "key": i.key, "value": i.value, "created_at": i.created_at,
-                 "updated_at": i.updated_at}
+                {
+                    "namespace": i.namespace,
+                    "key": i.key,
+                    "value": i.value,
+                    "created_at": i.created_at,
+                    "updated_at": i.updated_at,
+                }
                 for i in self._storage.kv_list(self.user_id)
             ],
         }
@@ -818,8 +893,12 @@ class UserMemory:
         for r in records:
             name = f"{r.kind.value}/{r.status.value}"
             by[name] = by.get(name, 0) + 1
-        return {"user_id": self.user_id, "records": len(records), "by_kind_status": dict(sorted(by.items())),
-                "stored": self._storage.count_user(self.user_id)}
+        return {
+            "user_id": self.user_id,
+            "records": len(records),
+            "by_kind_status": dict(sorted(by.items())),
+            "stored": self._storage.count_user(self.user_id),
+        }
 
 
 def _now_default(value: float | None) -> float:
@@ -828,4 +907,3 @@ def _now_default(value: float | None) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool) or not np.isfinite(value):
         raise InvalidInputError(f"now must be epoch seconds, got {value!r}")
     return float(value)
-

@@ -29,9 +29,7 @@ class Kind(str, Enum):
         try:
             return cls(value)
         except ValueError:
-            raise UnknownKindError(
-                f"unknown kind {value!r}; use one of: {', '.join(k.value for k in cls)}"
-            ) from None
+            raise UnknownKindError(f"unknown kind {value!r}; use one of: {', '.join(k.value for k in cls)}") from None
 
 
 class Source(str, Enum):

@@ -137,7 +137,9 @@ class Storage:
         self.prefix = prefix
         hnsw = {"hnsw": {"sync_threshold": sync_threshold}}
         self.memories: Collection = self._collection(
-            f"{prefix}_memories", embedding_function, {"hnsw": {"space": "cosine", "sync_threshold": sync_threshold}}
+            f"{prefix}_memories",
+            embedding_function,
+            {"hnsw": {"space": "cosine", "sync_threshold": sync_threshold}},
         )
         self.history: Collection = self._collection(f"{prefix}_history", None, hnsw)
         self.kv: Collection = self._collection(f"{prefix}_kv", None, hnsw)
@@ -171,6 +173,13 @@ class Storage:
         """Rewrite metadata only (no re-embedding); the records must come from a user-scoped read."""
         if records:
             self.memories.update(ids=[r.id for r in records], metadatas=[r.to_metadata() for r in records])
+
+    @guarded
+    def touch(self, last_used: dict[str, float]) -> None:
+        """Set last_used_at on records by id. Chroma merges metadata on update and skips unknown ids, so this
+        changes nothing else and cannot revive a deleted record."""
+        if last_used:
+            self.memories.update(ids=list(last_used), metadatas=[{"last_used_at": t} for t in last_used.values()])
 
     @guarded
     def get_records(
@@ -269,7 +278,10 @@ class Storage:
         t = now()
         ids = [kv_id(user_id, namespace, key) for key, _ in items]
         existing = self.kv.get(ids=ids, where=where(user_id), include=["metadatas"])
-        created = {i: float((m or {}).get("created_at", t)) for i, m in zip(existing["ids"], existing["metadatas"] or [])}
+        created = {
+            i: float((m or {}).get("created_at", t))
+            for i, m in zip(existing["ids"], existing["metadatas"] or [], strict=True)
+        }
         metas = []
         for n, (item_id, (key, _)) in enumerate(zip(ids, items, strict=True)):
             meta: dict[str, Any] = {

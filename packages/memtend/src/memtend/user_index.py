@@ -20,7 +20,7 @@ import numpy as np
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.lexical import BM25Index, tokenize
 from memtend.policies import retrieval
-from memtend.policies.retrieval import RankInputs, RetrievalConfig
+from memtend.policies.retrieval import Claim, RankInputs, RetrievalConfig
 from memtend.records import Kind, Record, Status
 
 __all__ = ["UserIndex"]
@@ -49,10 +49,12 @@ class UserIndex:
         self._status = np.zeros(0, dtype=np.int8)
         self._alive = np.zeros(0, dtype=bool)
         self._time_words = np.zeros(0, dtype=bool)
+        self._update = np.zeros(0, dtype=bool)
         self._speaker = np.zeros(0, dtype=np.int32)
         self._nbr = np.zeros((0, self._before + self._after), dtype=np.int32)
         self._records: list[Record | None] = []
-        self._values: list[frozenset[str]] = []
+        self._values: list[frozenset[str]] = []  # what each record asserts (for conflicts)
+        self._body_terms: list[frozenset[str]] = []  # its terms, speaker label left out (for conflicts)
         self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
         self._next_seq = 0
         self._sessions: dict[str, list[tuple[float, int, int]]] = {}  # session -> sorted (time, seq, slot)
@@ -107,6 +109,7 @@ class UserIndex:
             self._lex.remove(id)
             self._records[slot] = None
             self._values[slot] = frozenset()
+            self._body_terms[slot] = frozenset()
             self._alive[slot] = False
             self._emb[slot] = 0.0
             self._seq.pop(id, None)
@@ -127,10 +130,12 @@ class UserIndex:
         self._status[slot] = _STATUS_CODE[record.status]
         self._alive[slot] = True
         self._time_words[slot] = retrieval.has_time_words(record.text)
+        self._update[slot] = retrieval.announces_update(record.text)
         speaker = retrieval.speaker_name(record.text, record.extra)
         self._speaker[slot] = self._speakers.setdefault(speaker, len(self._speakers)) if speaker else -1
         self._records[slot] = record
         self._values[slot] = retrieval.value_tokens(record.text)
+        self._body_terms[slot] = frozenset(tokenize(retrieval.statement_body(record.text)))
         self._join_session(slot, record)
 
     def _grow(self, needed: int) -> None:
@@ -150,10 +155,12 @@ class UserIndex:
         self._status = grown(self._status)
         self._alive = grown(self._alive)
         self._time_words = grown(self._time_words)
+        self._update = grown(self._update)
         self._speaker = grown(self._speaker, -1)
         self._nbr = grown(self._nbr, -1)
         self._records.extend([None] * (capacity - self._capacity))
         self._values.extend([frozenset()] * (capacity - self._capacity))
+        self._body_terms.extend([frozenset()] * (capacity - self._capacity))
         self._capacity = capacity
 
     # -- sessions: each record's neighbours in time, kept as a (slot, before+after) matrix ----
@@ -226,14 +233,16 @@ class UserIndex:
             raise InvalidInputError(f"query vector has {vector.shape[0]} dimensions; this index holds {self._dim}")
         cosine = self._emb[:n] @ vector
         terms = tokenize(query)
-        words = self._lex.scores(terms)
+        term_weights, term_freqs = self._lex.term_frequencies(terms)
         created = self._created[:n]
         spans = retrieval.query_date_spans(query, now, cfg.utc_offset_hours)
         names = retrieval.query_names(query)
         codes = [self._speakers[name] for name in names if name in self._speakers]
         inputs = RankInputs(
             cosine=cosine,
-            words=words,
+            term_weights=term_weights,
+            term_freqs=term_freqs,
+            lengths=self._lex.lengths,
             created_at=created,
             half_life=self._half_life[:n],
             context_mask=context_mask,
@@ -245,21 +254,26 @@ class UserIndex:
             when_question=retrieval.is_when_question(query),
         )
         scores = retrieval.rank(inputs, now, cfg)
-        return self._top(scores, k, int(result_mask.sum()), set(terms))
+        subject = set(terms).difference(tokenize(" ".join(names)))  # what the query asks about
+        return self._top(scores, k, int(result_mask.sum()), subject)
 
-    def _top(self, scores: np.ndarray, k: int, eligible: int, query_terms: set[str]) -> list[tuple[str, float]]:
+    def _top(self, scores: np.ndarray, k: int, eligible: int, subject: set[str]) -> list[tuple[str, float]]:
         pool = min(max(k, self.config.conflict_pool), eligible)
         top = np.argpartition(-scores, pool - 1)[:pool] if pool < len(scores) else np.arange(len(scores))
         top = [int(i) for i in top if np.isfinite(scores[i])]
         top.sort(key=lambda i: (-scores[i], self._id(i)))
         if len(top) > 1 and self.config.conflict_pool > 1:
             vectors = self._emb[top]
-            keys = [self._key(i) for i in top]
-            subjects = [frozenset(query_terms.intersection(self._lex.slot_terms(i))) for i in top]
-            values = [self._values[i] for i in top]
-            new = retrieval.demote_conflicts(
-                top, scores, self._created, vectors @ vectors.T, keys, subjects, values, self.config
-            )
+            claims = [
+                Claim(
+                    key=self._key(i),
+                    subject=frozenset(subject.intersection(self._body_terms[i])),
+                    values=self._values[i].difference(self._speakers),
+                    update=bool(self._update[i]),
+                )
+                for i in top
+            ]
+            new = retrieval.demote_conflicts(top, scores, self._created, vectors @ vectors.T, claims, self.config)
             rescored = dict(zip(top, new.tolist()))
             top.sort(key=lambda i: (-rescored[i], self._id(i)))
         else:
@@ -284,6 +298,7 @@ class UserIndex:
             self._status,
             self._alive,
             self._time_words,
+            self._update,
             self._speaker,
             self._nbr,
         )

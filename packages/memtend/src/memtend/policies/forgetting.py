@@ -69,7 +69,9 @@ def plan_forget(records: Iterable[Record], policy: RetentionPolicy, now: float) 
     return out
 
 
-def plan_purge(records: Iterable[Record], policy: RetentionPolicy, now: float, grace_days: float | None = None) -> list[Record]:
+def plan_purge(
+    records: Iterable[Record], policy: RetentionPolicy, now: float, grace_days: float | None = None
+) -> list[Record]:
     """Archived records whose grace period is over."""
     grace = (policy.archive_grace_days if grace_days is None else grace_days) * DAY
     return [r for r in records if r.status is Status.ARCHIVED and now - r.updated_at >= grace]

@@ -98,7 +98,6 @@ def _mask_markers(text: str) -> str:
 # A hit from one detector: (start, end, kind). Detectors run on the masked text.
 _Hit = tuple[int, int, str]
 
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-]*")
 _JWT_CHARS = re.compile(r"[A-Za-z0-9_\-.=+/]*")
 
@@ -162,6 +161,10 @@ def _build_token_rules() -> list[_TokenRule]:
 
     def add(kind: str, patterns: list[Pattern[str]], **options: object) -> None:
         for pattern in patterns:
+            if options.get("left_boundary", True):
+                # Anchor at a token start: besides the boundary itself, this keeps a run like "eyJeyJeyJ..."
+                # from being rescanned from every position (quadratic time).
+                pattern = re.compile(r"(?<![A-Za-z0-9])(?:" + pattern.pattern + ")", pattern.flags)
             rules.append(_TokenRule(kind, pattern, **options))  # type: ignore[arg-type]
 
     add("aws_access_key", _plugin_patterns(AWSKeyDetector, 0), extend=_TOKEN_CHARS,
@@ -236,16 +239,16 @@ def _token_hits(text: str, lower: str) -> Iterator[_Hit]:
     for rule in _TOKEN_RULES:
         if rule.needles and not any(needle in lower for needle in rule.needles):
             continue
+        covered = -1  # end of the last hit of this rule: later matches inside it add nothing
         for match in rule.pattern.finditer(text):
             start, end = match.span(rule.group)
-            if start < 0 or start == end:
-                continue
-            if rule.left_boundary and start > 0 and text[start - 1] in _ALNUM:
+            if start < 0 or start == end or start < covered:
                 continue
             if rule.extend is not None:
                 end = rule.extend.match(text, end).end()
             if rule.validate is not None and not rule.validate(text[start:end]):
                 continue
+            covered = end
             yield start, end, rule.kind
 
 
@@ -483,7 +486,7 @@ _NOT_A_PASSWORD = frozenset(
     protected encrypted hashed hidden stored saved set reset changed updated forgotten lost here there below
     above attached included enclosed see ask check use using sent provided shared known new old default
     manager managers reset-link link prompt field box screen page policy policies rules requirements
-    please ok okay yes yet again changing expiring incorrectly""".split()
+    please ok okay yes yet again changing expiring incorrectly true false on off enabled disabled""".split()
 )
 
 
@@ -694,10 +697,12 @@ _INJECTION_PATTERNS = [
     # chat-template and role tags
     r"<\s*/?\s*(?:system|assistant|user|instructions?|sys|prompt|im_start|im_end|developer)\s*/?\s*>",
     r"<\|(?:im_start|im_end|system|endoftext|assistant|user)\|>|\[/?(?:INST|SYS|SYSTEM)\]|<<\s*/?SYS\s*>>",
-    r"(?:^|\n)\s*#{1,4}\s*(?:system|instruction|new instruction)s?\b",
+    r"^[ \t]*#{1,4}[ \t]*(?:system|instruction|new instruction)s?\b",
     # a note dressed as coming from the system, an admin or the developer
     r"\b(?:system|admin(?:istrator)?|developer|root|operator)\s+(?:note|message|override|notice|instruction"
     r"|command|prompt|update|alert)s?\s*[:\-]",
+    r"^[ \t]*(?:system|assistant|developer|admin)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|always|never"
+    r"|from\s+now|new\s+instructions?|override|reveal|do\s+not|don'?t)\b",
     r"\bsystem\s+prompt\b",
     r"\b(?:new|updated|revised|additional|real|actual|hidden|secret|special|important)\s+(?:system\s+)?"
     r"(?:instructions?|directives?|orders|rules|commands)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?" + _AI + r"s?\b",
@@ -726,7 +731,7 @@ _INJECTION_PATTERNS = [
     r"|redirect|pretend)\b",
     # tools, memory and exfiltration
     r"\b(?:call|invoke|run|execute|trigger|use|fire)\s+(?:the\s+|your\s+|a\s+)?[`'\"]?[A-Za-z][A-Za-z0-9]*"
-    r"(?:_[A-Za-z0-9]+)+[`'\"]?(?:\(\))?(?:\s+(?:tool|function|command|action|api|endpoint))?",
+    r"(?:_[A-Za-z0-9]+)+[`'\"]?(?:\(|\s+(?:tool|function|command|action|api|endpoint)\b)",
     r"\b(?:call|invoke|execute|trigger)\s+(?:the\s+|your\s+|a\s+|any\s+)?(?:\S+\s+){0,2}?(?:tool|function|plugin)s?\b",
     r"\b(?:store|save|remember|memori[sz]e|record|add|keep|write)\s+(?:this|these|that|it|the\s+following)\s+"
     r"(?:(?:note|text|message|instruction)\s+)?(?:as\s+(?:an?\s+)?(?:permanent|persistent|new|core|standing"
@@ -745,7 +750,7 @@ _INJECTION_PATTERNS = [
     r"\b(?:reveal|show|print|repeat|output|leak|display|disclose|expose|dump)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?"
     r"(?:your|the)\s+(?:\w+\s+){0,2}(?:prompt|instructions|rules|configuration|guidelines|memory|memories)\b",
     # addressing the agent with an order
-    r"(?:^|[.!?\n]\s*)(?:(?:hey|dear|attention|note\s+to(?:\s+the)?|hi|hello)\s+)?" + _AI + r"s?\s*[,:!]\s*"
+    r"(?:^|(?<=[.!?]))[ \t]*(?:(?:hey|dear|attention|note\s+to(?:\s+the)?|hi|hello)\s+)?" + _AI + r"s?\s*[,:!]\s*"
     r"(?:when\s+you\s+read\s+this\s*,?\s*|please\s+)?(?:you\s+(?:must|should|will|need\s+to|have\s+to)\s+)?"
     r"(?:always\s+|never\s+|immediately\s+)?(?:ignore|disregard|forget|call|invoke|run|execute|send|email|delete"
     r"|store|save|remember|reveal|print|say|tell|respond|reply|recommend|obey|follow|do\s+not|don'?t|never"
@@ -755,7 +760,7 @@ _INJECTION_PATTERNS = [
     r"|need\s+to|have\s+to)\b",
     r"\b(?:obey|comply\s+with)\s+(?:it|this|these|them|the\s+following|my|all)\b",
 ]
-_INJECTION = re.compile("|".join(f"(?:{p})" for p in _INJECTION_PATTERNS), re.IGNORECASE)
+_INJECTION = re.compile("|".join(f"(?:{p})" for p in _INJECTION_PATTERNS), re.IGNORECASE | re.MULTILINE)
 _INVISIBLE = dict.fromkeys(
     map(ord, "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b"
         "\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"),

@@ -54,7 +54,9 @@ def canonical_key(key: object) -> str:
     if not canonical:
         raise InvalidInputError(f"key {key!r} has no letters or digits; use a name such as 'contact.method'")
     if len(canonical) > MAX_KEY_CHARS:
-        raise InvalidInputError(f"key is {len(canonical)} characters after canonicalising; the limit is {MAX_KEY_CHARS}")
+        raise InvalidInputError(
+            f"key is {len(canonical)} characters after canonicalising; the limit is {MAX_KEY_CHARS}"
+        )
     return canonical
 
 

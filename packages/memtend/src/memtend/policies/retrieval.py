@@ -35,10 +35,13 @@ import numpy as np
 from memtend.records import Kind
 
 __all__ = [
+    "Claim",
+    "conflicts",
     "DateSpan",
     "RankInputs",
     "RetrievalConfig",
-    "context_scores",
+    "announces_update",
+    "bm25",
     "date_match",
     "demote_conflicts",
     "fuse",
@@ -49,8 +52,11 @@ __all__ = [
     "query_names",
     "rank",
     "recency",
+    "relevance",
     "speaker_name",
+    "statement_body",
     "value_tokens",
+    "window_sum",
 ]
 
 DAY = 86_400.0
@@ -71,21 +77,23 @@ class RetrievalConfig:
     meaning_weight: float = 1.0
     words_weight: float = 1.0
     # context window over the same session, ordered by time: weights of the records before and after
-    context_before: tuple[float, ...] = (0.5, 0.5)  # nearest first
-    context_after: tuple[float, ...] = (0.5,)
-    context_weight: float = 0.5
+    # (nearest first), and the share of a record's relevance that comes from its window
+    context_before: tuple[float, ...] = (1.0, 1.0)
+    context_after: tuple[float, ...] = (1.0,)
+    context_share: float = 0.67
     # recency: half-life in days per kind (None: never fades), added with this weight
     half_life_days: Mapping[Kind, float | None] = field(default_factory=_default_half_lives)
-    recency_weight: float = 0.05
-    # bonuses, on the same scale as one fully matching signal (1.0)
-    date_bonus: float = 0.3  # record made on a date the query names (scaled down for month, year)
-    date_slack_days: float = 7.0  # records made this soon after the named span get half the bonus
-    time_words_bonus: float = 0.1  # "when" questions: records that state a time
-    name_bonus: float = 0.1  # query names the record's speaker
+    recency_weight: float = 0.0
+    # bonuses, added to a relevance of 0..1
+    date_bonus: float = 0.33  # record made on a date the query names (scaled down for month, year)
+    date_slack_days: float = 3.0  # records made this soon after the named span get half the bonus
+    time_words_bonus: float = 0.13  # "when" questions: records that state a time
+    name_bonus: float = 0.02  # query names the record's speaker
     utc_offset_hours: float = 0.0  # the user's clock, for dates named in queries
     # conflicts among the top of the ranking
     conflict_pool: int = 30  # how many top records are checked against each other
-    conflict_cosine: float = 0.55  # "close in meaning"
+    conflict_cosine: float = 0.85  # near-duplicates in meaning
+    conflict_update_cosine: float = 0.55  # close in meaning, when the newer one says something changed
     conflict_relevance: float = 0.5  # both must score at least this share of the best score
 
     def __post_init__(self) -> None:
@@ -118,23 +126,37 @@ def minmax(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def fuse(cosine: np.ndarray, words: np.ndarray, mask: np.ndarray, config: RetrievalConfig) -> np.ndarray:
-    """Weighted sum of the two min-max normalised relevance signals (0 outside ``mask``)."""
-    return config.meaning_weight * minmax(cosine, mask) + config.words_weight * minmax(words, mask)
+    """Weighted mean of the two min-max normalised relevance signals: 0..1 (0 outside ``mask``)."""
+    total = config.meaning_weight + config.words_weight
+    if total <= 0:
+        return np.zeros(cosine.shape, dtype=np.float64)
+    return (config.meaning_weight * minmax(cosine, mask) + config.words_weight * minmax(words, mask)) / total
 
 
-def context_scores(scores: np.ndarray, neighbours: np.ndarray, weights: Sequence[float]) -> np.ndarray:
-    """Weighted sum of each record's neighbours' scores.
+def bm25(
+    term_weights: np.ndarray, term_freqs: np.ndarray, lengths: np.ndarray, avg_length: float, k1: float, b: float
+) -> np.ndarray:
+    """Okapi BM25 per document from dense term frequencies ``(t, n)`` and per-term weights (idf) ``(t,)``."""
+    if term_freqs.shape[0] == 0:
+        return np.zeros(lengths.shape, dtype=np.float64)
+    norm = k1 * (1.0 - b + b * lengths / max(avg_length, 1e-9))
+    saturated = term_freqs * (k1 + 1.0) / (term_freqs + norm)
+    return term_weights @ saturated
 
-    ``neighbours[i, c]`` is the index of record i's c-th neighbour, or -1 when there is none;
-    ``weights[c]`` is that neighbour's weight. Scores of records outside the ranking should be 0.
+
+def window_sum(values: np.ndarray, neighbours: np.ndarray, weights: Sequence[float], mask: np.ndarray) -> np.ndarray:
+    """Each record's value plus its neighbours' weighted values (last axis = records).
+
+    ``neighbours[i, c]`` is the index of record i's c-th neighbour or -1; ``weights[c]`` its weight;
+    neighbours outside ``mask`` lend nothing.
     """
-    out = np.zeros(scores.shape, dtype=np.float64)
+    out = np.array(values, dtype=np.float64, copy=True)
     for column, weight in enumerate(weights):
-        if weight == 0.0:
-            continue
         idx = neighbours[:, column]
-        present = idx >= 0
-        out[present] += weight * scores[idx[present]]
+        present = (idx >= 0) & mask
+        present[present] &= mask[idx[present]]
+        if weight and present.any():
+            out[..., present] += weight * values[..., idx[present]]
     return out
 
 
@@ -148,28 +170,52 @@ def recency(age_seconds: np.ndarray, half_life_seconds: np.ndarray) -> np.ndarra
 
 @dataclass
 class RankInputs:
-    """Per-record arrays, all the same length (records not being ranked are masked out)."""
+    """Per-record arrays, all over the same n records (those not being ranked are masked out)."""
 
-    cosine: np.ndarray  # query . record embedding
-    words: np.ndarray  # BM25 of the query against the record
-    created_at: np.ndarray  # epoch seconds
-    half_life: np.ndarray  # seconds; inf for kinds that never fade
-    context_mask: np.ndarray  # records that may lend context (live, allowed status)
-    result_mask: np.ndarray  # records that may be returned (also of an allowed kind)
-    neighbours: np.ndarray  # (n, before + after) indices into these arrays, -1 for none
-    date_match: np.ndarray | None = None  # 0..1 per record: made on a date the query names
-    time_words: np.ndarray | None = None  # bool per record: states a time
-    name_match: np.ndarray | None = None  # bool per record: its speaker is named in the query
+    cosine: np.ndarray  # (n,) query . record embedding
+    term_weights: np.ndarray  # (t,) idf of each query term (times its count in the query)
+    term_freqs: np.ndarray  # (t, n) frequency of each query term in each record
+    lengths: np.ndarray  # (n,) record length in terms
+    created_at: np.ndarray  # (n,) epoch seconds
+    half_life: np.ndarray  # (n,) seconds; inf for kinds that never fade
+    context_mask: np.ndarray  # (n,) records that may be ranked or lend context (live, allowed status)
+    result_mask: np.ndarray  # (n,) records that may be returned (also of an allowed kind)
+    neighbours: np.ndarray  # (n, before + after) indices of same-session neighbours, -1 for none
+    date_match: np.ndarray | None = None  # (n,) 0..1: made on a date the query names
+    time_words: np.ndarray | None = None  # (n,) bool: states a time
+    name_match: np.ndarray | None = None  # (n,) bool: its speaker is named in the query
     when_question: bool = False
 
 
-def rank(inputs: RankInputs, now: float, config: RetrievalConfig) -> np.ndarray:
-    """Final score of every record; ``-inf`` for records outside ``result_mask``."""
-    relevance = fuse(inputs.cosine, inputs.words, inputs.context_mask, config)
+def relevance(inputs: RankInputs, config: RetrievalConfig) -> np.ndarray:
+    """0..1 per record: meaning and words of the record itself, blended with those of its window.
+
+    The window of a record is the record and its same-session neighbours, scored as one document:
+    BM25 over their summed term frequencies and lengths (so query words spread over a question and
+    its answer add up), and the mean cosine of its members.
+    """
+    mask = inputs.context_mask
+    k1, b = config.k1, config.b
+    avg = float(inputs.lengths[mask].mean()) if mask.any() else 1.0
+    words = bm25(inputs.term_weights, inputs.term_freqs, inputs.lengths, avg, k1, b)
+    own = fuse(inputs.cosine, words, mask, config)
     weights = (*config.context_before, *config.context_after)
-    if config.context_weight and inputs.neighbours.shape[1]:
-        relevance = relevance + config.context_weight * context_scores(relevance, inputs.neighbours, weights)
-    score = relevance
+    share = config.context_share
+    if share <= 0 or not weights or inputs.neighbours.shape[1] == 0:
+        return own
+    nbr = inputs.neighbours[:, : len(weights)]
+    window_tf = window_sum(inputs.term_freqs, nbr, weights, mask)
+    window_len = window_sum(inputs.lengths, nbr, weights, mask)
+    window_avg = float(window_len[mask].mean()) if mask.any() else 1.0
+    window_words = bm25(inputs.term_weights, window_tf, window_len, window_avg, k1, b)
+    members = window_sum(np.ones_like(inputs.cosine, dtype=np.float64), nbr, weights, mask)
+    window_cos = window_sum(inputs.cosine, nbr, weights, mask) / members
+    return (1.0 - share) * own + share * fuse(window_cos, window_words, mask, config)
+
+
+def rank(inputs: RankInputs, now: float, config: RetrievalConfig) -> np.ndarray:
+    """Final score of every record (relevance 0..1 plus small terms); ``-inf`` outside ``result_mask``."""
+    score = relevance(inputs, config)
     if config.recency_weight:
         score = score + config.recency_weight * recency(now - inputs.created_at, inputs.half_life)
     if inputs.date_match is not None and config.date_bonus:
@@ -189,21 +235,15 @@ def demote_conflicts(
     scores: np.ndarray,
     created_at: np.ndarray,
     similarity: np.ndarray,
-    keys: Sequence[str],
-    subjects: Sequence[frozenset[str]],
-    values: Sequence[frozenset[str]],
+    claims: Sequence[Claim],
     config: RetrievalConfig,
 ) -> np.ndarray:
     """Scores of the top records (``order``: indices, best first) with stale conflicting ones demoted.
 
-    For each pair of top records where the newer one is relevant (at least ``conflict_relevance`` of
-    the best score), they conflict when they share a non-empty ``key`` (one value per key), or when
-    they are close in meaning (``similarity`` >= ``conflict_cosine``), share a ``subjects`` term (a query
-    word both contain) and state different ``values`` (numbers, dates, names). The older one is then
-    scored just below the newer one. Returns the new scores of ``order``, in the order given.
-
-    ``similarity`` is the (m, m) cosine matrix of the records in ``order``; the other sequences are
-    indexed like ``order`` too; ``scores`` and ``created_at`` are indexed by record.
+    ``similarity`` is the (m, m) cosine matrix and ``claims`` what each record asserts, both indexed like
+    ``order``; ``scores`` and ``created_at`` are indexed by record. When a record and an older one are both
+    relevant (at least ``conflict_relevance`` of the best score) and conflict (see :func:`conflicts`), the
+    older is scored just below the newer. Returns the new scores of ``order``, in the order given.
     """
     m = len(order)
     out = np.array([scores[i] for i in order], dtype=np.float64)
@@ -212,36 +252,38 @@ def demote_conflicts(
     best = float(out.max())
     floor = best * config.conflict_relevance if best > 0 else -math.inf
     when = [float(created_at[i]) for i in order]
-    # Newest first: a demoted record can only fall below a record newer than itself, so one pass works.
+    # Newest first: a record is only ever pushed below newer ones, so one pass settles every pair.
     for a in sorted(range(m), key=lambda x: -when[x]):
         if out[a] < floor:
             continue
         for b in range(m):
             if when[b] >= when[a] or out[b] < floor or out[b] < out[a]:
                 continue  # not older, not relevant, or already below the newer record
-            if _conflict(a, b, similarity, keys, subjects, values, config):
+            if conflicts(claims[a], claims[b], float(similarity[a, b]), config):
                 out[b] = np.nextafter(out[a], -np.inf) - 1e-9 * abs(out[a])
     return out
 
 
-def _conflict(
-    a: int,
-    b: int,
-    similarity: np.ndarray,
-    keys: Sequence[str],
-    subjects: Sequence[frozenset[str]],
-    values: Sequence[frozenset[str]],
-    config: RetrievalConfig,
-) -> bool:
-    if keys[a] and keys[a] == keys[b]:
+@dataclass(frozen=True)
+class Claim:
+    """What a record asserts, for conflict detection."""
+
+    key: str = ""  # a fact's key: one value per key
+    subject: frozenset[str] = frozenset()  # the query's words it contains (its speaker label left out)
+    values: frozenset[str] = frozenset()  # see value_tokens
+    update: bool = False  # it announces a change (see announces_update)
+
+
+def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
+    """Same fact key; or the same subject with different values, where the two are near-duplicates in
+    meaning (``conflict_cosine``) or close (``conflict_update_cosine``) and the newer announces a change."""
+    if newer.key and newer.key == older.key:
         return True
-    return (
-        float(similarity[a, b]) >= config.conflict_cosine
-        and bool(subjects[a] & subjects[b])
-        and bool(values[a])
-        and bool(values[b])
-        and values[a] != values[b]
-    )
+    if not (newer.subject & older.subject and newer.values and older.values and newer.values != older.values):
+        return False
+    if similarity >= config.conflict_cosine:
+        return True
+    return newer.update and similarity >= config.conflict_update_cosine
 
 
 # -- text features (computed once per record, or once per query) ----------------------------------
@@ -354,7 +396,7 @@ def date_match(created_at: np.ndarray, spans: Sequence[DateSpan], slack_days: fl
 
 
 _WHEN = re.compile(
-    r"^\s*(?:when|since when|until when|how long ago|what (?:time|date|day|year|month|week))\b"
+    r"^\s*(?:when|since when|until when|how long|what (?:time|date|day|year|month|week))\b"
     r"|\bwhen (?:is|was|did|do|does|will|are|were|has|have|had)\b",
     re.I,
 )
@@ -364,7 +406,9 @@ _TIME_WORDS = re.compile(
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"january|february|march|april|june|july|august|september|october|november|december|"
-    r"(?:19|20)\d\d|\d{1,2}(?::\d\d)?\s*(?:am|pm)|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
+    r"(?:19|20)\d\d|\d{1,2}(?::\d\d)?\s*(?:am|pm)|\d{1,2}/\d{1,2}(?:/\d{2,4})?|"
+    r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|several|couple of)\s+"
+    r"(?:years?|months?|weeks?|days?|hours?))\b",
     re.I,
 )
 
@@ -406,11 +450,39 @@ def query_names(query: str) -> set[str]:
     return names
 
 
-_VALUE = re.compile(r"\d+(?:[.,:/]\d+)*|(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]+")
+_VALUE = re.compile(r"\d+(?:[.,:/]\d+)*|[A-Z][\w-]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"'(\[]\s*)$")
+_DATE_WORDS = frozenset(
+    """yesterday today tonight tomorrow monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+_UPDATE_CUES = re.compile(
+    r"\b(?:moved|changed?|changing|instead|no longer|any ?more|actually|updated?|correction|corrected|"
+    r"rescheduled|postponed|pushed (?:back|to)|delayed|brought forward|switched|cancell?ed|replaced|revised|"
+    r"now)\b",
+    re.I,
+)
+
+
+def statement_body(text: str) -> str:
+    """The text without a leading "Name: " speaker label."""
+    return _SPEAKER.sub("", text, count=1).strip()
 
 
 def value_tokens(text: str) -> frozenset[str]:
-    """What a statement asserts as values: numbers, and capitalised words past the first (names,
-    places, months). Two statements on one subject with different values disagree."""
-    body = _SPEAKER.sub("", text, count=1)
-    return frozenset(v.lower() for v in _VALUE.findall(body.strip()))
+    """What a statement asserts as values, lowercased: numbers, day words, and capitalised words that
+    do not start a sentence (names, places, months; not "I"). Two statements on one subject whose values
+    differ disagree ("deadline is 3 June" / "deadline moved to 10 June")."""
+    body = statement_body(text)
+    out = {w for w in re.findall(r"[a-z]+", body.lower()) if w in _DATE_WORDS}
+    for m in _VALUE.finditer(body):
+        token = m.group(0)
+        if token[0].isdigit():
+            out.add(token)
+        elif token != "I" and not _SENTENCE_START.search(body[: m.start()]):
+            out.add(token.lower())
+    return frozenset(out)
+
+
+def announces_update(text: str) -> bool:
+    """Does the statement say something changed ("moved to", "instead", "no longer", "now", ...)?"""
+    return bool(_UPDATE_CUES.search(text))

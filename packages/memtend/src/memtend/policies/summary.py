@@ -90,6 +90,14 @@ _IDS = " (ids: "
 
 @dataclass
 class StructuredSummary:
+    """What the compacted part of a conversation leaves behind.
+
+    ``goal`` the user's original request; ``plan`` remaining steps; ``facts`` results and decisions;
+    ``side_effects`` what tools changed, with ids; ``constraints`` the user's instructions, in their
+    words; ``open_questions`` user questions not answered yet; ``files`` paths mentioned. ``origin``
+    (not compared, not rendered) says which summariser produced it (``ORIGIN_*``).
+    """
+
     goal: str = ""
     plan: list[str] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
@@ -302,18 +310,19 @@ def merge(earlier: StructuredSummary | None, later: StructuredSummary | None) ->
     """Fold ``later`` into ``earlier``: nothing of the earlier summary is lost except by the bounds.
 
     The goal stays the earlier one (the original request) unless it is empty. Constraints, side
-    effects and files are unions; side effects of the same tool and description pool their ids.
+    effects and files are unions; side effects of the same tool with the same description or a
+    shared id (a restatement) are one, pooling their ids. Constraints are only deduplicated when
+    equal up to case, spacing and final punctuation: two close wordings may differ in what matters
+    (an amount, a day), so neither is dropped.
     The plan is the later one when it has one. Facts and open questions are unions keeping the
     newest within ``MAX_FACTS`` / ``MAX_OPEN_QUESTIONS``.
     """
     if earlier is None or later is None:
         found = later if earlier is None else earlier
-        return replace(found) if found is not None else StructuredSummary(origin=ORIGIN_EXTRACTIVE)
+        return _copy(found) if found is not None else StructuredSummary(origin=ORIGIN_EXTRACTIVE)
     effects: list[SideEffect] = []
     for effect in [*earlier.side_effects, *later.side_effects]:
-        twin = next(
-            (e for e in effects if (e.tool, _norm(e.what)) == (effect.tool, _norm(effect.what))), None
-        )
+        twin = next((e for e in effects if _same_effect(e, effect)), None)
         if twin is None:
             effects.append(SideEffect(effect.tool, effect.what, list(effect.ids)))
         else:
@@ -330,17 +339,29 @@ def merge(earlier: StructuredSummary | None, later: StructuredSummary | None) ->
     )
 
 
+def _same_effect(a: SideEffect, b: SideEffect) -> bool:
+    return a.tool == b.tool and (_norm(a.what) == _norm(b.what) or bool(set(a.ids) & set(b.ids)))
+
+
+def _copy(summary: StructuredSummary) -> StructuredSummary:
+    return replace(
+        summary,
+        plan=list(summary.plan),
+        facts=list(summary.facts),
+        side_effects=[SideEffect(e.tool, e.what, list(e.ids)) for e in summary.side_effects],
+        constraints=list(summary.constraints),
+        open_questions=list(summary.open_questions),
+        files=list(summary.files),
+    )
+
+
 def fill_gaps(summary: StructuredSummary, reference: StructuredSummary) -> StructuredSummary:
     """Add to ``summary`` the constraints and side-effect ids of ``reference`` it does not mention.
 
     Used to make a model's summary keep, word for word, what the extractive pass found: a
     paraphrased constraint is kept beside the user's own words; a dropped id is added back.
     """
-    out = replace(
-        summary,
-        constraints=list(summary.constraints),
-        side_effects=[SideEffect(e.tool, e.what, list(e.ids)) for e in summary.side_effects],
-    )
+    out = _copy(summary)
     said = _norm("\n".join(out.constraints))
     out.constraints.extend(c for c in reference.constraints if _norm(c) not in said)
     out.constraints = _dedupe(out.constraints)
@@ -414,6 +435,8 @@ get list search fetch read find query lookup look describe show check view count
 estimate validate calculate compute summarize summarise browse retrieve
 """
 _WRITE_VERBS = frozenset(_WRITE_WORDS.split())
+_OPENED_WORDS = "file files url link page tab browser document doc image folder dir directory path"
+_OPENED_TO_READ = frozenset(_OPENED_WORDS.split())
 _READ_VERBS = frozenset(_READ_WORDS.split())
 _WRITE_SQL_RE = re.compile(r"^\s*(insert|update|delete|create|drop|alter|truncate|merge|upsert)\b", re.I)
 _WRITE_HTTP = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -426,7 +449,7 @@ _ID_PATTERNS = [
     re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
     re.compile(r"(?<![\w#&])#\d{1,10}\b"),
     re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,9}\b"),
-    re.compile(r"\b[a-z][a-z0-9]{1,5}_(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{3,40}\b"),
+    re.compile(r"\b[a-z][a-z0-9]{1,5}_(?=[A-Za-z0-9]*[\dA-Z])[A-Za-z0-9]{3,40}\b"),
     re.compile(r"\b[a-z]{2,3}_[a-z0-9]{3,40}\b"),
 ]
 _KEYED_ID_RE = re.compile(
@@ -473,7 +496,10 @@ def is_side_effecting(name: str, arguments: Mapping[str, Any]) -> bool:
     known verb, an HTTP method of POST/PUT/PATCH/DELETE or a writing SQL statement in the
     arguments does.
     """
-    for word in _words(name):
+    words = _words(name)
+    for i, word in enumerate(words):
+        if word == "open":  # open_pull_request, open_ticket write; open_file, open_url read
+            return words[i + 1 : i + 2] != [] and words[i + 1] not in _OPENED_TO_READ
         if word in _WRITE_VERBS:
             return True
         if word in _READ_VERBS:

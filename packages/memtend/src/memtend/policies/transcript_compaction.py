@@ -168,6 +168,10 @@ def compact_transcript(
         _positive(name, value)
     if max_turns is None and max_tokens is None and not force:
         raise InvalidInputError("compact_transcript needs max_turns, max_tokens, or force=True")
+    if max_turns is not None and keep_recent_turns is not None and keep_recent_turns > max_turns:
+        raise InvalidInputError("keep_recent_turns must not exceed max_turns (it would compact every call)")
+    if max_tokens is not None and keep_tokens is not None and keep_tokens >= max_tokens:
+        raise InvalidInputError("keep_tokens must be below max_tokens (it would compact every call)")
     counter = token_counter or count_tokens
     tokens_before = counter(items)
     reason = ""
@@ -245,10 +249,15 @@ def _choose_cut(
 
     A cut must leave something besides system and summary messages to summarise.
     """
-    candidates: list[int] = []
-    for i in safe_cut_points(items):
-        if i > start and any(m.role != "system" and not is_summary_message(m) for m in items[start:i]):
-            candidates.append(i)
+    first = next(
+        (
+            i
+            for i in range(start, len(items))
+            if items[i].role != "system" and not is_summary_message(items[i])
+        ),
+        len(items),
+    )
+    candidates = [i for i in safe_cut_points(items) if i > first]
     if not candidates:
         return None
     # tail turns for each index, counted once from the end
