@@ -208,9 +208,7 @@ def make_transcript(rng: random.Random) -> Sample:
     ids: list[str] = []
     turns: list[list[Message]] = []
     for t in range(n_turns):
-        turn: list[Message] = (
-            [Message.system("You are an operations agent. Use the tools.")] if t == 0 else []
-        )
+        turn: list[Message] = [Message.system("You are an operations agent. Use the tools.")] if t == 0 else []
         text = rng.choice(GOALS) if t == 0 else rng.choice(CHIT_CHAT)
         if t in at:
             c = at[t]
@@ -271,9 +269,7 @@ class ScriptedModel:
         body = prompt.split("Conversation to compact:\n", 1)[-1].split("\n\nYour previous answer", 1)[0]
         lines = body.split("\n")
         users = [line[7:] for line in lines if line.startswith("[user] ")]
-        constraints = [
-            s for u in users for s in re.split(r"(?<=[.!?])\s+", u) if _STRONG.search(s) and "?" not in s
-        ]
+        constraints = [s for u in users for s in re.split(r"(?<=[.!?])\s+", u) if _STRONG.search(s) and "?" not in s]
         effects = []
         for line in lines:
             match = re.match(r"\[tool result (\w+) (\S+)\] (.*)", line)
@@ -415,9 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{report['mean_tokens_before']} tokens on average; {report['planted_constraints']} planted "
         f"constraints, {report['side_effect_ids']} side-effect ids"
     )
-    header = (
-        f"{'summariser/mode':38} {'tokens -%':>9} {'constr.':>8} {'reported':>9} {'precis.':>8} {'ids':>7}"
-    )
+    header = f"{'summariser/mode':38} {'tokens -%':>9} {'constr.':>8} {'reported':>9} {'precis.':>8} {'ids':>7}"
     print(header + f" {'compactions':>11} {'ms/call':>8}  origins")
     for key, row in report.items():
         if not isinstance(row, dict):
@@ -426,8 +420,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{key:38} {row['token_reduction_pct']:>9} {row['constraints_kept_pct']:>8} "
             f"{row['constraints_reported_pct']:>9} {row['constraint_precision_pct']:>8} "
             f"{row['side_effect_ids_kept_pct']:>7} {row['compactions']:>11} "
-            f"{row['ms_per_compaction_call']:>8}  "
-            + ", ".join(f"{k}={v}" for k, v in sorted(row["origins"].items()))
+            f"{row['ms_per_compaction_call']:>8}  " + ", ".join(f"{k}={v}" for k, v in sorted(row["origins"].items()))
         )
     return 0
 

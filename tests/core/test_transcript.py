@@ -72,9 +72,7 @@ def test_message_defaults_and_constructors() -> None:
     message = Message.assistant("ok", [call])
     assert message.tool_calls == [call] and message.metadata == {} and message.id is None
     assert Message.tool("{}", "c1").tool_call_id == "c1"
-    assert (
-        Message("assistant", tool_calls=[{"id": "c2", "name": "x", "arguments": {}}]).tool_calls[0].id == "c2"
-    )
+    assert Message("assistant", tool_calls=[{"id": "c2", "name": "x", "arguments": {}}]).tool_calls[0].id == "c2"
 
 
 @pytest.mark.parametrize(
@@ -168,9 +166,7 @@ def test_from_openai_reads_parts_developer_and_empty_arguments() -> None:
             {
                 "role": "assistant",
                 "content": None,
-                "tool_calls": [
-                    {"id": "c", "type": "function", "function": {"name": "ping", "arguments": ""}}
-                ],
+                "tool_calls": [{"id": "c", "type": "function", "function": {"name": "ping", "arguments": ""}}],
             },
         ]
     )
@@ -285,3 +281,32 @@ def test_from_anthropic_reads_block_lists_and_mixed_user_turns() -> None:
 def test_from_anthropic_errors(wire, fragment: str) -> None:
     with pytest.raises(InvalidInputError, match=fragment):
         from_anthropic(wire)
+
+
+# --- anything else is refused cleanly ----------------------------------------------------------------
+
+WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "id", "function", "arguments", "type")
+WIRE_KEYS += ("text", "input", "tool_use_id", "is_error", "metadata")
+WIRE_VALUES = st.recursive(
+    JSON_SCALARS | st.sampled_from(["user", "assistant", "tool", "system", "text", "tool_use", "tool_result"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(WIRE_KEYS), inner, max_size=5),
+    max_leaves=12,
+)
+WIRE_MESSAGES = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool", "system", "developer", "bot"])},
+        optional={key: WIRE_VALUES for key in WIRE_KEYS if key != "role"},
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=400)
+@given(WIRE_MESSAGES | WIRE_VALUES)
+def test_converters_accept_or_raise_invalid_input(data: object) -> None:
+    for read in (from_openai, from_anthropic, from_dicts):
+        try:
+            messages = read(data)  # type: ignore[arg-type]
+        except InvalidInputError:
+            continue
+        assert all(isinstance(m, Message) for m in messages)

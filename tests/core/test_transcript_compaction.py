@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memtend.errors import InvalidInputError
 from memtend.policies.summary import (
+    CRITICAL_FIELDS,
     ORIGIN_FALLBACK,
     ORIGIN_LLM,
     ORIGIN_LLM_RETRY,
@@ -21,6 +22,7 @@ from memtend.policies.summary import (
     SummaryValidationError,
     extract_ids,
     extractive_summarize,
+    fill_gaps,
     is_side_effecting,
     is_summary_message,
     llm_summarizer,
@@ -60,18 +62,14 @@ def transcripts(draw: st.DrawFn, max_turns: int = 12) -> list[Message]:
 
     def tool_round(answer: int | None = None) -> None:
         calls = [
-            ToolCall(
-                f"call_{next(ids)}", draw(st.sampled_from(TOOLS)), {"q": draw(st.sampled_from(USER_LINES))}
-            )
+            ToolCall(f"call_{next(ids)}", draw(st.sampled_from(TOOLS)), {"q": draw(st.sampled_from(USER_LINES))})
             for _ in range(draw(st.integers(1, 3)))
         ]
         messages.append(Message.assistant(draw(st.sampled_from(["", "Checking."])), calls))
         answered = draw(st.permutations(calls))[: len(calls) if answer is None else answer]
         for call in answered:
             size = draw(st.integers(0, 400))
-            messages.append(
-                Message.tool(json.dumps({"id": call.id, "rows": "x" * size}), call.id, name=call.name)
-            )
+            messages.append(Message.tool(json.dumps({"id": call.id, "rows": "x" * size}), call.id, name=call.name))
             if draw(st.integers(0, 9)) == 0:
                 messages.append(Message.system("a note among the results"))
 
@@ -81,9 +79,7 @@ def transcripts(draw: st.DrawFn, max_turns: int = 12) -> list[Message]:
             if draw(st.booleans()):
                 tool_round()
             else:
-                messages.append(
-                    Message.assistant(draw(st.sampled_from(["Done.", "The order shipped on May 2."])))
-                )
+                messages.append(Message.assistant(draw(st.sampled_from(["Done.", "The order shipped on May 2."]))))
         if draw(st.integers(0, 7)) == 0:
             messages.append(Message.system("a mid-conversation system note"))
     if draw(st.integers(0, 4)) == 0:  # an agent loop caught mid-flight
@@ -109,9 +105,7 @@ def issuer_of(messages: list[Message]) -> dict[int, int]:
 def test_safe_cut_points_never_split_a_call_from_its_results(messages: list[Message]) -> None:
     spans = issuer_of(messages).items()
     expected = [
-        i
-        for i, m in enumerate(messages)
-        if m.role == "user" and not any(call < i <= result for result, call in spans)
+        i for i, m in enumerate(messages) if m.role == "user" and not any(call < i <= result for result, call in spans)
     ]
     assert safe_cut_points(messages) == expected
     for i in expected:
@@ -223,9 +217,7 @@ def test_summary_turn_format_and_constraints_returned_separately() -> None:
     assert result.messages[0] == Message.system("You are a billing agent.")
     summary_turn = result.messages[1]
     assert summary_turn.role == "user"
-    assert summary_turn.content.startswith(
-        "[Conversation summary so far, 10 turns]\n## Goal\n- " + FIRST_GOAL
-    )
+    assert summary_turn.content.startswith("[Conversation summary so far, 10 turns]\n## Goal\n- " + FIRST_GOAL)
     assert result.constraints == ["Never use the v1 API."]
     assert result.tokens_after < result.tokens_before / 2
     assert count_turns(result.messages) == 3
@@ -375,9 +367,7 @@ TOKEN = st.text(st.characters(blacklist_categories=["Zs", "Cc", "Zl", "Zp"]), mi
 
 @st.composite
 def summaries(draw: st.DrawFn) -> StructuredSummary:
-    tool = draw(
-        st.text(min_size=1, max_size=12).filter(lambda s: s.strip() and "\n" not in s and ": " not in s)
-    )
+    tool = draw(st.text(min_size=1, max_size=12).filter(lambda s: s.strip() and "\n" not in s and ": " not in s))
     data = {
         "goal": draw(ITEM),
         "plan": draw(st.lists(ITEM, max_size=3)),
@@ -454,12 +444,30 @@ def test_merge_keeps_goal_constraints_and_pools_ids() -> None:
     assert merged.goal == "original" and merged.constraints == ["Never X."] and merged.plan == ["a"]
     assert merged.side_effects == [SideEffect("deploy", "v1", ["#1", "#2"])] and merged.facts == ["f"]
     assert merge(None, later) == later and merge(earlier, None) == earlier
-    restated = StructuredSummary(side_effects=[SideEffect("deploy", "deployed version one", ["#2", "#3"])])
-    assert merge(merged, restated).side_effects == [SideEffect("deploy", "v1", ["#1", "#2", "#3"])]
     close = StructuredSummary(constraints=["Never refund more than 500 EUR."])
-    assert (
-        len(merge(StructuredSummary(constraints=["Never refund more than 200 EUR."]), close).constraints) == 2
+    assert len(merge(StructuredSummary(constraints=["Never refund more than 200 EUR."]), close).constraints) == 2
+
+
+def test_fill_gaps_adds_only_what_a_restatement_left_out() -> None:
+    earlier = StructuredSummary(
+        goal="original",
+        constraints=["Never X.", "Always Y."],
+        side_effects=[SideEffect("deploy", "v1", ["#1", "#2"]), SideEffect("notify", "pinged", [])],
+        facts=["old fact"],
+        files=["a.py"],
     )
+    restated = StructuredSummary(
+        constraints=["never x", "Do not do X ever."],
+        side_effects=[SideEffect("deploy", "deployed version one (#1)", ["#2"])],
+        facts=["new fact"],
+    )
+    filled = fill_gaps(restated, earlier)
+    assert filled.goal == "original" and filled.constraints == ["never x", "Do not do X ever.", "Always Y."]
+    assert filled.side_effects == [*restated.side_effects, SideEffect("notify", "pinged", [])]
+    assert filled.facts == ["old fact", "new fact"] and filled.files == ["a.py"]
+    assert fill_gaps(filled, earlier) == filled  # folding again adds nothing
+    critical = fill_gaps(StructuredSummary(), earlier, CRITICAL_FIELDS)
+    assert critical.facts == [] and critical.constraints == earlier.constraints
 
 
 # --- the extractive summariser -----------------------------------------------------------------------
@@ -470,8 +478,7 @@ def test_extractive_summary_finds_constraints_side_effects_files_and_questions()
         Message.user("Set up the release for app v2. Can you also check config/settings.yaml?"),
         Message.assistant("Sure. I will:\n1. build\n2. deploy to staging"),
         Message.user(
-            "Make sure tests pass first! Avoid Friday deploys; I prefer small PRs.\n"
-            "Could you use only staging?"
+            "Make sure tests pass first! Avoid Friday deploys; I prefer small PRs.\nCould you use only staging?"
         ),
         Message.assistant(
             "",
@@ -528,9 +535,7 @@ def test_side_effect_detection(name: str, args: dict, expected: bool) -> None:
 
 
 def test_extract_ids_formats_and_secrets() -> None:
-    text = (
-        "Booked: order_id=7781, ref #123, PR-45, ord_abc, 123e4567-e89b-12d3-a456-426614174000, code is XK7"
-    )
+    text = "Booked: order_id=7781, ref #123, PR-45, ord_abc, 123e4567-e89b-12d3-a456-426614174000, code is XK7"
     assert extract_ids(text) == [
         "123e4567-e89b-12d3-a456-426614174000",
         "#123",

@@ -27,9 +27,11 @@ from memtend.memory import (
     Memory,
     UserMemory,
 )
+from memtend.memory_tool import MemoryTool
 from memtend.policies.forgetting import RetentionPolicy
 from memtend.policies.precedence import FactOutcome, canonical_key
 from memtend.records import Kind, Record, Source, Status
+from memtend.session import Ledger, LedgerEntry, SessionState
 
 __all__ = [
     "CompactionReport",
@@ -44,12 +46,16 @@ __all__ = [
     "InvalidUserIdError",
     "KeyedStore",
     "Kind",
+    "Ledger",
+    "LedgerEntry",
     "Memory",
+    "MemoryTool",
     "MemtendError",
     "Record",
     "RecordNotFoundError",
     "RetentionPolicy",
     "SensitiveDataError",
+    "SessionState",
     "Source",
     "Status",
     "StorageUnavailableError",

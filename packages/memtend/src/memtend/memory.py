@@ -6,19 +6,18 @@ Capture (remember, log, add_rule, set_fact) -> judge (gate, precedence) -> write
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,9 +38,12 @@ from memtend.records import (
     now,
 )
 from memtend.storage import HistoryEntry, Storage, fact_id, new_id
+from memtend.twins import with_async_twins
 from memtend.user_index import UserIndex
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from memtend.session import Ledger, SessionState
+
 _clock = now  # methods with a ``now`` parameter read the real clock through this name
 
 DEFAULT_PATH = ".memtend"
@@ -134,26 +136,6 @@ class ErasureReceipt:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
-
-
-def _async_twin(name: str) -> Callable[..., Any]:
-    async def twin(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
-
-    twin.__name__ = twin.__qualname__ = "a" + name
-    twin.__doc__ = f"Async twin of ``{name}``: runs it in a worker thread."
-    return twin
-
-
-def with_async_twins(*names: str) -> Callable[[type[T]], type[T]]:
-    """Give a class ``a<name>`` coroutine twins of the named methods (the adapters are async end to end)."""
-
-    def decorate(cls: type[T]) -> type[T]:
-        for name in names:
-            setattr(cls, "a" + name, _async_twin(name))
-        return cls
-
-    return decorate
 
 
 @with_async_twins("erase_user", "users", "close")
@@ -861,7 +843,19 @@ class UserMemory:
             )
             return restored
 
-    # ------------------------------------------------------------------ keyed store, export, stats
+    # ------------------------------------------------------------------ working memory, keyed store, export
+    def session(self, session_id: str) -> SessionState:
+        """Working memory for one session of this user: a key-value state the agent reads and writes."""
+        from memtend.session import SessionState
+
+        return SessionState(self, session_id)
+
+    def ledger(self, session_id: str) -> Ledger:
+        """The side-effect ledger of one session: which side-effecting calls were already made."""
+        from memtend.session import Ledger
+
+        return Ledger(self, session_id)
+
     def store(self, namespace: str) -> KeyedStore:
         """A user-scoped keyed store for data that is not a memory (session state, checkpoints, chat messages).
         Isolation, export and erasure cover it."""

@@ -218,10 +218,7 @@ class Storage:
 
     @guarded
     def delete_records(self, user_id: str, ids: Sequence[str]) -> int:
-        if not ids:
-            return 0
-        out = self.memories.delete(ids=list(ids), where=where(user_id))
-        return _deleted(out, len(ids))
+        return _delete_existing(self.memories, list(ids), where(user_id))
 
     # ---------------------------------------------------------------- history
     @guarded
@@ -324,12 +321,8 @@ class Storage:
 
     @guarded
     def kv_delete(self, user_id: str, namespace: str, keys: Sequence[str]) -> int:
-        if not keys:
-            return 0
-        out = self.kv.delete(
-            ids=[kv_id(user_id, namespace, k) for k in keys], where=where(user_id, namespace=namespace)
-        )
-        return _deleted(out, len(keys))
+        ids = [kv_id(user_id, namespace, k) for k in keys]
+        return _delete_existing(self.kv, ids, where(user_id, namespace=namespace))
 
     # ---------------------------------------------------------------- whole users
     @guarded
@@ -365,10 +358,15 @@ def _in(values: list[str]) -> dict[str, Any]:
     return {"$in": values}
 
 
-def _deleted(out: Any, fallback: int) -> int:
-    if isinstance(out, dict) and "deleted" in out:
-        return int(out["deleted"])
-    return fallback
+def _delete_existing(collection: Collection, ids: list[str], flt: Where) -> int:
+    """Delete the given ids that exist under the filter; how many were deleted. (Chroma's own delete result
+    counts ids that never existed.)"""
+    if not ids:
+        return 0
+    existing = collection.get(ids=ids, where=flt, include=[])["ids"]
+    if existing:
+        collection.delete(ids=existing, where=flt)
+    return len(existing)
 
 
 def _kv_items(got: Any) -> list[KVItem]:

@@ -255,9 +255,7 @@ def transcript_problems(messages: Iterable[Message]) -> list[str]:
                 pending.add(call.id)
         elif message.role == "tool":
             if message.tool_call_id not in pending:
-                problems.append(
-                    f"messages[{i}]: tool result {message.tool_call_id!r} answers no pending call"
-                )
+                problems.append(f"messages[{i}]: tool result {message.tool_call_id!r} answers no pending call")
             pending.discard(message.tool_call_id or "")
         elif message.role == "user" and pending:
             problems.append(f"messages[{i}]: user turn before results of calls {sorted(pending)}")

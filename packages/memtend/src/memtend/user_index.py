@@ -50,6 +50,7 @@ class UserIndex:
         self._alive = np.zeros(0, dtype=bool)
         self._time_words = np.zeros(0, dtype=bool)
         self._update = np.zeros(0, dtype=bool)
+        self._question = np.zeros(0, dtype=bool)
         self._speaker = np.zeros(0, dtype=np.int32)
         self._nbr = np.zeros((0, self._before + self._after), dtype=np.int32)
         self._records: list[Record | None] = []
@@ -131,6 +132,7 @@ class UserIndex:
         self._alive[slot] = True
         self._time_words[slot] = retrieval.has_time_words(record.text)
         self._update[slot] = retrieval.announces_update(record.text)
+        self._question[slot] = retrieval.is_question(record.text)
         speaker = retrieval.speaker_name(record.text, record.extra)
         self._speaker[slot] = self._speakers.setdefault(speaker, len(self._speakers)) if speaker else -1
         self._records[slot] = record
@@ -156,6 +158,7 @@ class UserIndex:
         self._alive = grown(self._alive)
         self._time_words = grown(self._time_words)
         self._update = grown(self._update)
+        self._question = grown(self._question)
         self._speaker = grown(self._speaker, -1)
         self._nbr = grown(self._nbr, -1)
         self._records.extend([None] * (capacity - self._capacity))
@@ -251,6 +254,7 @@ class UserIndex:
             date_match=retrieval.date_match(created, spans, cfg.date_slack_days) if spans else None,
             time_words=self._time_words[:n],
             name_match=np.isin(self._speaker[:n], codes) if codes else None,
+            questions=self._question[:n],
             when_question=retrieval.is_when_question(query),
         )
         scores = retrieval.rank(inputs, now, cfg)
@@ -299,6 +303,7 @@ class UserIndex:
             self._alive,
             self._time_words,
             self._update,
+            self._question,
             self._speaker,
             self._nbr,
         )

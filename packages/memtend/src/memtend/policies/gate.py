@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from re import Pattern
 
-from detect_secrets.plugins.artifactory import ArtifactoryDetector
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
 from detect_secrets.plugins.basic_auth import BasicAuthDetector
@@ -167,64 +166,125 @@ def _build_token_rules() -> list[_TokenRule]:
                 pattern = re.compile(r"(?<![A-Za-z0-9])(?:" + pattern.pattern + ")", pattern.flags)
             rules.append(_TokenRule(kind, pattern, **options))  # type: ignore[arg-type]
 
-    add("aws_access_key", _plugin_patterns(AWSKeyDetector, 0), extend=_TOKEN_CHARS,
-        validate=lambda v: len(v) == 20)
+    add(
+        "aws_access_key",
+        _plugin_patterns(AWSKeyDetector, 0),
+        extend=_TOKEN_CHARS,
+        validate=lambda v: len(v) == 20,
+        needles=("a3t", "abia", "acca", "akia", "asia"),
+    )
     add("aws_secret_key", _plugin_patterns(AWSKeyDetector, 1), group=1, left_boundary=False, needles=("aws",))
-    add("aws_secret_key", [re.compile(
-        r"(?i:aws)[\w.-]{0,30}?(?i:secret)[\w.-]{0,30}?[\"']?[ \t]*(?::=|=>|=|:|\s(?i:is)\s)[ \t]*[\"']?"
-        r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-    )], group=1, left_boundary=False, needles=("aws",))
-    add("anthropic_key", [re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}")], extend=_TOKEN_CHARS,
-        validate=_random_tail(7), needles=("sk-ant-",))
+    add(
+        "aws_secret_key",
+        [
+            re.compile(
+                r"(?i:aws)[\w.-]{0,30}?(?i:secret)[\w.-]{0,30}?[\"']?[ \t]*(?::=|=>|=|:|\s(?i:is)\s)[ \t]*[\"']?"
+                r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+            )
+        ],
+        group=1,
+        left_boundary=False,
+        needles=("aws",),
+    )
+    add(
+        "anthropic_key",
+        [re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}")],
+        extend=_TOKEN_CHARS,
+        validate=_random_tail(7),
+        needles=("sk-ant-",),
+    )
     add("openai_key", _plugin_patterns(OpenAIDetector), extend=_TOKEN_CHARS, needles=("t3blbkfj",))
-    add("openai_key", [re.compile(r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}")],
-        extend=_TOKEN_CHARS, validate=lambda v: _looks_random(v.split("-", 2)[-1], min_len=20),
-        needles=("sk-",))
-    add("github_pat", [re.compile(r"github_pat_[A-Za-z0-9_]{22,}")], extend=_TOKEN_CHARS,
-        needles=("github_pat_",))
+    add(
+        "openai_key",
+        [re.compile(r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}")],
+        extend=_TOKEN_CHARS,
+        validate=lambda v: _looks_random(v.split("-", 2)[-1], min_len=20),
+        needles=("sk-",),
+    )
+    add("github_pat", [re.compile(r"github_pat_[A-Za-z0-9_]{22,}")], extend=_TOKEN_CHARS, needles=("github_pat_",))
     add("github_token", _plugin_patterns(GitHubTokenDetector), extend=_TOKEN_CHARS, needles=("gh",))
     add("gitlab_token", _plugin_patterns(GitLabTokenDetector), extend=_TOKEN_CHARS, needles=("gl", "gr1348941"))
     add("slack_token", _plugin_patterns(SlackDetector), extend=_TOKEN_CHARS, needles=("xox", "hooks.slack"))
     add("slack_token", [re.compile(r"xapp-[0-9]+-[A-Za-z0-9\-]{20,}")], extend=_TOKEN_CHARS, needles=("xapp-",))
     add("stripe_key", _plugin_patterns(StripeDetector), extend=_TOKEN_CHARS, needles=("k_live_",))
-    add("stripe_key", [re.compile(r"(?:sk|rk|whsec)_(?:test_)?[0-9a-zA-Z]{16,}")], extend=_TOKEN_CHARS,
-        validate=lambda v: _looks_random(v.rsplit("_", 1)[-1]), needles=("k_test_", "whsec_"))
+    add(
+        "stripe_key",
+        [re.compile(r"(?:sk|rk|whsec)_(?:test_)?[0-9a-zA-Z]{16,}")],
+        extend=_TOKEN_CHARS,
+        validate=lambda v: _looks_random(v.rsplit("_", 1)[-1]),
+        needles=("k_test_", "whsec_"),
+    )
     add("google_api_key", [re.compile(r"AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])")], needles=("aiza",))
-    add("google_oauth", [re.compile(r"GOCSPX-[0-9A-Za-z_\-]{20,}|ya29\.[0-9A-Za-z_\-]{20,}")],
-        extend=_TOKEN_CHARS, needles=("gocspx-", "ya29."))
-    add("jwt", _plugin_patterns(JwtTokenDetector), extend=_JWT_CHARS,
-        validate=lambda v: v.count(".") >= 2 and _jwt_header_ok(v), needles=("eyj",))
+    add(
+        "google_oauth",
+        [re.compile(r"GOCSPX-[0-9A-Za-z_\-]{20,}|ya29\.[0-9A-Za-z_\-]{20,}")],
+        extend=_TOKEN_CHARS,
+        needles=("gocspx-", "ya29."),
+    )
+    add(
+        "jwt",
+        _plugin_patterns(JwtTokenDetector),
+        extend=_JWT_CHARS,
+        validate=lambda v: v.count(".") >= 2 and _jwt_header_ok(v),
+        needles=("eyj",),
+    )
     add("sendgrid_key", _plugin_patterns(SendGridDetector), extend=_TOKEN_CHARS, needles=("sg.",))
     add("pypi_token", _plugin_patterns(PypiTokenDetector), extend=_TOKEN_CHARS, needles=("pypi-",))
     add("npm_token", [re.compile(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")], needles=("npm_",))
-    add("huggingface_token", [re.compile(r"hf_[A-Za-z0-9]{30,}")], extend=_TOKEN_CHARS,
-        validate=_random_tail(3), needles=("hf_",))
-    add("discord_token", _plugin_patterns(DiscordBotTokenDetector), extend=_TOKEN_CHARS)
-    add("telegram_token", _plugin_patterns(TelegramBotTokenDetector), extend=_TOKEN_CHARS)
+    add(
+        "huggingface_token",
+        [re.compile(r"hf_[A-Za-z0-9]{30,}")],
+        extend=_TOKEN_CHARS,
+        validate=_random_tail(3),
+        needles=("hf_",),
+    )
+    add("discord_token", _plugin_patterns(DiscordBotTokenDetector), extend=_TOKEN_CHARS, needles=(".",))
+    add("telegram_token", _plugin_patterns(TelegramBotTokenDetector), extend=_TOKEN_CHARS, needles=(":",))
     add("mailchimp_key", _plugin_patterns(MailchimpDetector), extend=_TOKEN_CHARS, needles=("-us",))
-    add("azure_storage_key", _plugin_patterns(AzureStorageKeyDetector), left_boundary=False,
-        needles=("accountkey=",))
+    add("azure_storage_key", _plugin_patterns(AzureStorageKeyDetector), left_boundary=False, needles=("accountkey=",))
     add("square_oauth", _plugin_patterns(SquareOAuthDetector), extend=_TOKEN_CHARS, needles=("sq0csp-",))
-    add("twilio_key", _plugin_patterns(TwilioKeyDetector), extend=_TOKEN_CHARS,
-        validate=lambda v: _looks_random(v[2:], min_len=32, min_entropy=3.5), needles=("ac", "sk"))
+    add(
+        "twilio_key",
+        _plugin_patterns(TwilioKeyDetector),
+        extend=_TOKEN_CHARS,
+        validate=lambda v: _looks_random(v[2:], min_len=32, min_entropy=3.5),
+        needles=("ac", "sk"),
+    )
     # Artifactory API tokens (AKC...). Its "AP..." password rule matches ordinary capitalised words; left out.
-    add("artifactory_token", [re.compile(r"AKC[a-zA-Z0-9]{10,}")], extend=_TOKEN_CHARS,
-        validate=_random_tail(3, 40), needles=("akc",))
+    add(
+        "artifactory_token",
+        [re.compile(r"AKC[a-zA-Z0-9]{10,}")],
+        extend=_TOKEN_CHARS,
+        validate=_random_tail(3, 40),
+        needles=("akc",),
+    )
     # Connection strings and URLs with a password: detect-secrets' rule, the password is the span.
-    add("connection_string", _plugin_patterns(BasicAuthDetector), group=1, left_boundary=False,
-        validate=lambda v: not _is_placeholder(v), needles=("://",))
+    add(
+        "connection_string",
+        _plugin_patterns(BasicAuthDetector),
+        group=1,
+        left_boundary=False,
+        validate=lambda v: not _is_placeholder(v),
+        needles=("://",),
+    )
     return rules
 
 
 _PLACEHOLDER_WORDS = frozenset(
-    "password passwd pass pwd secret token key apikey api_key changeme placeholder redacted hidden masked "
-    "example sample dummy xxx xxxx xxxxx none null nil n/a na tbd tba todo unknown unset empty blank".split()
+    re.findall(
+        r"\S+",
+        "password passwd pass pwd secret token key apikey api_key changeme placeholder redacted hidden masked "
+        "example sample dummy xxx xxxx xxxxx none null nil n/a na tbd tba todo unknown unset empty blank",
+    )
 )
 
 
+_VARIABLE = re.compile(r"\$\{.*|\$\(.*|%\(.*|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%")
+
+
 def _is_placeholder(value: str) -> bool:
-    """A stand-in rather than a value: ``<password>``, ``${DB_PASS}``, ``****``, ``your_password``."""
-    if not value or value[0] in "<{[$%":
+    """A stand-in rather than a value: ``<password>``, ``${DB_PASS}``, ``$DB_PASS``, ``****``, ``your_password``."""
+    if not value or value[0] in "<{[" or _VARIABLE.fullmatch(value):
         return True
     low = value.lower()
     if low in _PLACEHOLDER_WORDS or low.startswith(("your_", "your-", "my_", "xxx")):
@@ -233,11 +293,13 @@ def _is_placeholder(value: str) -> bool:
 
 
 _TOKEN_RULES = _build_token_rules()
+_NEEDLES = tuple(sorted({needle for rule in _TOKEN_RULES for needle in rule.needles}))
 
 
 def _token_hits(text: str, lower: str) -> Iterator[_Hit]:
+    present = {needle for needle in _NEEDLES if needle in lower}
     for rule in _TOKEN_RULES:
-        if rule.needles and not any(needle in lower for needle in rule.needles):
+        if rule.needles and present.isdisjoint(rule.needles):
             continue
         covered = -1  # end of the last hit of this rule: later matches inside it add nothing
         for match in rule.pattern.finditer(text):
@@ -246,6 +308,7 @@ def _token_hits(text: str, lower: str) -> Iterator[_Hit]:
                 continue
             if rule.extend is not None:
                 end = rule.extend.match(text, end).end()
+                covered = end  # even if invalid: the rest of this token must not be re-extended (quadratic)
             if rule.validate is not None and not rule.validate(text[start:end]):
                 continue
             covered = end
@@ -334,7 +397,12 @@ def _is_card(digits: str) -> bool:
     return 13 <= len(digits) <= 19 and _card_issuer_ok(digits) and luhn_valid(digits)
 
 
+_HAS_DIGITS = re.compile(r"[0-9]{2}")
+
+
 def _card_hits(text: str, lower: str) -> Iterator[_Hit]:
+    if not _HAS_DIGITS.search(text):
+        return
     card_context: bool | None = None
     for run in _CARD_RUN.finditer(text):
         groups = [(m.start() + run.start(), m.end() + run.start()) for m in _CARD_GROUP.finditer(run.group())]
@@ -398,6 +466,8 @@ def iban_valid(iban: str) -> bool:
 
 
 def _iban_hits(text: str, lower: str) -> Iterator[_Hit]:
+    if not _HAS_DIGITS.search(text):
+        return
     for match in _IBAN.finditer(text):
         candidate = match.group()
         expected = _IBAN_LENGTHS.get(candidate[:2].upper())
@@ -439,18 +509,25 @@ _ID_CONTEXT = re.compile(
 )
 
 
+_ID_WORDS = ("passport", "licen", "national", "insurance", "tax", "aadhaar", "personal", "id card")
+
+
 def _national_id_hits(text: str, lower: str) -> Iterator[_Hit]:
-    for match in _SSN_DASHED.finditer(text):
-        yield match.start(), match.end(), "ssn"
+    if not _HAS_DIGITS.search(text):
+        return
+    if "-" in text:
+        for match in _SSN_DASHED.finditer(text):
+            yield match.start(), match.end(), "ssn"
     if "ss" in lower or "social" in lower:
         for match in _SSN_CONTEXT.finditer(text):
             yield match.start(1), match.end(1), "ssn"
     for match in _UK_NINO.finditer(text):
         yield match.start(), match.end(), "national_id"
-    for match in _ID_CONTEXT.finditer(text):
-        value = match.group(1)
-        if sum(c.isdigit() for c in value) >= 4:
-            yield match.start(1), match.end(1), "national_id"
+    if any(word in lower for word in _ID_WORDS):
+        for match in _ID_CONTEXT.finditer(text):
+            value = match.group(1)
+            if sum(c.isdigit() for c in value) >= 4:
+                yield match.start(1), match.end(1), "national_id"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -466,7 +543,7 @@ _SEP_ASSIGN = re.compile(r"[\"']?[ \t]*(?:\([^()\n]{0,20}\))?[ \t]*(?::=|=>|==?|
 _SEP_IS = re.compile(
     r"(?:[ \t]+(?:for|to|of|on|at)[ \t]+(?:(?:the|my|our|your|his|her|their|this|that)[ \t]+)?[^\s:=\x00]{1,40}"
     r"(?:[ \t]+[^\s:=\x00]{1,40})?)?"
-    r"(?:'s|’s|[ \t]+(?:is|was|will[ \t]+be|should[ \t]+be|remains|=))"
+    r"(?:'s|’s|[ \t]*[:=]|[ \t]+(?:is|was|will[ \t]+be|should[ \t]+be|remains))"
     r"(?:[ \t]+(?:now|still|currently|just|actually|simply|always))?[ \t]*:?[ \t]*",
     re.IGNORECASE,
 )
@@ -477,7 +554,9 @@ _BARE_VALUE = re.compile(r"[^\s\x00]{1,128}")
 _TRAILING_PUNCT = ".,;:)]}>\"'”’"
 
 _NOT_A_PASSWORD = frozenset(
-    """a an the this that these those my your our his her their its it me you we they he she them us i
+    re.findall(
+        r"\S+",
+        """a an the this that these those my your our his her their its it me you we they he she them us i
     is are was were be been being am has have had will would should must can could may might do does did
     in on at to for from with by of as about into over under near via per and or but if then when where which
     what who how why not no none nil null n/a na tbd tba unknown unset empty blank missing required optional
@@ -486,7 +565,8 @@ _NOT_A_PASSWORD = frozenset(
     protected encrypted hashed hidden stored saved set reset changed updated forgotten lost here there below
     above attached included enclosed see ask check use using sent provided shared known new old default
     manager managers reset-link link prompt field box screen page policy policies rules requirements
-    please ok okay yes yet again changing expiring incorrectly true false on off enabled disabled""".split()
+    please ok okay yes yet again changing expiring incorrectly true false on off enabled disabled""",
+    )
 )
 
 
@@ -503,47 +583,56 @@ def _password_value_ok(value: str, strength: str) -> bool:
     if strength == "medium":  # "password is x"
         if len(value) < 4:
             return False
-        if value.isalpha() and value.islower() and low.endswith(("ed", "ing", "ly")):
-            return False  # "is expired", "is missing", "is currently"
-        return True
+        # "is expired", "is missing", "is currently": an ordinary word, not a value
+        return not (value.isalpha() and value.islower() and low.endswith(("ed", "ing", "ly")))
     # strong: "pass x", "password to x" need a value that cannot be an ordinary word
     return len(value) >= 6 and has_alpha and has_other
 
 
-def _read_value(text: str, pos: int) -> tuple[int, int] | None:
+def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
+    """The value starting at ``pos``: (start, end, quoted). A quoted value may hold spaces."""
     quoted = _QUOTED_VALUE.match(text, pos)
     if quoted is not None:
-        return quoted.span(1)
+        return quoted.start(1), quoted.end(1), True
     bare = _BARE_VALUE.match(text, pos)
     if bare is None:
         return None
     start, end = bare.span()
     while end > start and text[end - 1] in _TRAILING_PUNCT:
         end -= 1
-    return (start, end) if end > start else None
+    return (start, end, False) if end > start else None
+
+
+_PASSWORD_WORDS = ("pass", "pw", "pin", "contrase")  # "passwort", "mot de passe" contain "pass"
 
 
 def _password_hits(text: str, lower: str) -> Iterator[_Hit]:
-    if "pass" not in lower and "pw" not in lower and "pin" not in lower and "contrase" not in lower:
-        if "mot de passe" not in lower:
-            return
+    if not any(word in lower for word in _PASSWORD_WORDS):
+        return
     for key in _PASSWORD_KEY.finditer(text):
-        is_pin = key.group()[:3].lower() == "pin"
+        word = key.group().lower()
+        is_pin = word.startswith("pin")
+        ambiguous = word == "pass"  # "my pass is Gold", "boarding pass" : only a password-like value counts
         for sep, strength in ((_SEP_ASSIGN, "weak"), (_SEP_IS, "medium"), (_SEP_TO, "strong"),
                               (_SEP_SPACE, "strong")):  # fmt: skip
             m = sep.match(text, key.end())
             if m is None:
                 continue
-            span = _read_value(text, m.end())
-            if span is None:
+            found = _read_value(text, m.end())
+            if found is None:
                 continue
-            value = text[span[0] : span[1]]
+            start, end, quoted = found
+            value = text[start:end]
+            if quoted:  # quotes mark a value: "the wifi pass is 'jumping jacks'"
+                strength = "weak"
+            elif ambiguous:  # "boarding pass: Gate 12"
+                strength = "strong"
             if is_pin:
                 ok = value.isascii() and value.isdigit() and 4 <= len(value) <= 8
             else:
                 ok = _password_value_ok(value, strength)
             if ok:
-                yield span[0], span[1], "pin" if is_pin else "password"
+                yield start, end, "pin" if is_pin else "password"
                 break
 
 
@@ -553,13 +642,16 @@ _SECRET_KEY = re.compile(
     r"|bearer)(?![A-Za-z])[\w\-]{0,30}",
     re.IGNORECASE,
 )
-_SECRET_SEP = re.compile(
-    r"[\"'\]]{0,2}[ \t]*(?::=|=>|==?|:|[ \t](?i:is)[ \t]|[ \t](?=[A-Za-z0-9+/=_\-.~]{20}))[ \t]*"
-)
+_SECRET_SEP = re.compile(r"[\"'\]]{0,2}[ \t]*(?::=|=>|==?|:|[ \t](?i:is)[ \t]|[ \t](?=[A-Za-z0-9+/=_\-.~]{20}))[ \t]*")
 _SECRET_VALUE = re.compile(r"[\"'`]?([A-Za-z0-9+/=_\-.~]{12,256})")
 
 
+_SECRET_WORDS = ("key", "secret", "token", "credential", "bearer")
+
+
 def _secret_hits(text: str, lower: str) -> Iterator[_Hit]:
+    if not any(word in lower for word in _SECRET_WORDS):
+        return
     for key in _SECRET_KEY.finditer(text):
         sep = _SECRET_SEP.match(text, key.end())
         if sep is None:
@@ -618,19 +710,21 @@ def find_sensitive(text: str) -> list[Finding]:
     if not hits:
         return []
     hits.sort()
-    merged: list[list[int | str]] = []
-    for start, end, kind in hits:
-        if merged and start < merged[-1][1]:  # type: ignore[operator]
-            last = merged[-1]
-            old_len = last[1] - last[0]  # type: ignore[operator]
-            if _rank(kind) < _rank(last[2]) or (  # type: ignore[arg-type]
-                _rank(kind) == _rank(last[2]) and end - start > old_len  # type: ignore[arg-type]
-            ):
-                last[2] = kind
-            last[1] = max(last[1], end)  # type: ignore[call-overload]
+    findings: list[Finding] = []
+    cur_start, cur_end, cur_kind = hits[0]
+    best = (_rank(cur_kind), -(cur_end - cur_start))  # the most specific kind, then the longest hit, names a span
+    for start, end, kind in hits[1:]:
+        if start < cur_end:  # overlaps: merge
+            cur_end = max(cur_end, end)
+            key = (_rank(kind), -(end - start))
+            if key < best:
+                best, cur_kind = key, kind
         else:
-            merged.append([start, end, kind])
-    return [Finding(str(kind), int(start), int(end)) for start, end, kind in merged]
+            findings.append(Finding(cur_kind, cur_start, cur_end))
+            cur_start, cur_end, cur_kind = start, end, kind
+            best = (_rank(kind), -(end - start))
+    findings.append(Finding(cur_kind, cur_start, cur_end))
+    return findings
 
 
 def _apply(text: str, findings: list[Finding]) -> str:
@@ -683,84 +777,112 @@ def redact(text: str, findings: list[Finding] | None = None) -> str:
 # instructions, its prompt, its tools or its memory, and are not flagged.
 
 _AI = r"(?:ai|a\.i\.|assistant|agent|chat ?bot|bot|llm|language model|model|gpt|chatgpt|claude|copilot)"
-_INJECTION_PATTERNS = [
+_AI_ANCHORS = "ai a.i. assistant agent bot llm model gpt claude copilot"
+# (anchors, pattern): the pattern only runs if one of its anchors (lower case) occurs in the text, which keeps
+# the common case fast; every match of the pattern contains one of its anchors.
+_INJECTION_RULES: list[tuple[str, str]] = [
     # "ignore all previous instructions", "disregard your rules", "override the system prompt"
-    r"\b(?:ignore|disregard|forget|override|bypass|overrule|drop|abandon|discard|skip)\s+(?:about\s+)?"
-    r"(?:(?:all|any|every|each|the|your|my|of|these|those|previous|prior|above|earlier|preceding|original|initial"
-    r"|existing|current|old|system|safety|security|former|other|given|developer|openai|anthropic)\s+){0,4}"
-    r"(?:instructions?|rules?|prompts?|directions?|directives?|guidelines?|guardrails?|policies|constraints?"
-    r"|restrictions?|programming|commands?|context|messages?|filters?|training|limitations?)\b",
+    ("ignor disregard forget overrid bypass overrule drop abandon discard skip",
+     r"\b(?:ignore|disregard|forget|override|bypass|overrule|drop|abandon|discard|skip)\s+(?:about\s+)?"
+     r"(?:(?:all|any|every|each|the|your|my|of|these|those|previous|prior|above|earlier|preceding|original"
+     r"|initial|existing|current|old|system|safety|security|former|other|given|developer|openai|anthropic)\s+){0,4}"
+     r"(?:instructions?|rules?|prompts?|directions?|directives?|guidelines?|guardrails?|policies|constraints?"
+     r"|restrictions?|programming|commands?|context|messages?|filters?|training|limitations?)\b"),
     # "forget everything you were told", "disregard all of the above"
-    r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|anything|all(?:\s+of)?(?:\s+(?:this|that|it))?)"
-    r"\s+(?:you(?:'ve|\s+have|\s+were|\s+know|\s+learned)|above|before|previously|prior|earlier|so\s+far"
-    r"|until\s+now|(?:the\s+)?above|(?:that\s+)?(?:came|was\s+said)\s+before)",
+    ("ignor disregard forget",
+     r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|anything|all(?:\s+of)?(?:\s+(?:this|that|it))?)"
+     r"\s+(?:you(?:'ve|\s+have|\s+were|\s+know|\s+learned)|above|before|previously|prior|earlier|so\s+far"
+     r"|until\s+now|(?:the\s+)?above|(?:that\s+)?(?:came|was\s+said)\s+before)"),
     # chat-template and role tags
-    r"<\s*/?\s*(?:system|assistant|user|instructions?|sys|prompt|im_start|im_end|developer)\s*/?\s*>",
-    r"<\|(?:im_start|im_end|system|endoftext|assistant|user)\|>|\[/?(?:INST|SYS|SYSTEM)\]|<<\s*/?SYS\s*>>",
-    r"^[ \t]*#{1,4}[ \t]*(?:system|instruction|new instruction)s?\b",
+    ("<", r"<\s*/?\s*(?:system|assistant|user|instructions?|sys|prompt|im_start|im_end|developer)\s*/?\s*>"),
+    ("< [", r"<\|(?:im_start|im_end|system|endoftext|assistant|user)\|>|\[/?(?:INST|SYS|SYSTEM)\]|<<\s*/?SYS\s*>>"),
+    ("#", r"^[ \t]*#{1,4}[ \t]*(?:system|instruction|new instruction)s?\b"),
     # a note dressed as coming from the system, an admin or the developer
-    r"\b(?:system|admin(?:istrator)?|developer|root|operator)\s+(?:note|message|override|notice|instruction"
-    r"|command|prompt|update|alert)s?\s*[:\-]",
-    r"^[ \t]*(?:system|assistant|developer|admin)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|always|never"
-    r"|from\s+now|new\s+instructions?|override|reveal|do\s+not|don'?t)\b",
-    r"\bsystem\s+prompt\b",
-    r"\b(?:new|updated|revised|additional|real|actual|hidden|secret|special|important)\s+(?:system\s+)?"
-    r"(?:instructions?|directives?|orders|rules|commands)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?" + _AI + r"s?\b",
-    r"\b(?:instructions?|directives?|message|note|orders|commands)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
-    + _AI + r"s?\s*[:\-]",
+    ("system admin developer root operator",
+     r"\b(?:system|admin(?:istrator)?|developer|root|operator)\s+(?:note|message|override|notice|instruction"
+     r"|command|prompt|update|alert)s?\s*[:\-]"),
+    ("system assistant developer admin",
+     r"^[ \t]*(?:system|assistant|developer|admin)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|always|never"
+     r"|from\s+now|new\s+instructions?|override|reveal|do\s+not|don'?t)\b"),
+    ("system", r"\bsystem\s+prompt\b"),
+    ("instruction directive order rule command",
+     r"\b(?:new|updated|revised|additional|real|actual|hidden|secret|special|important)\s+(?:system\s+)?"
+     r"(?:instructions?|directives?|orders|rules|commands)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?" + _AI + r"s?\b"),
+    ("instruction directive message note order command",
+     r"\b(?:instructions?|directives?|message|note|orders|commands)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
+     + _AI + r"s?\s*[:\-]"),
     # persona switches and jailbreaks
-    r"\byou(?:'re|\s+are)\s+(?:now|no\s+longer|henceforth)\b\s*(?:(?:a|an|the|my|in|called|named)\s+)?"
-    r"(?:(?-i:[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*)\b|(?:\w+\s+){0,2}(?:ai|assistant|model|bot|chatbot|agent"
-    r"|persona|character|mode|jailbroken|unrestricted|unfiltered|uncensored|free|evil|bound|restricted|limited"
-    r"|required|obliged)\b)",
-    r"\b(?:pretend|imagine|act|behave|roleplay|role-play|play\s+the\s+role)\s+(?:that\s+)?(?:you\s+are|you're"
-    r"|to\s+be|as(?:\s+if\s+you\s+(?:are|were|had))?|of)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,3}?(?:ai|assistant"
-    r"|model|chatbot|bot|character|persona|jailbroken|unrestricted|unfiltered|uncensored|evil|dan)\b",
-    r"\b(?:jailbreak(?:ed|ing)?|developer\s+mode|dan\s+mode|do\s+anything\s+now|god\s+mode)\b",
-    r"\b(?:without|free\s+(?:of|from)|no)\s+(?:any\s+)?(?:ethical\s+|moral\s+|content\s+|safety\s+)?"
-    r"(?:restrictions|limitations|filters|censorship|guardrails|guidelines|rules)\b[^.\n]{0,40}"
-    r"|\b" + _AI + r"\s+(?:without|with\s+no)\s+(?:any\s+)?(?:restrictions|limits|filters|rules)",
+    ("you",
+     r"\byou(?:'re|\s+are)\s+(?:now|no\s+longer|henceforth)\b\s*(?:(?:a|an|the|my|in|called|named)\s+)?"
+     r"(?:(?-i:[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*)\b|(?:\w+\s+){0,2}(?:ai|assistant|model|bot|chatbot|agent"
+     r"|persona|character|mode|jailbroken|unrestricted|unfiltered|uncensored|free|evil|bound|restricted|limited"
+     r"|required|obliged)\b)"),
+    ("pretend imagine act behave roleplay role-play play",
+     r"\b(?:pretend|imagine|act|behave|roleplay|role-play|play\s+the\s+role)\s+(?:that\s+)?(?:you\s+are|you're"
+     r"|to\s+be|as(?:\s+if\s+you\s+(?:are|were|had))?|of)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,3}?(?:ai|assistant"
+     r"|model|chatbot|bot|character|persona|jailbroken|unrestricted|unfiltered|uncensored|evil|dan)\b"),
+    ("jailbreak developer dan anything god",
+     r"\b(?:jailbreak(?:ed|ing)?|developer\s+mode|dan\s+mode|do\s+anything\s+now|god\s+mode)\b"),
+    ("restriction limit filter censor guardrail guideline rule",
+     r"\b(?:without|free\s+(?:of|from)|no)\s+(?:any\s+)?(?:ethical\s+|moral\s+|content\s+|safety\s+)?"
+     r"(?:restrictions|limitations|filters|censorship|guardrails|guidelines|rules)\b"
+     r"|\b" + _AI + r"\s+(?:without|with\s+no)\s+(?:any\s+)?(?:restrictions|limits|filters|rules)"),
     # standing orders: "from now on respond ...", "when the user asks X, always say Y"
-    r"\b(?:from\s+now\s+on|henceforth|going\s+forward|for\s+the\s+rest\s+of\s+(?:this|the)\s+(?:conversation|chat"
-    r"|session))\b[,:]?\s+(?:you\s+)?(?:(?:must|should|will|shall|are\s+to)\s+)?(?:always\s+|only\s+|never\s+)?"
-    r"(?:respond|reply|answer|speak|write|talk|act|behave|pretend|say|refer|call|ignore|obey|follow|output|use"
-    r"|only|always|never|address|sign|end|begin|start|include|add|recommend|tell)\b",
-    r"\b(?:when(?:ever)?|if)\s+(?:the\s+|a\s+|any\s+)?(?:user|human|customer|people|someone|anyone)\s+"
-    r"(?:asks?|says?|mentions?|types?|requests?|inquires?|enquires?|wants?|queries|talks?|writes?)\b[^.\n]{0,80}?"
-    r"\b(?:always|never|say|tell\s+(?:them|him|her|the\s+user)|respond|reply|answer|recommend|claim|insist"
-    r"|redirect|pretend)\b",
+    ("now henceforth forward rest",
+     r"\b(?:from\s+now\s+on|henceforth|going\s+forward|for\s+the\s+rest\s+of\s+(?:this|the)\s+(?:conversation"
+     r"|chat|session))\b[,:]?\s+(?:you\s+)?(?:(?:must|should|will|shall|are\s+to)\s+)?(?:always\s+|only\s+"
+     r"|never\s+)?(?:respond|reply|answer|speak|write|talk|act|behave|pretend|say|refer|call|ignore|obey|follow"
+     r"|output|use|only|always|never|address|sign|end|begin|start|include|add|recommend|tell)\b"),
+    ("when if",
+     r"\b(?:when(?:ever)?|if)\s+(?:the\s+|a\s+|any\s+)?(?:user|human|customer|people|someone|anyone)\s+"
+     r"(?:asks?|says?|mentions?|types?|requests?|inquires?|enquires?|wants?|queries|talks?|writes?)\b[^.\n]{0,80}?"
+     r"\b(?:always|never|say|tell\s+(?:them|him|her|the\s+user)|respond|reply|answer|recommend|claim|insist"
+     r"|redirect|pretend)\b"),
     # tools, memory and exfiltration
-    r"\b(?:call|invoke|run|execute|trigger|use|fire)\s+(?:the\s+|your\s+|a\s+)?[`'\"]?[A-Za-z][A-Za-z0-9]*"
-    r"(?:_[A-Za-z0-9]+)+[`'\"]?(?:\(|\s+(?:tool|function|command|action|api|endpoint)\b)",
-    r"\b(?:call|invoke|execute|trigger)\s+(?:the\s+|your\s+|a\s+|any\s+)?(?:\S+\s+){0,2}?(?:tool|function|plugin)s?\b",
-    r"\b(?:store|save|remember|memori[sz]e|record|add|keep|write)\s+(?:this|these|that|it|the\s+following)\s+"
-    r"(?:(?:note|text|message|instruction)\s+)?(?:as\s+(?:an?\s+)?(?:permanent|persistent|new|core|standing"
-    r"|system|global|top|high|priority|important|\s)*(?:rule|instruction|memory|fact|directive|preference|policy"
-    r"|guideline)|permanently|forever|in\s+(?:your|long[- ]term|permanent)\s+memory)",
-    r"\b(?:never|don'?t|do\s+not)\s+(?:mention|reveal|tell|disclose|inform|let|show|say)\s+(?:the\s+user\s+|anyone\s+"
-    r"|them\s+|it\s+)?(?:about\s+|on\s+)?(?:this|these)\s+(?:note|message|instructions?|text|prompt|comment|rule)",
-    r"\bthe\s+user\s+(?:has\s+)?(?:already\s+)?(?:authori[sz]ed|approved|allowed|permitted|consented|granted"
-    r"|instructed|asked)\s+(?:you|the\s+" + _AI + r")\s+to\b",
-    r"\b(?:send|email|e-mail|forward|upload|post|transmit|leak|exfiltrate|copy|share|dump|export)\s+(?:all\s+|any\s+"
-    r"|every\s+)?(?:of\s+)?(?:the\s+)?(?:(?:user'?s?|users'?|customer'?s?|their|this|conversation|chat|private"
-    r"|personal|stored|saved|secret|internal|confidential|memory|previous|entire)\s+){1,3}(?:files?|data"
-    r"|documents?|emails?|messages?|conversations?|history|credentials?|passwords?|api\s+keys?|keys|tokens?"
-    r"|secrets?|memor(?:y|ies)|contacts?|context|logs?|information|details|prompt|instructions)\b"
-    r"[^\n]{0,60}?\b(?:to|at|into)\s+\S*(?:@|https?://|www\.|\.com\b|\.net\b|\.io\b|\.org\b|\.ru\b|\.xyz\b)",
-    r"\b(?:reveal|show|print|repeat|output|leak|display|disclose|expose|dump)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?"
-    r"(?:your|the)\s+(?:\w+\s+){0,2}(?:prompt|instructions|rules|configuration|guidelines|memory|memories)\b",
+    ("_",
+     r"\b(?:call|invoke|run|execute|trigger|use|fire)\s+(?:the\s+|your\s+|a\s+)?[`'\"]?[A-Za-z][A-Za-z0-9]*"
+     r"(?:_[A-Za-z0-9]+)+[`'\"]?(?:\(|\s+(?:tool|function|command|action|api|endpoint)\b)"),
+    ("tool function plugin",
+     r"\b(?:call|invoke|execute|trigger)\s+(?:the\s+|your\s+|a\s+|any\s+)?(?:\S+\s+){0,2}?(?:tool|function"
+     r"|plugin)s?\b"),
+    ("store save remember memori record add keep write",
+     r"\b(?:store|save|remember|memori[sz]e|record|add|keep|write)\s+(?:this|these|that|it|the\s+following)\s+"
+     r"(?:(?:note|text|message|instruction)\s+)?(?:as\s+(?:an?\s+)?(?:permanent|persistent|new|core|standing"
+     r"|system|global|top|high|priority|important|\s)*(?:rule|instruction|memory|fact|directive|preference"
+     r"|policy|guideline)|permanently|forever|in\s+(?:your|long[- ]term|permanent)\s+memory)"),
+    ("never don do",
+     r"\b(?:never|don'?t|do\s+not)\s+(?:mention|reveal|tell|disclose|inform|let|show|say)\s+(?:the\s+user\s+"
+     r"|anyone\s+|them\s+|it\s+)?(?:about\s+|on\s+)?(?:this|these)\s+(?:note|message|instructions?|text|prompt"
+     r"|comment|rule)"),
+    ("user",
+     r"\bthe\s+user\s+(?:has\s+)?(?:already\s+)?(?:authori[sz]ed|approved|allowed|permitted|consented|granted"
+     r"|instructed|asked)\s+(?:you|the\s+" + _AI + r")\s+to\b"),
+    ("@ http www. .com .net .io .org .ru .xyz",
+     r"\b(?:send|email|e-mail|forward|upload|post|transmit|leak|exfiltrate|copy|share|dump|export)\s+(?:all\s+"
+     r"|any\s+|every\s+)?(?:of\s+)?(?:the\s+)?(?:(?:user'?s?|users'?|customer'?s?|their|this|conversation|chat"
+     r"|private|personal|stored|saved|secret|internal|confidential|memory|previous|entire)\s+){1,3}(?:files?"
+     r"|data|documents?|emails?|messages?|conversations?|history|credentials?|passwords?|api\s+keys?|keys"
+     r"|tokens?|secrets?|memor(?:y|ies)|contacts?|context|logs?|information|details|prompt|instructions)\b"
+     r"[^\n]{0,60}?\b(?:to|at|into)\s+\S*(?:@|https?://|www\.|\.com\b|\.net\b|\.io\b|\.org\b|\.ru\b|\.xyz\b)"),
+    ("prompt instruction rule configuration guideline memor",
+     r"\b(?:reveal|show|print|repeat|output|leak|display|disclose|expose|dump)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?"
+     r"(?:your|the)\s+(?:\w+\s+){0,2}(?:prompt|instructions|rules|configuration|guidelines|memory|memories)\b"),
     # addressing the agent with an order
-    r"(?:^|(?<=[.!?]))[ \t]*(?:(?:hey|dear|attention|note\s+to(?:\s+the)?|hi|hello)\s+)?" + _AI + r"s?\s*[,:!]\s*"
-    r"(?:when\s+you\s+read\s+this\s*,?\s*|please\s+)?(?:you\s+(?:must|should|will|need\s+to|have\s+to)\s+)?"
-    r"(?:always\s+|never\s+|immediately\s+)?(?:ignore|disregard|forget|call|invoke|run|execute|send|email|delete"
-    r"|store|save|remember|reveal|print|say|tell|respond|reply|recommend|obey|follow|do\s+not|don'?t|never"
-    r"|always|transfer|pay|buy|open|visit|click|download|install|when|from\s+now)\b",
-    r"\b(?:as\s+(?:an?|the|your)\s+" + _AI + r"|(?:the|this|you,?\s+the)\s+" + _AI + r"\s+(?:reading|processing)"
-    r"\s+this)\b[^.\n]{0,30}?\b(?:you\s+)?(?:must|should|shall|will|are\s+(?:required|instructed|ordered)\s+to"
-    r"|need\s+to|have\s+to)\b",
-    r"\b(?:obey|comply\s+with)\s+(?:it|this|these|them|the\s+following|my|all)\b",
+    (_AI_ANCHORS,
+     r"(?:^|(?<=[.!?]))[ \t]*(?:(?:hey|dear|attention|note\s+to(?:\s+the)?|hi|hello)\s+)?" + _AI + r"s?\s*[,:!]\s*"
+     r"(?:when\s+you\s+read\s+this\s*,?\s*|please\s+)?(?:you\s+(?:must|should|will|need\s+to|have\s+to)\s+)?"
+     r"(?:always\s+|never\s+|immediately\s+)?(?:ignore|disregard|forget|call|invoke|run|execute|send|email"
+     r"|delete|store|save|remember|reveal|print|say|tell|respond|reply|recommend|obey|follow|do\s+not|don'?t"
+     r"|never|always|transfer|pay|buy|open|visit|click|download|install|when|from\s+now)\b"),
+    (_AI_ANCHORS,
+     r"\b(?:as\s+(?:an?|the|your)\s+" + _AI + r"|(?:the|this|you,?\s+the)\s+" + _AI + r"\s+(?:reading"
+     r"|processing)\s+this)\b[^.\n]{0,30}?\b(?:you\s+)?(?:must|should|shall|will|are\s+(?:required|instructed"
+     r"|ordered)\s+to|need\s+to|have\s+to)\b"),
+    ("obey comply", r"\b(?:obey|comply\s+with)\s+(?:it|this|these|them|the\s+following|my|all)\b"),
+]  # fmt: skip
+_INJECTION = [
+    (tuple(anchors.split()), re.compile(pattern, re.IGNORECASE | re.MULTILINE)) for anchors, pattern in _INJECTION_RULES
 ]
-_INJECTION = re.compile("|".join(f"(?:{p})" for p in _INJECTION_PATTERNS), re.IGNORECASE | re.MULTILINE)
 _INVISIBLE = dict.fromkeys(
     map(ord, "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b"
         "\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"),
@@ -779,7 +901,12 @@ def looks_like_injection(text: str) -> bool:
     """True if ``text`` reads like an instruction to the AI agent (prompt injection), not to a person."""
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
-    return _INJECTION.search(_normalise(text)) is not None
+    text = _normalise(text)
+    lower = text.lower()
+    for anchors, pattern in _INJECTION:
+        if any(anchor in lower for anchor in anchors) and pattern.search(text) is not None:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -15,7 +15,9 @@ How a record's score is built, and why each part holds for any user's memory:
    true until superseded). It is a small additive term: it breaks near-ties, it never buries relevance.
 4. **Small bonuses.** A question that names a date favours records made on that date; a "when"
    question favours records that state a time; a question naming a person favours what that
-   person said. Each is a hint the question gives about where its answer is.
+   person said. Each is a hint the question gives about where its answer is. And a record that
+   only asks a question is discounted a little: it rarely holds an answer (the record after it
+   does, and the context window already lends it the question's words).
 5. **Conflicts: the newest wins.** Two relevant records about the same subject stating different
    values (same fact key, or close in meaning with different numbers/names/dates): the older one is
    placed just below the newer one, so stale values never outrank their correction.
@@ -46,6 +48,7 @@ __all__ = [
     "demote_conflicts",
     "fuse",
     "has_time_words",
+    "is_question",
     "is_when_question",
     "minmax",
     "query_date_spans",
@@ -89,6 +92,7 @@ class RetrievalConfig:
     date_slack_days: float = 3.0  # records made this soon after the named span get half the bonus
     time_words_bonus: float = 0.13  # "when" questions: records that state a time
     name_bonus: float = 0.02  # query names the record's speaker
+    question_factor: float = 0.9  # relevance kept by records that only ask a question
     utc_offset_hours: float = 0.0  # the user's clock, for dates named in queries
     # conflicts among the top of the ranking
     conflict_pool: int = 30  # how many top records are checked against each other
@@ -184,6 +188,7 @@ class RankInputs:
     date_match: np.ndarray | None = None  # (n,) 0..1: made on a date the query names
     time_words: np.ndarray | None = None  # (n,) bool: states a time
     name_match: np.ndarray | None = None  # (n,) bool: its speaker is named in the query
+    questions: np.ndarray | None = None  # (n,) bool: the record asks a question
     when_question: bool = False
 
 
@@ -216,6 +221,8 @@ def relevance(inputs: RankInputs, config: RetrievalConfig) -> np.ndarray:
 def rank(inputs: RankInputs, now: float, config: RetrievalConfig) -> np.ndarray:
     """Final score of every record (relevance 0..1 plus small terms); ``-inf`` outside ``result_mask``."""
     score = relevance(inputs, config)
+    if inputs.questions is not None and config.question_factor != 1.0:
+        score = np.where(inputs.questions, config.question_factor * score, score)
     if config.recency_weight:
         score = score + config.recency_weight * recency(now - inputs.created_at, inputs.half_life)
     if inputs.date_match is not None and config.date_bonus:
@@ -416,6 +423,14 @@ _TIME_WORDS = re.compile(
 def is_when_question(query: str) -> bool:
     """Does the query ask for a time ("When did ...", "what date ...", "how long ago ...")?"""
     return bool(_WHEN.search(query))
+
+
+def is_question(text: str) -> bool:
+    """Does the text end in a question (ignoring a trailing bracketed attachment like "[shares ...]")?"""
+    return _TRAILER.sub("", text).rstrip().endswith("?")
+
+
+_TRAILER = re.compile(r"(?:\s*\[[^\]]*\])+\s*$")
 
 
 def has_time_words(text: str) -> bool:

@@ -205,17 +205,24 @@ class StructuredSummary:
 
 
 def _json_object(text: str) -> Any:
+    """The JSON in a model's answer: the whole text, else a fenced block, else the outermost braces."""
     body = text.strip()
+    candidates = [body]
     fenced = re.search(r"```(?:json)?\s*(.*?)```", body, re.DOTALL)
     if fenced:
-        body = fenced.group(1).strip()
+        candidates.append(fenced.group(1).strip())
     start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
+    if 0 <= start < end:
+        candidates.append(body[start : end + 1])
+    first_error = ""
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError as exc:
+            first_error = first_error or str(exc)
+    if start < 0:
         raise SummaryValidationError(["the answer holds no JSON object"])
-    try:
-        return json.loads(body[start : end + 1])
-    except ValueError as exc:
-        raise SummaryValidationError([f"the answer is not valid JSON ({exc})"]) from None
+    raise SummaryValidationError([f"the answer is not valid JSON ({first_error})"])
 
 
 def _string_list(value: Any, name: str, problems: list[str]) -> list[str]:
@@ -309,13 +316,13 @@ def _dedupe(items: Iterable[str], *, fold: bool = True) -> list[str]:
 def merge(earlier: StructuredSummary | None, later: StructuredSummary | None) -> StructuredSummary:
     """Fold ``later`` into ``earlier``: nothing of the earlier summary is lost except by the bounds.
 
-    The goal stays the earlier one (the original request) unless it is empty. Constraints, side
-    effects and files are unions; side effects of the same tool with the same description or a
-    shared id (a restatement) are one, pooling their ids. Constraints are only deduplicated when
-    equal up to case, spacing and final punctuation: two close wordings may differ in what matters
-    (an amount, a day), so neither is dropped.
-    The plan is the later one when it has one. Facts and open questions are unions keeping the
-    newest within ``MAX_FACTS`` / ``MAX_OPEN_QUESTIONS``.
+    For two summaries of different stretches of a conversation (to fold a model's restatement of
+    an earlier summary, use :func:`fill_gaps`). The goal stays the earlier one (the original
+    request) unless it is empty. Constraints, side effects and files are unions; side effects of
+    the same tool and description pool their ids. Constraints are deduplicated only when equal up
+    to case, spacing and final punctuation: close wordings may differ in what matters (an amount,
+    a day), so neither is dropped. The plan is the later one when it has one. Facts and open
+    questions are unions keeping the newest within ``MAX_FACTS`` / ``MAX_OPEN_QUESTIONS``.
     """
     if earlier is None or later is None:
         found = later if earlier is None else earlier
@@ -340,7 +347,7 @@ def merge(earlier: StructuredSummary | None, later: StructuredSummary | None) ->
 
 
 def _same_effect(a: SideEffect, b: SideEffect) -> bool:
-    return a.tool == b.tool and (_norm(a.what) == _norm(b.what) or bool(set(a.ids) & set(b.ids)))
+    return a.tool == b.tool and _norm(a.what) == _norm(b.what)
 
 
 def _copy(summary: StructuredSummary) -> StructuredSummary:
@@ -355,22 +362,44 @@ def _copy(summary: StructuredSummary) -> StructuredSummary:
     )
 
 
-def fill_gaps(summary: StructuredSummary, reference: StructuredSummary) -> StructuredSummary:
-    """Add to ``summary`` the constraints and side-effect ids of ``reference`` it does not mention.
+CRITICAL_FIELDS = ("goal", "constraints", "side_effects")
 
-    Used to make a model's summary keep, word for word, what the extractive pass found: a
-    paraphrased constraint is kept beside the user's own words; a dropped id is added back.
+
+def fill_gaps(
+    summary: StructuredSummary, reference: StructuredSummary, fields: Iterable[str] = _FIELDS
+) -> StructuredSummary:
+    """Add to ``summary`` what ``reference`` holds and ``summary`` leaves out; ``summary`` leads.
+
+    Unlike :func:`merge` this expects ``summary`` to restate ``reference`` in its own words (a model
+    that was shown the earlier summary), so it adds only what is missing and never doubles up:
+
+    * goal and plan: the reference's when the summary has none;
+    * constraints: each one not found word for word (up to case and spacing) is added, so the
+      user's own wording is always there even beside a paraphrase;
+    * side effects: ids not mentioned by any side effect are added back (with the reference's
+      description); an id-less side effect is added when no side effect of that tool is there;
+    * facts, open questions, files: missing ones are put first (they are older), within the bounds.
+
+    ``fields`` limits which of these are filled (``CRITICAL_FIELDS``: goal, constraints, side effects).
     """
+    wanted = set(fields)
     out = _copy(summary)
-    said = _norm("\n".join(out.constraints))
-    out.constraints.extend(c for c in reference.constraints if _norm(c) not in said)
-    out.constraints = _dedupe(out.constraints)
-    for effect in reference.side_effects:
-        mentioned = " ".join(f"{e.what} {' '.join(e.ids)}" for e in out.side_effects)
-        missing = [i for i in effect.ids if not _mentions(mentioned, i)]
-        if missing or (not effect.ids and all(e.tool != effect.tool for e in out.side_effects)):
-            out.side_effects.append(SideEffect(effect.tool, effect.what, missing))
-    out.goal = out.goal or reference.goal
+    if "goal" in wanted:
+        out.goal = out.goal or reference.goal
+    if "plan" in wanted:
+        out.plan = out.plan or list(reference.plan)
+    if "constraints" in wanted:
+        said = _norm("\n".join(out.constraints))
+        out.constraints = _dedupe([*out.constraints, *(c for c in reference.constraints if _norm(c) not in said)])
+    if "side_effects" in wanted:
+        for effect in reference.side_effects:
+            mentioned = " ".join(f"{e.what} {' '.join(e.ids)}" for e in out.side_effects)
+            missing = [i for i in effect.ids if not _mentions(mentioned, i)]
+            if missing or (not effect.ids and all(e.tool != effect.tool for e in out.side_effects)):
+                out.side_effects.append(SideEffect(effect.tool, effect.what, missing))
+    for name, bound in (("facts", MAX_FACTS), ("open_questions", MAX_OPEN_QUESTIONS), ("files", MAX_FILES)):
+        if name in wanted:
+            setattr(out, name, _dedupe([*getattr(reference, name), *getattr(out, name)])[-bound:])
     return out
 
 
@@ -648,9 +677,7 @@ def extract_constraints(messages: Iterable[Message]) -> list[str]:
     return _dedupe(found)
 
 
-def extractive_summarize(
-    messages: Iterable[Message], earlier: StructuredSummary | None = None
-) -> StructuredSummary:
+def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary | None = None) -> StructuredSummary:
     """Summarise offline, with no model. Summary messages found in ``messages`` are folded in.
 
     * goal: the first user message, verbatim (the earlier summary's goal when there is one);
@@ -695,9 +722,7 @@ def extractive_summarize(
             if message.content.strip():
                 pending_questions = []
                 facts.extend(_assistant_facts(message.content))
-                listed = [
-                    m.group(1).strip() for m in map(_LIST_ITEM_RE.match, message.content.splitlines()) if m
-                ]
+                listed = [m.group(1).strip() for m in map(_LIST_ITEM_RE.match, message.content.splitlines()) if m]
                 plan = listed if len(listed) >= 2 else plan
             for call in message.tool_calls:
                 files.extend(_files(json.dumps(call.arguments, default=str)))
@@ -757,9 +782,7 @@ def render_for_prompt(messages: Iterable[Message], max_result_chars: int = 2000)
         if message.role == "tool":
             content = message.content
             if len(content) > max_result_chars:
-                content = (
-                    content[:max_result_chars] + f" …[{len(message.content) - max_result_chars} chars cut]"
-                )
+                content = content[:max_result_chars] + f" …[{len(message.content) - max_result_chars} chars cut]"
             lines.append(f"[tool result {message.name or ''} {message.tool_call_id}] {content}")
             continue
         if message.content:
@@ -787,7 +810,8 @@ def summarize_with_llm(
     An answer that fails :meth:`StructuredSummary.validate` is retried once with the problems
     appended to the prompt; a second failure, or the model raising, falls back to
     :func:`extractive_summarize`. ``origin`` is ``llm``, ``llm-retry`` or ``extractive-fallback``.
-    The earlier summary is merged into the result, so nothing of it is lost whatever the model did.
+    The earlier summary fills what the answer left out (:func:`fill_gaps`), so its goal, constraints
+    and side-effect ids survive whatever the model did.
     """
     items = ensure_messages(messages)
     for message in items:
@@ -811,9 +835,9 @@ def summarize_with_llm(
                 "Answer again with only the JSON object, fixing these problems."
             )
             continue
-        merged = merge(earlier, summary)
-        merged.origin = origin
-        return merged
+        folded = fill_gaps(summary, earlier) if earlier is not None else summary
+        folded.origin = origin
+        return folded
     summary = extractive_summarize(fresh, earlier)
     summary.origin = ORIGIN_FALLBACK
     return summary
@@ -852,6 +876,4 @@ def coerce_summary(result: Any) -> StructuredSummary:
         summary = StructuredSummary.validate(result)
         summary.origin = ORIGIN_CUSTOM
         return summary
-    raise InvalidInputError(
-        f"a summarizer must return a StructuredSummary, dict or str, not {type(result).__name__}"
-    )
+    raise InvalidInputError(f"a summarizer must return a StructuredSummary, dict or str, not {type(result).__name__}")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from memtend.errors import InvalidInputError
 from memtend.policies.summary import (
+    CRITICAL_FIELDS,
     StructuredSummary,
     Summarizer,
     coerce_summary,
@@ -150,10 +151,12 @@ def compact_transcript(
 
     ``summarizer(messages, earlier)`` gets the removed messages (summary messages and system messages
     left out) and the earlier summary found among them, and returns a StructuredSummary, a dict, or
-    text (see :func:`coerce_summary`); the default is :func:`extractive_summarize`. Whatever it
-    returns is merged with the earlier summary, its goal is set to the original goal, and with
-    ``ensure_extracted`` the user constraints and side-effect ids found by the extractive pass are
-    added when it left them out, so no summariser can lose them.
+    text (see :func:`coerce_summary`); the default is :func:`extractive_summarize`. What it
+    returns leads, and the earlier summary fills what it left out (:func:`fill_gaps`: goal,
+    constraints, side-effect ids, and within bounds facts, questions, files); with
+    ``ensure_extracted`` the user constraints and side-effect ids the extractive pass finds in the
+    removed messages are added too when missing, so no summariser can lose them. The goal is then
+    set to the original one.
 
     Raises ``InvalidInputError`` when no trigger is given (pass ``max_turns``, ``max_tokens`` or
     ``force=True``) or a limit is not a positive integer.
@@ -207,10 +210,10 @@ def compact_transcript(
         summary = extractive_summarize(fresh, earlier)
     else:
         produced = coerce_summary(summarizer(fresh, earlier))
-        summary = merge(earlier, produced)
-        summary.origin = produced.origin
+        summary = fill_gaps(produced, earlier) if earlier is not None else produced
         if ensure_extracted:
-            summary = fill_gaps(summary, extractive_summarize(fresh, earlier))
+            summary = fill_gaps(summary, extractive_summarize(fresh), CRITICAL_FIELDS)
+        summary.origin = produced.origin
     goal = (earlier.goal if earlier else "") or next(
         (m.content.strip() for m in fresh if m.role == "user" and m.content.strip()), ""
     )
@@ -250,11 +253,7 @@ def _choose_cut(
     A cut must leave something besides system and summary messages to summarise.
     """
     first = next(
-        (
-            i
-            for i in range(start, len(items))
-            if items[i].role != "system" and not is_summary_message(items[i])
-        ),
+        (i for i in range(start, len(items)) if items[i].role != "system" and not is_summary_message(items[i])),
         len(items),
     )
     candidates = [i for i in safe_cut_points(items) if i > first]

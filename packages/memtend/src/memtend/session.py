@@ -1,0 +1,616 @@
+"""Working memory: per-session key-value state and a ledger of side effects, both in the user's keyed store.
+
+``SessionState`` keeps what an agent notes for itself during one session (namespace ``session:<id>``): keys go
+through :func:`~memtend.policies.precedence.canonical_key`, values through the write gate, every write sets
+``expires_at`` from ``retention.session_days``, so ``UserMemory.forget`` removes stale state and
+``Memory.erase_user`` removes all of it.
+
+``Ledger`` remembers side-effecting tool calls (namespace ``ledger:<id>``) under a stable hash of the tool name
+and its canonical JSON arguments, so an agent can ask whether a call was already made, when, and which ids it
+produced, before making it again.
+
+Call statistics. Every ``SessionState`` call is counted and logged in this process, in a tally shared by every
+``SessionState`` of the same (store, user, session), so ``user.session(id).get(...)`` used one call at a time
+still adds up. The counts are persisted in the session's namespace under the reserved key ``@stats`` (never a
+canonical key): a write (``set``) carries them in the same ``put`` as the value, so writes cost no extra
+round trip; reads (``get``, ``list``) are counted in memory only and reach storage with the next write, every
+``FLUSH_EVERY`` reads, or on ``flush()``. Automatic flushes only update an existing stats row: reads never create
+rows (nothing about a user reappears after erasure because someone read a key). Counting across processes is a
+read-add-write per flush, so simultaneous writers of one session may lose a few counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import Counter, OrderedDict, deque
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from memtend.errors import InvalidInputError, MemtendError, SensitiveDataError
+from memtend.keyed_store import KeyedStore, check_value
+from memtend.policies import gate
+from memtend.policies.forgetting import DAY
+from memtend.policies.precedence import FactOutcome, canonical_key, fact_text
+from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, Source, check_encodable, now
+from memtend.storage import KVItem
+from memtend.twins import with_async_twins
+
+if TYPE_CHECKING:
+    from memtend.memory import UserMemory
+
+__all__ = [
+    "CallRecord",
+    "Ledger",
+    "LedgerEntry",
+    "SessionState",
+    "SetResult",
+    "call_key",
+    "extract_ids",
+]
+
+SESSION_PREFIX = "session:"
+LEDGER_PREFIX = "ledger:"
+STATS_KEY = "@stats"  # canonical keys hold only word characters and dots, so this never collides
+MAX_VALUE_CHARS = MAX_TEXT_CHARS  # a session value, as JSON; working memory is small by design
+FLUSH_EVERY = 100  # reads counted in memory between two attempts to persist the counts
+LOG_SIZE = 200  # call records kept per session in this process
+MAX_TALLIES = 1_024  # sessions per store whose counts this process holds at once
+RESULT_CHARS = 500  # a ledger keeps this much of a result (redacted), for the agent to read
+MAX_IDS = 20
+
+OPS = ("get", "set", "list", "forget")
+_OUTCOME_COUNTERS = {"hit": "hits", "miss": "misses", "refused": "refused", "error": "errors"}
+
+
+# --------------------------------------------------------------------------------------------- validation
+def check_session_id(session_id: object) -> str:
+    if not isinstance(session_id, str):
+        raise InvalidInputError(f"session_id must be a str, got {type(session_id).__name__}")
+    if not session_id.strip():
+        raise InvalidInputError("session_id must not be empty or blank")
+    if len(session_id) > MAX_KEY_CHARS:
+        raise InvalidInputError(f"session_id is {len(session_id)} characters; the limit is {MAX_KEY_CHARS}")
+    check_encodable(session_id, "session_id")
+    return session_id
+
+
+def text_form(value: Any) -> str:
+    """The text the gate reads for a JSON value: strings as they are, objects as ``name: value`` lines."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(f"{name}: {text_form(v)}" for name, v in value.items())
+    if isinstance(value, list | tuple):
+        return "\n".join(text_form(v) for v in value)
+    return json.dumps(value)
+
+
+def _counts(item: KVItem | None) -> Counter[str]:
+    """The counts a stats row holds (non-count entries are ignored)."""
+    if item is None or not isinstance(item.value, dict):
+        return Counter()
+    return Counter({k: v for k, v in item.value.items() if isinstance(v, int) and not isinstance(v, bool)})
+
+
+def _expired(item: KVItem, t: float) -> bool:
+    return item.expires_at is not None and item.expires_at <= t
+
+
+# --------------------------------------------------------------------------------------------- call tally
+@dataclass(frozen=True)
+class CallRecord:
+    """One logged call: when, which op, the canonical key (or the raw one if it was refused), the outcome."""
+
+    at: float
+    op: str
+    key: str
+    outcome: str
+
+
+@dataclass
+class _Call:
+    op: str
+    key: str
+    outcome: str = "ok"
+    persisted: bool = False  # already counted in a write that carried the stats
+
+
+class _Tally:
+    """Counts not yet persisted and the call log of one session namespace, shared within this process."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.pending: Counter[str] = Counter()
+        self.reads_since_flush = 0
+        self.log: deque[CallRecord] = deque(maxlen=LOG_SIZE)
+
+
+_registry_lock = threading.Lock()
+_tallies: WeakKeyDictionary[Any, OrderedDict[tuple[str, str], _Tally]] = WeakKeyDictionary()
+
+
+def _tally_for(store: KeyedStore, storage: Any) -> _Tally:
+    """The shared tally of a namespace; the least recently used beyond ``MAX_TALLIES`` are flushed and dropped."""
+    evicted: list[tuple[tuple[str, str], _Tally]] = []
+    with _registry_lock:
+        per_store = _tallies.setdefault(storage, OrderedDict())
+        name = (store.user_id, store.namespace)
+        tally = per_store.get(name)
+        if tally is None:
+            tally = per_store[name] = _Tally()
+            while len(per_store) > MAX_TALLIES:
+                evicted.append(per_store.popitem(last=False))
+        else:
+            per_store.move_to_end(name)
+    for (user_id, namespace), old in evicted:
+        _persist_counts(KeyedStore(storage, user_id, namespace), old, create=False, expires_at=None)
+    return tally
+
+
+def _persist_counts(store: KeyedStore, tally: _Tally, *, create: bool, expires_at: float | None) -> int:
+    """Add the pending counts to the stored ones (read-add-write); returns how many calls it persisted."""
+    with tally.lock:
+        tally.reads_since_flush = 0
+        if not tally.pending:
+            return 0
+        item = store.item(STATS_KEY)
+        if item is None and not create:
+            return 0
+        store.put(
+            STATS_KEY,
+            dict(_counts(item) + tally.pending),
+            expires_at=item.expires_at if item is not None else expires_at,
+        )
+        done = sum(tally.pending[op] for op in OPS)
+        tally.pending.clear()
+        return done
+
+
+# --------------------------------------------------------------------------------------------- session state
+@dataclass(frozen=True)
+class SetResult:
+    """What ``SessionState.set`` did: the canonical key, ``added | updated | unchanged``, and whether the value
+    reads like an instruction to the agent (it is stored; treat it as data)."""
+
+    key: str
+    outcome: FactOutcome
+    flagged: bool = False
+
+
+@with_async_twins("get", "set", "list", "forget", "flush", "stats", "log")
+class SessionState:
+    """Key-value working memory of one (user, session): ``get``, ``set``, ``list`` (insertion order), ``forget``.
+
+    Obtained from ``user.session(session_id)``; ``SessionState(user, session_id)`` builds the same thing.
+    """
+
+    def __init__(self, user: UserMemory, session_id: str) -> None:
+        self.user = user
+        self.session_id = check_session_id(session_id)
+        self._store = user.store(SESSION_PREFIX + self.session_id)
+        self._storage = user.memory.storage
+        self._days = float(user.memory.retention.session_days)
+
+    def __repr__(self) -> str:
+        return f"SessionState(user_id={self.user.user_id!r}, session_id={self.session_id!r})"
+
+    @property
+    def namespace(self) -> str:
+        return self._store.namespace
+
+    # ------------------------------------------------------------------ the four operations
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value under ``key`` (canonicalised), or ``default``. Expired state is not returned."""
+        with self._call("get", key) as call:
+            call.key = canonical_key(key)
+            item = self._store.item(call.key)
+            found = item is not None and not _expired(item, now())
+            call.outcome = "hit" if found else "miss"
+        self._after_read()
+        return item.value if found and item is not None else default
+
+    def set(self, key: str, value: Any, *, source: Source | str = Source.AGENT) -> SetResult:
+        """Store a JSON ``value`` under ``key`` (canonicalised); it expires ``retention.session_days`` after this write.
+
+        The gate reads the key and value as text and refuses secrets (:class:`SensitiveDataError`, naming the
+        kinds, never the value). An existing key keeps its place in ``list``.
+        """
+        with self._call("set", key) as call:
+            call.key = name = canonical_key(key)
+            source = Source.parse(source)
+            check_value(value)
+            size = len(json.dumps(value, ensure_ascii=False))
+            if size > MAX_VALUE_CHARS:
+                raise InvalidInputError(
+                    f"value is {size} characters as JSON; the limit for session state is {MAX_VALUE_CHARS}. "
+                    "Store a summary or a reference instead"
+                )
+            decision = gate.check_write(fact_text(name, text_form(value)), source)
+            tally = self._tally()
+            with tally.lock:
+                found = self._store.get_many([name, STATS_KEY])
+                old = found.get(name)
+                if old is None or _expired(old, now()):
+                    outcome = FactOutcome.ADDED
+                else:
+                    same = old.value == json.loads(json.dumps(value))
+                    outcome = FactOutcome.UNCHANGED if same else FactOutcome.UPDATED
+                counts = _counts(found.get(STATS_KEY)) + tally.pending + Counter({"set": 1})
+                self._store.put_many([(name, value), (STATS_KEY, dict(counts))], expires_at=self._expiry())
+                tally.pending.clear()
+                tally.reads_since_flush = 0
+                call.persisted = True
+            call.outcome = outcome.value + (" flagged" if decision.flagged else "")
+        return SetResult(key=name, outcome=outcome, flagged=decision.flagged)
+
+    def list(self) -> dict[str, Any]:
+        """Every live key and value of the session, in the order keys were first set."""
+        with self._call("list", "") as call:
+            t = now()
+            items = [i for i in self._store.items() if i.key != STATS_KEY and not _expired(i, t)]
+            call.outcome = f"{len(items)} keys"
+        self._after_read()
+        return {i.key: i.value for i in items}
+
+    def forget(self, key: str) -> bool:
+        """Remove ``key`` (canonicalised); True if it was set."""
+        with self._call("forget", key) as call:
+            call.key = name = canonical_key(key)
+            tally = self._tally()
+            with tally.lock:
+                found = self._store.get_many([name, STATS_KEY])
+                old = found.get(name)
+                if old is not None:
+                    self._store.delete(name)
+                present = old is not None and not _expired(old, now())
+                call.outcome = "removed" if present else "absent"
+                stats = found.get(STATS_KEY)
+                if stats is not None:  # a write carries the counts, but never creates the stats row
+                    counts = _counts(stats) + tally.pending + Counter({"forget": 1})
+                    self._store.put(STATS_KEY, dict(counts), expires_at=stats.expires_at)
+                    tally.pending.clear()
+                    call.persisted = True
+        return present
+
+    # ------------------------------------------------------------------ statistics and the call log
+    def flush(self) -> int:
+        """Persist the counts of calls not yet stored (creating the stats row if needed); returns how many."""
+        return _persist_counts(self._store, self._tally(), create=True, expires_at=self._expiry())
+
+    def stats(self) -> dict[str, Any]:
+        """Calls per op, ``get`` hits and misses, ``hit_rate`` (hits / gets; None before any get), refused
+        writes, errors, and ``unflushed`` (calls counted in this process only). Stored and pending counts add up."""
+        tally = self._tally()
+        stored = _counts(self._store.item(STATS_KEY))
+        with tally.lock:
+            counts = stored + tally.pending
+            unflushed = sum(tally.pending[op] for op in OPS)
+        gets = counts["hits"] + counts["misses"]
+        return {
+            "session_id": self.session_id,
+            "calls": {op: counts[op] for op in OPS},
+            "hits": counts["hits"],
+            "misses": counts["misses"],
+            "hit_rate": counts["hits"] / gets if gets else None,
+            "refused": counts["refused"],
+            "errors": counts["errors"],
+            "unflushed": unflushed,
+        }
+
+    def log(self) -> list[CallRecord]:
+        """The calls made on this session in this process, oldest first (the newest ``LOG_SIZE``)."""
+        tally = self._tally()
+        with tally.lock:
+            return list(tally.log)
+
+    # ------------------------------------------------------------------ machinery
+    def _tally(self) -> _Tally:
+        return _tally_for(self._store, self._storage)
+
+    def _expiry(self) -> float:
+        return now() + self._days * DAY
+
+    @contextmanager
+    def _call(self, op: str, key: object) -> Iterator[_Call]:
+        """Count and log one call, whatever its outcome."""
+        call = _Call(op, key[:MAX_KEY_CHARS] if isinstance(key, str) else f"<{type(key).__name__}>")
+        try:
+            yield call
+        except SensitiveDataError:
+            call.outcome = "refused"
+            raise
+        except MemtendError as exc:
+            call.outcome = f"error: {type(exc).__name__}"
+            raise
+        finally:
+            self._note(call)
+
+    def _note(self, call: _Call) -> None:
+        tally = self._tally()
+        with tally.lock:
+            tally.log.append(CallRecord(now(), call.op, call.key, call.outcome))
+            if call.persisted:
+                return
+            tally.pending[call.op] += 1
+            counter = _OUTCOME_COUNTERS.get(call.outcome.split(":")[0])
+            if counter:
+                tally.pending[counter] += 1
+
+    def _after_read(self) -> None:
+        tally = self._tally()
+        with tally.lock:
+            tally.reads_since_flush += 1
+            due = tally.reads_since_flush >= FLUSH_EVERY
+        if due:
+            _persist_counts(self._store, tally, create=False, expires_at=None)
+
+
+# --------------------------------------------------------------------------------------------- ledger
+@dataclass(frozen=True)
+class LedgerEntry:
+    """A side-effecting call the ledger holds. ``calls`` counts the times it was made (a ``pending`` record
+    completed by its result is one call); ``args`` and ``result`` are stored with sensitive values masked."""
+
+    key: str
+    tool: str
+    args: Any
+    result: str | None
+    ids: tuple[str, ...]
+    first_at: float
+    last_at: float
+    calls: int
+    pending: bool = False
+
+    @classmethod
+    def from_value(cls, key: str, value: dict[str, Any]) -> LedgerEntry:
+        return cls(
+            key=key,
+            tool=str(value["tool"]),
+            args=value.get("args"),
+            result=value.get("result"),
+            ids=tuple(value.get("ids") or ()),
+            first_at=float(value["first_at"]),
+            last_at=float(value["last_at"]),
+            calls=int(value.get("calls", 1)),
+            pending=bool(value.get("pending", False)),
+        )
+
+    def to_value(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "args": self.args,
+            "result": self.result,
+            "ids": list(self.ids),
+            "first_at": self.first_at,
+            "last_at": self.last_at,
+            "calls": self.calls,
+            "pending": self.pending,
+        }
+
+    def describe(self) -> str:
+        """One line for the agent: the call was made, when, how often, and which ids it produced."""
+        times = "once" if self.calls == 1 else f"{self.calls} times, last at {_when(self.last_at)}"
+        text = f"{self.tool} was already called with these arguments at {_when(self.first_at)} ({times})"
+        if self.pending:
+            text += "; its result was not recorded (it may have failed or still be running)"
+        text += f"; result ids: {', '.join(self.ids)}" if self.ids else "; no result ids recorded"
+        return text
+
+
+def _when(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _canonical_args(args: Any) -> Any:
+    """Arguments as canonical JSON data: a JSON string is parsed, integral floats become ints."""
+    if isinstance(args, str):
+        parsed = None
+        with suppress(ValueError, RecursionError):
+            parsed = json.loads(args)
+        if isinstance(parsed, dict | list):
+            args = parsed
+    check_value(args)
+    return _normalise_numbers(args)
+
+
+def _normalise_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _normalise_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalise_numbers(v) for v in value]
+    return value
+
+
+def call_key(tool: str, args: Any) -> str:
+    """The stable ledger key of a call: a hash of the tool name and the canonical JSON of its arguments
+    (object keys sorted), so the same call with arguments in another order has the same key."""
+    canonical = json.dumps([tool, _canonical_args(args)], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "call:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:40]
+
+
+def _check_tool(tool: object) -> str:
+    if not isinstance(tool, str):
+        raise InvalidInputError(f"tool must be a str, got {type(tool).__name__}")
+    if not tool.strip():
+        raise InvalidInputError("tool must not be empty or blank")
+    if len(tool) > MAX_KEY_CHARS:
+        raise InvalidInputError(f"tool name is {len(tool)} characters; the limit is {MAX_KEY_CHARS}")
+    check_encodable(tool, "tool")
+    return tool
+
+
+def _masked(value: Any) -> Any:
+    """A JSON value with sensitive values in its strings masked (``[REDACTED:<kind>]``)."""
+    if isinstance(value, str):
+        return gate.redact(value)
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(v) for v in value]
+    return value
+
+
+def _result_text(result: Any) -> str | None:
+    if result is None:
+        return None
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    masked = gate.redact(text[: RESULT_CHARS * 8])
+    return masked if len(masked) <= RESULT_CHARS else masked[:RESULT_CHARS] + "…"
+
+
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_HEX32 = re.compile(r"\b[0-9a-f]{32}\b")
+_HASH_NUMBER = re.compile(r"(?<![\w&#])#\d+\b")
+_TICKET = re.compile(r"\b([A-Z][A-Z0-9]{0,9})-\d+\b")
+_NOT_TICKETS = {"UTF", "ISO", "SHA", "MD", "GPT", "COVID", "IPV", "X", "H", "TLS", "SSL", "AES", "RSA"}
+
+
+def extract_ids(result: Any) -> list[str]:
+    """Ids a tool result names: JSON fields ``id`` / ``*_id`` / ``*Id`` (and ``ids`` lists), uuid-like strings,
+    ``#123`` and ``PR-45``-style references; in order of appearance, without duplicates or sensitive values."""
+    if isinstance(result, str) and result.lstrip()[:1] in ("{", "["):
+        with suppress(ValueError, RecursionError):
+            result = json.loads(result)
+    found: list[str] = []
+    _ids_in(result, found, 0)
+    seen: set[str] = set()
+    out = []
+    for candidate in found:
+        if candidate not in seen and not gate.find_sensitive(candidate):
+            seen.add(candidate)
+            out.append(candidate)
+        if len(out) >= MAX_IDS:
+            break
+    return out
+
+
+def _id_field(name: str) -> str:
+    try:
+        key = canonical_key(name)
+    except InvalidInputError:
+        return ""
+    if key == "id" or key.endswith("_id"):
+        return "one"
+    if key == "ids" or key.endswith("_ids"):
+        return "many"
+    return ""
+
+
+def _ids_in(value: Any, found: list[str], depth: int) -> None:
+    if depth > 32 or len(found) > MAX_IDS * 4:
+        return
+    if isinstance(value, dict):
+        for name, v in value.items():
+            kind = _id_field(str(name))
+            if kind == "one" and isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip():
+                found.append(str(v))
+            elif kind == "many" and isinstance(v, list):
+                found.extend(str(x) for x in v if isinstance(x, str | int) and not isinstance(x, bool))
+            else:
+                _ids_in(v, found, depth + 1)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _ids_in(v, found, depth + 1)
+    elif isinstance(value, str):
+        found.extend(_ids_in_text(value[:100_000]))
+
+
+def _ids_in_text(text: str) -> list[str]:
+    hits: list[tuple[int, str]] = []
+    for pattern in (_UUID, _HEX32, _HASH_NUMBER):
+        hits.extend((m.start(), m.group(0)) for m in pattern.finditer(text))
+    hits.extend((m.start(), m.group(0)) for m in _TICKET.finditer(text) if m.group(1) not in _NOT_TICKETS)
+    return [h for _, h in sorted(hits)]
+
+
+@with_async_twins("record", "seen", "entries", "stats")
+class Ledger:
+    """Side effects of one (user, session): ``record`` a call, ask whether it was ``seen`` before repeating it.
+
+    Obtained from ``user.ledger(session_id)``; ``Ledger(user, session_id)`` builds the same thing. Entries expire
+    with the session state (``retention.session_days`` after their last record) and are erased with the user.
+    """
+
+    def __init__(self, user: UserMemory, session_id: str) -> None:
+        self.user = user
+        self.session_id = check_session_id(session_id)
+        self._store = user.store(LEDGER_PREFIX + self.session_id)
+        self._storage = user.memory.storage
+        self._days = float(user.memory.retention.session_days)
+
+    def __repr__(self) -> str:
+        return f"Ledger(user_id={self.user.user_id!r}, session_id={self.session_id!r})"
+
+    def record(self, tool: str, args: Any, result: Any = None, *, pending: bool = False) -> LedgerEntry:
+        """Record a side-effecting call of ``tool`` with ``args`` (a JSON value, or a JSON string of one).
+
+        Call it after the call with its ``result``, or before it with ``pending=True`` and again after with the
+        result (which completes the entry: one call). Recording a call already recorded counts as a repeat.
+        """
+        tool = _check_tool(tool)
+        args = _canonical_args(args)
+        key = call_key(tool, args)
+        ids = extract_ids(result) if result is not None else []
+        result_text = _result_text(result)
+        t = now()
+        tally = _tally_for(self._store, self._storage)
+        with tally.lock:
+            old_value = self._store.get(key)
+            if isinstance(old_value, dict):
+                old = LedgerEntry.from_value(key, old_value)
+                completes = old.pending and not pending
+                entry = LedgerEntry(
+                    key=key,
+                    tool=tool,
+                    args=old.args,
+                    result=result_text if result_text is not None else old.result,
+                    ids=tuple(dict.fromkeys([*old.ids, *ids]))[:MAX_IDS],
+                    first_at=old.first_at,
+                    last_at=t,
+                    calls=old.calls if completes else old.calls + 1,
+                    pending=pending,
+                )
+            else:
+                entry = LedgerEntry(key, tool, _masked(args), result_text, tuple(ids), t, t, 1, pending)
+            self._store.put(key, entry.to_value(), expires_at=t + self._days * DAY)
+        return entry
+
+    def seen(self, tool: str, args: Any) -> LedgerEntry | None:
+        """The recorded call of ``tool`` with these ``args`` (in any key order), or None if it was not made."""
+        key = call_key(_check_tool(tool), args)
+        item = self._store.item(key)
+        if item is None or _expired(item, now()) or not isinstance(item.value, dict):
+            return None
+        return LedgerEntry.from_value(key, item.value)
+
+    def entries(self) -> list[LedgerEntry]:
+        """Every recorded call of the session, oldest first."""
+        t = now()
+        return [
+            LedgerEntry.from_value(i.key, i.value)
+            for i in self._store.items()
+            if isinstance(i.value, dict) and not _expired(i, t)
+        ]
+
+    def stats(self) -> dict[str, Any]:
+        """``calls`` made, ``distinct`` calls, ``repeats`` (records of a call already recorded) and
+        ``repeat_rate`` (repeats / calls; None before any call)."""
+        entries = self.entries()
+        calls = sum(e.calls for e in entries)
+        repeats = sum(e.calls - 1 for e in entries)
+        return {
+            "session_id": self.session_id,
+            "calls": calls,
+            "distinct": len(entries),
+            "repeats": repeats,
+            "repeat_rate": repeats / calls if calls else None,
+        }
