@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from memtend import Memory
+from memtend.ledger import Ledger
 from memtend.memory_tool import (
     MAX_ANSWER_CHARS,
     MemoryTool,
@@ -17,7 +18,7 @@ from memtend.memory_tool import (
     openai_format,
     tool_definition,
 )
-from memtend.session import Ledger, SessionState
+from memtend.session import SessionState
 
 jsonschema = pytest.importorskip("jsonschema")
 

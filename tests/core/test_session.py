@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from memtend import InvalidInputError, Memory, SensitiveDataError, UserMemory
 from memtend import session as session_module
+from memtend.ledger import Ledger, call_key, extract_ids
 from memtend.policies.forgetting import DAY
 from memtend.records import now
-from memtend.session import STATS_KEY, Ledger, SessionState, call_key, extract_ids
+from memtend.session import STATS_KEY, SessionState
 
 
 def session(user: UserMemory, session_id: str = "t1") -> SessionState:
@@ -96,7 +97,8 @@ def test_round_trip_across_processes(tmp_path: Path, embedding_function: object)
         f"""
         import json
         from memtend import Memory
-        from memtend.session import Ledger, SessionState
+        from memtend.ledger import Ledger
+        from memtend.session import SessionState
         with Memory(path={str(store)!r}) as mem:
             alice = mem.user("alice")
             state = SessionState(alice, "thread-1")

@@ -17,6 +17,7 @@ from memtend.errors import (
     UntrustedContentError,
 )
 from memtend.keyed_store import KeyedStore
+from memtend.ledger import Ledger, LedgerEntry
 from memtend.memory import (
     CompactionReport,
     ErasureReceipt,
@@ -31,7 +32,7 @@ from memtend.memory_tool import MemoryTool
 from memtend.policies.forgetting import RetentionPolicy
 from memtend.policies.precedence import FactOutcome, canonical_key
 from memtend.records import Kind, Record, Source, Status
-from memtend.session import Ledger, LedgerEntry, SessionState
+from memtend.session import SessionState
 
 __all__ = [
     "CompactionReport",

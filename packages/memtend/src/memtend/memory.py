@@ -42,7 +42,8 @@ from memtend.twins import with_async_twins
 from memtend.user_index import UserIndex
 
 if TYPE_CHECKING:
-    from memtend.session import Ledger, SessionState
+    from memtend.ledger import Ledger
+    from memtend.session import SessionState
 
 _clock = now  # methods with a ``now`` parameter read the real clock through this name
 
@@ -852,7 +853,7 @@ class UserMemory:
 
     def ledger(self, session_id: str) -> Ledger:
         """The side-effect ledger of one session: which side-effecting calls were already made."""
-        from memtend.session import Ledger
+        from memtend.ledger import Ledger
 
         return Ledger(self, session_id)
 

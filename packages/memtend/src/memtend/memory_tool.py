@@ -13,9 +13,10 @@ import json
 from typing import Any
 
 from memtend.errors import MemtendError, SensitiveDataError
+from memtend.ledger import Ledger
 from memtend.policies.precedence import canonical_key
 from memtend.records import MAX_KEY_CHARS, Source
-from memtend.session import OPS, Ledger, SessionState
+from memtend.session import OPS, SessionState
 from memtend.twins import with_async_twins
 
 __all__ = ["TOOL_NAME", "MemoryTool", "anthropic_format", "openai_format", "tool_definition"]

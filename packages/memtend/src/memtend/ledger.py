@@ -1,0 +1,292 @@
+"""The side-effect ledger: which side-effecting tool calls a session already made, when, and what ids they returned.
+
+Entries live in the user's keyed store (namespace ``ledger:<session id>``) under a stable hash of the tool name and
+its canonical JSON arguments, so an agent can ask before repeating a deploy or a database write. Arguments and
+results are stored with sensitive values masked; entries expire with the session (``retention.session_days``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from memtend.errors import InvalidInputError
+from memtend.keyed_store import check_value
+from memtend.policies import gate
+from memtend.policies.forgetting import DAY
+from memtend.policies.precedence import canonical_key
+from memtend.records import MAX_KEY_CHARS, check_encodable, now
+from memtend.session import LEDGER_PREFIX, MAX_IDS, RESULT_CHARS, _expired, _tally_for, check_session_id
+from memtend.twins import with_async_twins
+
+if TYPE_CHECKING:
+    from memtend.memory import UserMemory
+
+__all__ = ["Ledger", "LedgerEntry", "call_key", "extract_ids"]
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """A side-effecting call the ledger holds. ``calls`` counts the times it was made (a ``pending`` record
+    completed by its result is one call); ``args`` and ``result`` are stored with sensitive values masked."""
+
+    key: str
+    tool: str
+    args: Any
+    result: str | None
+    ids: tuple[str, ...]
+    first_at: float
+    last_at: float
+    calls: int
+    pending: bool = False
+
+    @classmethod
+    def from_value(cls, key: str, value: dict[str, Any]) -> LedgerEntry:
+        return cls(
+            key=key,
+            tool=str(value["tool"]),
+            args=value.get("args"),
+            result=value.get("result"),
+            ids=tuple(value.get("ids") or ()),
+            first_at=float(value["first_at"]),
+            last_at=float(value["last_at"]),
+            calls=int(value.get("calls", 1)),
+            pending=bool(value.get("pending", False)),
+        )
+
+    def to_value(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "args": self.args,
+            "result": self.result,
+            "ids": list(self.ids),
+            "first_at": self.first_at,
+            "last_at": self.last_at,
+            "calls": self.calls,
+            "pending": self.pending,
+        }
+
+    def describe(self) -> str:
+        """One line for the agent: the call was made, when, how often, and which ids it produced."""
+        times = "once" if self.calls == 1 else f"{self.calls} times, last at {_when(self.last_at)}"
+        text = f"{self.tool} was already called with these arguments at {_when(self.first_at)} ({times})"
+        if self.pending:
+            text += "; its result was not recorded (it may have failed or still be running)"
+        text += f"; result ids: {', '.join(self.ids)}" if self.ids else "; no result ids recorded"
+        return text
+
+
+def _when(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _canonical_args(args: Any) -> Any:
+    """Arguments as canonical JSON data: a JSON string is parsed, integral floats become ints."""
+    if isinstance(args, str):
+        parsed = None
+        with suppress(ValueError, RecursionError):
+            parsed = json.loads(args)
+        if isinstance(parsed, dict | list):
+            args = parsed
+    check_value(args)
+    return _normalise_numbers(args)
+
+
+def _normalise_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _normalise_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalise_numbers(v) for v in value]
+    return value
+
+
+def call_key(tool: str, args: Any) -> str:
+    """The stable ledger key of a call: a hash of the tool name and the canonical JSON of its arguments
+    (object keys sorted), so the same call with arguments in another order has the same key."""
+    canonical = json.dumps([tool, _canonical_args(args)], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "call:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:40]
+
+
+def _check_tool(tool: object) -> str:
+    if not isinstance(tool, str):
+        raise InvalidInputError(f"tool must be a str, got {type(tool).__name__}")
+    if not tool.strip():
+        raise InvalidInputError("tool must not be empty or blank")
+    if len(tool) > MAX_KEY_CHARS:
+        raise InvalidInputError(f"tool name is {len(tool)} characters; the limit is {MAX_KEY_CHARS}")
+    check_encodable(tool, "tool")
+    return tool
+
+
+def _masked(value: Any) -> Any:
+    """A JSON value with sensitive values in its strings masked (``[REDACTED:<kind>]``)."""
+    if isinstance(value, str):
+        return gate.redact(value)
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(v) for v in value]
+    return value
+
+
+def _result_text(result: Any) -> str | None:
+    if result is None:
+        return None
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    masked = gate.redact(text[: RESULT_CHARS * 8])
+    return masked if len(masked) <= RESULT_CHARS else masked[:RESULT_CHARS] + "…"
+
+
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_HEX32 = re.compile(r"\b[0-9a-f]{32}\b")
+_HASH_NUMBER = re.compile(r"(?<![\w&#])#\d+\b")
+_TICKET = re.compile(r"\b([A-Z][A-Z0-9]{0,9})-\d+\b")
+_NOT_TICKETS = {"UTF", "ISO", "SHA", "MD", "GPT", "COVID", "IPV", "X", "H", "TLS", "SSL", "AES", "RSA"}
+
+
+def extract_ids(result: Any) -> list[str]:
+    """Ids a tool result names: JSON fields ``id`` / ``*_id`` / ``*Id`` (and ``ids`` lists), uuid-like strings,
+    ``#123`` and ``PR-45``-style references; in order of appearance, without duplicates or sensitive values."""
+    if isinstance(result, str) and result.lstrip()[:1] in ("{", "["):
+        with suppress(ValueError, RecursionError):
+            result = json.loads(result)
+    found: list[str] = []
+    _ids_in(result, found, 0)
+    seen: set[str] = set()
+    out = []
+    for candidate in found:
+        if candidate not in seen and not gate.find_sensitive(candidate):
+            seen.add(candidate)
+            out.append(candidate)
+        if len(out) >= MAX_IDS:
+            break
+    return out
+
+
+def _id_field(name: str) -> str:
+    try:
+        key = canonical_key(name)
+    except InvalidInputError:
+        return ""
+    if key == "id" or key.endswith("_id"):
+        return "one"
+    if key == "ids" or key.endswith("_ids"):
+        return "many"
+    return ""
+
+
+def _ids_in(value: Any, found: list[str], depth: int) -> None:
+    if depth > 32 or len(found) > MAX_IDS * 4:
+        return
+    if isinstance(value, dict):
+        for name, v in value.items():
+            kind = _id_field(str(name))
+            if kind == "one" and isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip():
+                found.append(str(v))
+            elif kind == "many" and isinstance(v, list):
+                found.extend(str(x) for x in v if isinstance(x, str | int) and not isinstance(x, bool))
+            else:
+                _ids_in(v, found, depth + 1)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _ids_in(v, found, depth + 1)
+    elif isinstance(value, str):
+        found.extend(_ids_in_text(value[:100_000]))
+
+
+def _ids_in_text(text: str) -> list[str]:
+    hits: list[tuple[int, str]] = []
+    for pattern in (_UUID, _HEX32, _HASH_NUMBER):
+        hits.extend((m.start(), m.group(0)) for m in pattern.finditer(text))
+    hits.extend((m.start(), m.group(0)) for m in _TICKET.finditer(text) if m.group(1) not in _NOT_TICKETS)
+    return [h for _, h in sorted(hits)]
+
+
+@with_async_twins("record", "seen", "entries", "stats")
+class Ledger:
+    """Side effects of one (user, session): ``record`` a call, ask whether it was ``seen`` before repeating it.
+
+    Obtained from ``user.ledger(session_id)``; ``Ledger(user, session_id)`` builds the same thing. Entries expire
+    with the session state (``retention.session_days`` after their last record) and are erased with the user.
+    """
+
+    def __init__(self, user: UserMemory, session_id: str) -> None:
+        self.user = user
+        self.session_id = check_session_id(session_id)
+        self._store = user.store(LEDGER_PREFIX + self.session_id)
+        self._storage = user.memory.storage
+        self._days = float(user.memory.retention.session_days)
+
+    def __repr__(self) -> str:
+        return f"Ledger(user_id={self.user.user_id!r}, session_id={self.session_id!r})"
+
+    def record(self, tool: str, args: Any, result: Any = None, *, pending: bool = False) -> LedgerEntry:
+        """Record a side-effecting call of ``tool`` with ``args`` (a JSON value, or a JSON string of one).
+
+        Call it after the call with its ``result``, or before it with ``pending=True`` and again after with the
+        result (which completes the entry: one call). Recording a call already recorded counts as a repeat.
+        """
+        tool = _check_tool(tool)
+        args = _canonical_args(args)
+        key = call_key(tool, args)
+        ids = extract_ids(result) if result is not None else []
+        result_text = _result_text(result)
+        t = now()
+        tally = _tally_for(self._store, self._storage)
+        with tally.lock:
+            old_value = self._store.get(key)
+            if isinstance(old_value, dict):
+                old = LedgerEntry.from_value(key, old_value)
+                completes = old.pending and not pending
+                entry = LedgerEntry(
+                    key=key,
+                    tool=tool,
+                    args=old.args,
+                    result=result_text if result_text is not None else old.result,
+                    ids=tuple(dict.fromkeys([*old.ids, *ids]))[:MAX_IDS],
+                    first_at=old.first_at,
+                    last_at=t,
+                    calls=old.calls if completes else old.calls + 1,
+                    pending=pending,
+                )
+            else:
+                entry = LedgerEntry(key, tool, _masked(args), result_text, tuple(ids), t, t, 1, pending)
+            self._store.put(key, entry.to_value(), expires_at=t + self._days * DAY)
+        return entry
+
+    def seen(self, tool: str, args: Any) -> LedgerEntry | None:
+        """The recorded call of ``tool`` with these ``args`` (in any key order), or None if it was not made."""
+        key = call_key(_check_tool(tool), args)
+        item = self._store.item(key)
+        if item is None or _expired(item, now()) or not isinstance(item.value, dict):
+            return None
+        return LedgerEntry.from_value(key, item.value)
+
+    def entries(self) -> list[LedgerEntry]:
+        """Every recorded call of the session, oldest first."""
+        t = now()
+        return [
+            LedgerEntry.from_value(i.key, i.value)
+            for i in self._store.items()
+            if isinstance(i.value, dict) and not _expired(i, t)
+        ]
+
+    def stats(self) -> dict[str, Any]:
+        """``calls`` made, ``distinct`` calls, ``repeats`` (records of a call already recorded) and
+        ``repeat_rate`` (repeats / calls; None before any call)."""
+        entries = self.entries()
+        calls = sum(e.calls for e in entries)
+        repeats = sum(e.calls - 1 for e in entries)
+        return {
+            "session_id": self.session_id,
+            "calls": calls,
+            "distinct": len(entries),
+            "repeats": repeats,
+            "repeat_rate": repeats / calls if calls else None,
+        }
