@@ -355,6 +355,8 @@ def test_cleared_side_effect_results_keep_their_ids() -> None:
     assert custom[2].content == "<gone c1>" and custom[4] == messages[4]
     with pytest.raises(InvalidInputError):
         clear_tool_results(messages, keep_last=-1)
+    with pytest.raises(InvalidInputError, match="placeholder template"):
+        clear_tool_results(messages, keep_last=0, placeholder="[{tool}]")
 
 
 # --- the summary schema ------------------------------------------------------------------------------

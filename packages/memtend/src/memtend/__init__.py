@@ -31,11 +31,15 @@ from memtend.memory import (
 from memtend.memory_tool import MemoryTool
 from memtend.policies.forgetting import RetentionPolicy
 from memtend.policies.precedence import FactOutcome, canonical_key
+from memtend.policies.summary import StructuredSummary, SummaryValidationError, llm_summarizer
+from memtend.policies.transcript_compaction import CompactionResult, clear_tool_results, compact_transcript
 from memtend.records import Kind, Record, Source, Status
 from memtend.session import SessionState
+from memtend.transcript import Message, ToolCall
 
 __all__ = [
     "CompactionReport",
+    "CompactionResult",
     "EmbeddingModelUnavailableError",
     "ErasureReceipt",
     "Event",
@@ -52,6 +56,7 @@ __all__ = [
     "Memory",
     "MemoryTool",
     "MemtendError",
+    "Message",
     "Record",
     "RecordNotFoundError",
     "RetentionPolicy",
@@ -61,8 +66,14 @@ __all__ = [
     "Status",
     "StorageUnavailableError",
     "StoreLockedError",
+    "StructuredSummary",
+    "SummaryValidationError",
+    "ToolCall",
     "UnknownKindError",
     "UntrustedContentError",
     "UserMemory",
     "canonical_key",
+    "clear_tool_results",
+    "compact_transcript",
+    "llm_summarizer",
 ]

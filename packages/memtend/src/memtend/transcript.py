@@ -216,22 +216,6 @@ def ensure_messages(messages: Iterable[Message]) -> list[Message]:
 # --- structure -------------------------------------------------------------------------------------
 
 
-def call_index(messages: list[Message]) -> dict[int, int]:
-    """Map the index of each tool message to the index of the assistant turn that issued its call.
-
-    A tool message whose call was never issued (an orphan) is left out.
-    """
-    issued: dict[str, int] = {}
-    answered: dict[int, int] = {}
-    for i, message in enumerate(messages):
-        if message.role == "assistant":
-            for call in message.tool_calls:
-                issued[call.id] = i
-        elif message.role == "tool" and message.tool_call_id in issued:
-            answered[i] = issued[message.tool_call_id]
-    return answered
-
-
 def transcript_problems(messages: Iterable[Message]) -> list[str]:
     """Structural problems of a transcript; empty when every call/result pair is well formed.
 
@@ -328,6 +312,7 @@ def from_openai(messages: Iterable[Any]) -> list[Message]:
                 call_id = item.get("tool_call_id")
                 if call_id is None:
                     raise _fail("", "a tool message needs 'tool_call_id'")
+                _require_str(call_id, "tool_call_id")
                 name = item.get("name") or call_names.get(call_id)
                 out.append(Message.tool(content, call_id, name=name))
                 continue
@@ -488,6 +473,7 @@ def _anthropic_user(content: Any, where: str, call_names: dict[str, str]) -> lis
             call_id = block.get("tool_use_id")
             if call_id is None:
                 raise _fail(f"content[{j}]", "a tool_result block needs 'tool_use_id'")
+            _require_str(call_id, f"content[{j}].tool_use_id")
             raw = block.get("content", "")
             text = raw if isinstance(raw, str) else _anthropic_text(raw, f"content[{j}].content")
             metadata = {"is_error": True} if block.get("is_error") else {}

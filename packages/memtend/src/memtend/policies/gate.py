@@ -11,7 +11,11 @@ Every write passes through :func:`check_write`:
   person (prompt injection). Flagged text is still stored; text from an external source always waits
   for review.
 
-A :class:`Finding` holds a kind and a span, never the value, so findings and errors can be logged.
+A :class:`Finding` holds a kind and a span, never the value, so findings and errors can be logged. Kinds:
+``card iban ssn national_id password pin connection_string private_key jwt secret aws_access_key aws_secret_key
+openai_key anthropic_key github_token github_pat gitlab_token slack_token stripe_key google_api_key google_oauth
+sendgrid_key pypi_token npm_token huggingface_token discord_token telegram_token mailchimp_key azure_storage_key
+square_oauth twilio_key artifactory_token``.
 """
 
 from __future__ import annotations
@@ -54,7 +58,9 @@ __all__ = [
     "check_rule",
     "check_write",
     "find_sensitive",
+    "iban_valid",
     "looks_like_injection",
+    "luhn_valid",
     "redact",
 ]
 

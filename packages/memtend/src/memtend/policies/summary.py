@@ -44,6 +44,8 @@ MAX_PLAN = 15
 MAX_OPEN_QUESTIONS = 10
 MAX_FILES = 40
 FACTS_PER_PASS = 12
+# A pasted document full of "must" is not a list of instructions: at most this many per message.
+CONSTRAINTS_PER_MESSAGE = 10
 
 SUMMARY_HEADER = "[Conversation summary so far, {turns} turns]"
 _HEADER_RE = re.compile(r"^\[Conversation summary so far, (\d+) turns?\]\s*(?:\n|$)")
@@ -513,6 +515,10 @@ def _is_constraint(sentence: str) -> bool:
     return not normal.rstrip().endswith("?") or bool(_REQUEST_RE.match(normal))
 
 
+def _user_constraints(text: str) -> list[str]:
+    return [s for s in _sentences(text) if _is_constraint(s)][:CONSTRAINTS_PER_MESSAGE]
+
+
 def _words(name: str) -> list[str]:
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
     return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
@@ -673,7 +679,7 @@ def extract_constraints(messages: Iterable[Message]) -> list[str]:
         if summary is not None:
             found.extend(summary[1].constraints)
         elif message.role == "user":
-            found.extend(s for s in _sentences(message.content) if _is_constraint(s))
+            found.extend(_user_constraints(message.content))
     return _dedupe(found)
 
 
@@ -682,8 +688,9 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
 
     * goal: the first user message, verbatim (the earlier summary's goal when there is one);
     * constraints: user sentences with a constraint marker (must, never, always, don't, only,
-      without, avoid, prefer, make sure, should, at most...), verbatim; questions only when they are
-      requests ("Could you make sure...?");
+      without, avoid, prefer, make sure, should, at most...), verbatim, at most
+      ``CONSTRAINTS_PER_MESSAGE`` per message; questions only when they are requests ("Could you
+      make sure...?");
     * side effects: tool calls whose name or arguments look side-effecting (:func:`is_side_effecting`)
       with the ids of :func:`extract_ids` from their arguments and result;
     * facts: short declarative sentences of assistant turns and a one-line digest of each other
@@ -716,7 +723,7 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
             questions.extend(pending_questions)
             goal = goal or message.content.strip()
             sentences = _sentences(message.content)
-            constraints.extend(s for s in sentences if _is_constraint(s))
+            constraints.extend(_user_constraints(message.content))
             pending_questions = [s for s in sentences if s.endswith("?") and not _is_constraint(s)]
         elif message.role == "assistant":
             if message.content.strip():

@@ -159,7 +159,8 @@ def compact_transcript(
     set to the original one.
 
     Raises ``InvalidInputError`` when no trigger is given (pass ``max_turns``, ``max_tokens`` or
-    ``force=True``) or a limit is not a positive integer.
+    ``force=True``), a limit is not a positive integer, or a keep limit would re-trigger at once
+    (``keep_recent_turns > max_turns``, ``keep_tokens >= max_tokens``).
     """
     items = ensure_messages(messages)
     for name, value in (
@@ -289,7 +290,15 @@ def clear_tool_results(
     items = ensure_messages(messages)
     if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0:
         raise InvalidInputError(f"keep_last must be a non-negative integer, got {keep_last!r}")
-    if not (isinstance(placeholder, str) or callable(placeholder)):
+    if isinstance(placeholder, str):
+        try:
+            placeholder.format(name="", tool_call_id="", chars=0, ids="", ids_note="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise InvalidInputError(
+                f"placeholder template {placeholder!r} is invalid ({exc!r}); it may use "
+                "{name}, {tool_call_id}, {chars}, {ids} and {ids_note}"
+            ) from None
+    elif not callable(placeholder):
         raise InvalidInputError("placeholder must be a template string or a callable")
     calls = {call.id: call for m in items for call in m.tool_calls}
     positions = [i for i, m in enumerate(items) if m.role == "tool"]
