@@ -22,7 +22,6 @@ import argparse
 import datetime as dt
 import json
 import re
-import statistics
 import sys
 import tempfile
 import time
@@ -109,9 +108,7 @@ def load(path: str | Path = DEFAULT_DATA, conversations: Sequence[str] | None = 
             continue
         conv = sample["conversation"]
         turns: list[Turn] = []
-        numbers = sorted(
-            int(m.group(1)) for key in conv if (m := re.fullmatch(r"session_(\d+)", key)) and conv[key]
-        )
+        numbers = sorted(int(m.group(1)) for key in conv if (m := re.fullmatch(r"session_(\d+)", key)) and conv[key])
         for number in numbers:
             at = parse_session_date(conv[f"session_{number}_date_time"])
             for turn in conv[f"session_{number}"]:
@@ -148,9 +145,7 @@ def scores(ranked: Ranked, conversations: Iterable[str] | None = None) -> dict[s
     out: dict[str, dict[str, float]] = {}
     for group, categories in GROUPS.items():
         rows = [
-            (q, ids)
-            for conv, q, ids in ranked.rows
-            if q.category in categories and (wanted is None or conv in wanted)
+            (q, ids) for conv, q, ids in ranked.rows if q.category in categories and (wanted is None or conv in wanted)
         ]
         metrics: dict[str, float] = {"questions": float(len(rows))}
         for k in KS:
@@ -223,7 +218,7 @@ def run_index(
         index.upsert(records, embed([t.text for t in conv.turns]))
         out.ingest_seconds += time.perf_counter() - started
         vectors = embed([q.text for q in conv.questions])
-        for q, vector in zip(conv.questions, vectors):
+        for q, vector in zip(conv.questions, vectors, strict=True):
             started = time.perf_counter()
             hits = index.search(q.text, vector, k=DEPTH, now=conv.now)
             out.latencies.append(time.perf_counter() - started)
@@ -255,9 +250,7 @@ def run_bm25(conversations: Sequence[Conversation]) -> Ranked:
     return out
 
 
-def run_minilm(
-    conversations: Sequence[Conversation], embed: Callable[[list[str]], np.ndarray] | None = None
-) -> Ranked:
+def run_minilm(conversations: Sequence[Conversation], embed: Callable[[list[str]], np.ndarray] | None = None) -> Ranked:
     """all-MiniLM-L6-v2 cosine alone."""
     embed = embed or _embed
     out = Ranked()
@@ -278,10 +271,84 @@ def _top(values: np.ndarray, k: int) -> list[int]:
     return [int(i) for i in np.argsort(-np.asarray(values), kind="stable")[:k]]
 
 
+_VECTORS: dict[str, np.ndarray] = {}  # text -> embedding, so repeated runs in one process embed once
+
+
 def _embed(texts: list[str]) -> np.ndarray:
     from memtend.embeddings import embed
 
-    return embed(texts)
+    missing = [t for t in dict.fromkeys(texts) if t not in _VECTORS]
+    if missing:
+        _VECTORS.update(zip(missing, embed(missing), strict=True))
+    return np.stack([_VECTORS[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+
+
+# -- ablation: each ranking change, cumulatively, on UserIndex ----------------------------------------
+
+ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "BM25 words only, stemmed (k1 1.5, b 0.75)",
+        {
+            "meaning_weight": 0.0,
+            "context_share": 0.0,
+            "k1": 1.5,
+            "b": 0.75,
+            "recency_weight": 0.0,
+            "date_bonus": 0.0,
+            "time_words_bonus": 0.0,
+            "name_bonus": 0.0,
+            "question_factor": 1.0,
+            "conflict_pool": 0,
+        },
+    ),
+    ("+ length normalisation mostly off (k1 1.2, b 0.1)", {"k1": 1.2, "b": 0.1}),
+    ("+ MiniLM cosine, min-max fused with equal weights", {"meaning_weight": 1.0}),
+    ("+ context window (2 before, 1 after) as one document", {"context_share": 0.67}),
+    ("+ date bonus (query names the record's date)", {"date_bonus": 0.33}),
+    ("+ time words on when/how-long questions", {"time_words_bonus": 0.13}),
+    ("+ named speaker bonus", {"name_bonus": 0.02}),
+    ("+ records that only ask a question x0.9", {"question_factor": 0.9}),
+    ("+ recency 0.01 (events: half-life 30 days)", {"recency_weight": 0.01}),
+    ("+ conflicts: newest wins (= the defaults)", {"conflict_pool": 30}),
+)
+
+
+def ablation(data_path: str | Path = DEFAULT_DATA, conversations: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """frac@5 / frac@10 (all five categories) per part after each cumulative ranking change."""
+    from dataclasses import replace
+
+    from memtend.policies.retrieval import RetrievalConfig
+
+    convs = load(data_path, conversations)
+    names = [c.sample_id for c in convs]
+    parts = {part: [n for n in names if n in members] for part, members in SPLITS.items()}
+    parts = {part: members for part, members in parts.items() if members}
+    parts["all"] = names
+    config = RetrievalConfig()
+    rows = []
+    for label, change in ABLATION:
+        config = replace(config, **change)
+        ranked = run_index(convs, config)
+        row: dict[str, Any] = {"change": label}
+        for part, members in parts.items():
+            metrics = scores(ranked, members)["all five"]
+            row[part] = (metrics["frac@5"], metrics["frac@10"])
+        rows.append(row)
+    assert config == RetrievalConfig(), "the last ablation step must be memtend's defaults"
+    return rows
+
+
+def format_ablation(rows: list[dict[str, Any]]) -> str:
+    parts = [key for key in rows[0] if key != "change"]
+    lines = [
+        "Ranking changes, cumulative (UserIndex, all five categories, frac@5 / frac@10)",
+        f"| change | {' | '.join(parts)} |",
+        "|---|" + "---|" * len(parts),
+    ]
+    for row in rows:
+        cells = " | ".join(f"{row[p][0]:.1f} / {row[p][1]:.1f}" for p in parts)
+        lines.append(f"| {row['change']} | {cells} |")
+    return "\n".join(lines)
 
 
 # -- running and reporting -------------------------------------------------------------------------
@@ -306,9 +373,7 @@ def run(
         "bm25": run_bm25,
         "minilm": run_minilm,
     }
-    parts: dict[str, list[str]] = {
-        part: [n for n in names if n in members] for part, members in SPLITS.items()
-    }
+    parts: dict[str, list[str]] = {part: [n for n in names if n in members] for part, members in SPLITS.items()}
     parts = {part: members for part, members in parts.items() if members}
     parts["all"] = names
     result: dict[str, Any] = {
@@ -362,6 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--systems", default="memtend,bm25,minilm", help="comma-separated: memtend, memtend-index, bm25, minilm"
     )
+    parser.add_argument(
+        "--ablation", action="store_true", help="print the effect of each ranking change instead (UserIndex only)"
+    )
     args = parser.parse_args(argv)
     if not Path(args.data).is_file():
         print(f"LoCoMo data not found at {args.data}; pass --data PATH", file=sys.stderr)
@@ -371,6 +439,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = [n for n in names if n in SPLITS[args.split]]
     if args.limit_conversations is not None:
         names = names[: args.limit_conversations]
+    if args.ablation:
+        print(format_ablation(ablation(args.data, names)))
+        return 0
     result = run(args.data, names, systems=[s.strip() for s in args.systems.split(",") if s.strip()])
     print(format_report(result))
     return 0

@@ -49,17 +49,18 @@ class UserIndex:
         self._status = np.zeros(0, dtype=np.int8)
         self._alive = np.zeros(0, dtype=bool)
         self._time_words = np.zeros(0, dtype=bool)
-        self._update = np.zeros(0, dtype=bool)
         self._question = np.zeros(0, dtype=bool)
         self._speaker = np.zeros(0, dtype=np.int32)
         self._nbr = np.zeros((0, self._before + self._after), dtype=np.int32)
         self._records: list[Record | None] = []
         self._values: list[frozenset[str]] = []  # what each record asserts (for conflicts)
         self._body_terms: list[frozenset[str]] = []  # its terms, speaker label left out (for conflicts)
+        self._update_terms: list[frozenset[str]] = []  # terms of its sentences announcing a change
         self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
         self._next_seq = 0
         self._sessions: dict[str, list[tuple[float, int, int]]] = {}  # session -> sorted (time, seq, slot)
         self._speakers: dict[str, int] = {}  # speaker name -> code
+        self._text_bytes = 0  # size of the texts held (for nbytes)
 
     # -- container protocol ----------------------------------------------------------------
     def __len__(self) -> int:
@@ -77,6 +78,13 @@ class UserIndex:
 
     def ids(self) -> list[str]:
         return [r.id for r in self._records if r is not None]
+
+    def neighbours(self, id: str) -> tuple[list[str], list[str]]:
+        """The ids of a record's context window: those before it (nearest first) and after it."""
+        row = self._nbr[self._lex.slot(self.record(id).id)]
+        before = [self._id(int(s)) for s in row[: self._before] if s >= 0]
+        after = [self._id(int(s)) for s in row[self._before :] if s >= 0]
+        return before, after
 
     # -- writes ----------------------------------------------------------------------------
     def upsert(self, records: list[Record], embeddings: np.ndarray) -> None:
@@ -97,7 +105,7 @@ class UserIndex:
                 f"embeddings have {vectors.shape[1]} dimensions but this index holds {self._dim}-d vectors; "
                 "use one embedding model per user"
             )
-        for record, vector in zip(records, vectors):
+        for record, vector in zip(records, vectors, strict=True):
             self._upsert_one(record, vector)
 
     def remove(self, ids: Iterable[str]) -> None:
@@ -108,16 +116,20 @@ class UserIndex:
             slot = self._lex.slot(id)
             self._leave_session(slot)
             self._lex.remove(id)
+            self._text_bytes -= self._text_size(slot)
             self._records[slot] = None
             self._values[slot] = frozenset()
             self._body_terms[slot] = frozenset()
+            self._update_terms[slot] = frozenset()
             self._alive[slot] = False
             self._emb[slot] = 0.0
             self._seq.pop(id, None)
 
     def _upsert_one(self, record: Record, vector: np.ndarray) -> None:
         if record.id in self._lex:
-            self._leave_session(self._lex.slot(record.id))
+            old = self._lex.slot(record.id)
+            self._leave_session(old)
+            self._text_bytes -= self._text_size(old)
         slot = self._lex.add(record.id, _index_text(record))
         self._grow(slot + 1)
         if record.id not in self._seq:
@@ -131,11 +143,14 @@ class UserIndex:
         self._status[slot] = _STATUS_CODE[record.status]
         self._alive[slot] = True
         self._time_words[slot] = retrieval.has_time_words(record.text)
-        self._update[slot] = retrieval.announces_update(record.text)
+        changed = retrieval.update_sentences(record.text)
+        self._update_terms[slot] = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
         self._question[slot] = retrieval.is_question(record.text)
-        speaker = retrieval.speaker_name(record.text, record.extra)
+        # A "Name: ..." label names a speaker in logs and notes; in a fact it is the key in words.
+        speaker = "" if record.kind in (Kind.FACT, Kind.RULE) else retrieval.speaker_name(record.text, record.extra)
         self._speaker[slot] = self._speakers.setdefault(speaker, len(self._speakers)) if speaker else -1
         self._records[slot] = record
+        self._text_bytes += self._text_size(slot)
         self._values[slot] = retrieval.value_tokens(record.text)
         self._body_terms[slot] = frozenset(tokenize(retrieval.statement_body(record.text)))
         self._join_session(slot, record)
@@ -157,13 +172,13 @@ class UserIndex:
         self._status = grown(self._status)
         self._alive = grown(self._alive)
         self._time_words = grown(self._time_words)
-        self._update = grown(self._update)
         self._question = grown(self._question)
         self._speaker = grown(self._speaker, -1)
         self._nbr = grown(self._nbr, -1)
         self._records.extend([None] * (capacity - self._capacity))
         self._values.extend([frozenset()] * (capacity - self._capacity))
         self._body_terms.extend([frozenset()] * (capacity - self._capacity))
+        self._update_terms.extend([frozenset()] * (capacity - self._capacity))
         self._capacity = capacity
 
     # -- sessions: each record's neighbours in time, kept as a (slot, before+after) matrix ----
@@ -222,19 +237,23 @@ class UserIndex:
         if k <= 0 or len(self._lex) == 0:
             return []
         n = self._lex.capacity
-        status_codes = [_STATUS_CODE[Status(s)] for s in statuses]
-        context_mask = self._alive[:n] & np.isin(self._status[:n], status_codes)
+        allowed_status = np.zeros(len(_STATUSES), dtype=bool)
+        allowed_status[[_STATUS_CODE[Status(s)] for s in statuses]] = True
+        context_mask = self._alive[:n] & allowed_status[self._status[:n]]
         result_mask = context_mask
         if kinds is not None:
-            kind_codes = [_KIND_CODE[Kind(x)] for x in kinds]
-            result_mask = context_mask & np.isin(self._kind[:n], kind_codes)
+            allowed_kind = np.zeros(len(_KINDS), dtype=bool)
+            allowed_kind[[_KIND_CODE[Kind(x)] for x in kinds]] = True
+            result_mask = context_mask & allowed_kind[self._kind[:n]]
         if not result_mask.any():
             return []
         cfg = self.config
         vector = np.asarray(query_vec, dtype=np.float32).reshape(-1)
         if vector.shape[0] != self._dim:
             raise InvalidInputError(f"query vector has {vector.shape[0]} dimensions; this index holds {self._dim}")
-        cosine = self._emb[:n] @ vector
+        # einsum keeps this on one thread: a threaded BLAS gemv stalls when the cores are busy
+        # (3-10x slower here under load), and the query encoder already holds a core.
+        cosine = np.einsum("ij,j->i", self._emb[:n], vector)
         terms = tokenize(query)
         term_weights, term_freqs = self._lex.term_frequencies(terms)
         created = self._created[:n]
@@ -258,8 +277,7 @@ class UserIndex:
             when_question=retrieval.is_when_question(query),
         )
         scores = retrieval.rank(inputs, now, cfg)
-        subject = set(terms).difference(tokenize(" ".join(names)))  # what the query asks about
-        return self._top(scores, k, int(result_mask.sum()), subject)
+        return self._top(scores, k, int(result_mask.sum()), set(terms))
 
     def _top(self, scores: np.ndarray, k: int, eligible: int, subject: set[str]) -> list[tuple[str, float]]:
         pool = min(max(k, self.config.conflict_pool), eligible)
@@ -268,21 +286,38 @@ class UserIndex:
         top.sort(key=lambda i: (-scores[i], self._id(i)))
         if len(top) > 1 and self.config.conflict_pool > 1:
             vectors = self._emb[top]
-            claims = [
-                Claim(
-                    key=self._key(i),
-                    subject=frozenset(subject.intersection(self._body_terms[i])),
-                    values=self._values[i].difference(self._speakers),
-                    update=bool(self._update[i]),
-                )
-                for i in top
-            ]
-            new = retrieval.demote_conflicts(top, scores, self._created, vectors @ vectors.T, claims, self.config)
-            rescored = dict(zip(top, new.tolist()))
+            similarity = np.einsum("ij,kj->ik", vectors, vectors)
+            claims = self._claims(top, similarity, subject)
+            new = retrieval.demote_conflicts(top, scores, self._created, similarity, claims, self.config)
+            rescored = dict(zip(top, new.tolist(), strict=True))
             top.sort(key=lambda i: (-rescored[i], self._id(i)))
         else:
             rescored = {i: float(scores[i]) for i in top}
         return [(self._id(i), float(rescored[i])) for i in top[:k]]
+
+    def _claims(self, top: list[int], similarity: np.ndarray, subject: set[str]) -> list[Claim]:
+        """What each top record asserts; built only for those that could conflict (a close partner or a key)."""
+        threshold = min(self.config.conflict_cosine, self.config.conflict_update_cosine)
+        has_partner = (similarity >= threshold).sum(axis=1) > 1  # the diagonal counts once
+        claims = []
+        for position, slot in enumerate(top):
+            key = self._key(slot)
+            if not (key or has_partner[position]):
+                claims.append(Claim())
+                continue
+            claims.append(
+                Claim(
+                    key=key,
+                    subject=frozenset(subject.intersection(self._body_terms[slot])),
+                    values=self._values[slot].difference(self._speakers),
+                    update_terms=self._update_terms[slot],
+                )
+            )
+        return claims
+
+    def _text_size(self, slot: int) -> int:
+        record = self._records[slot]
+        return sys.getsizeof(record.text) + 100 * len(record.extra) if record is not None else 0
 
     def _id(self, slot: int) -> str:
         record = self._records[slot]
@@ -302,16 +337,13 @@ class UserIndex:
             self._status,
             self._alive,
             self._time_words,
-            self._update,
             self._question,
             self._speaker,
             self._nbr,
         )
-        records = sum(
-            sys.getsizeof(r.text) + 600 + 100 * len(r.extra) for r in self._records if r is not None
-        )
-        sessions = sum(len(m) for m in self._sessions.values()) * 120
-        return int(sum(a.nbytes for a in arrays) + records + sessions + self._lex.nbytes())
+        per_record = 600 + 120  # the Record, its id, session entry and feature sets (rough)
+        held = self._text_bytes + per_record * len(self)
+        return int(sum(a.nbytes for a in arrays) + held + self._lex.nbytes())
 
 
 def _index_text(record: Record) -> str:

@@ -38,12 +38,11 @@ from memtend.records import Kind
 
 __all__ = [
     "Claim",
-    "conflicts",
     "DateSpan",
     "RankInputs",
     "RetrievalConfig",
-    "announces_update",
     "bm25",
+    "conflicts",
     "date_match",
     "demote_conflicts",
     "fuse",
@@ -51,6 +50,7 @@ __all__ = [
     "is_question",
     "is_when_question",
     "minmax",
+    "minmax_rows",
     "query_date_spans",
     "query_names",
     "rank",
@@ -58,6 +58,7 @@ __all__ = [
     "relevance",
     "speaker_name",
     "statement_body",
+    "update_sentences",
     "value_tokens",
     "window_sum",
 ]
@@ -86,7 +87,7 @@ class RetrievalConfig:
     context_share: float = 0.67
     # recency: half-life in days per kind (None: never fades), added with this weight
     half_life_days: Mapping[Kind, float | None] = field(default_factory=_default_half_lives)
-    recency_weight: float = 0.0
+    recency_weight: float = 0.01
     # bonuses, added to a relevance of 0..1
     date_bonus: float = 0.33  # record made on a date the query names (scaled down for month, year)
     date_slack_days: float = 3.0  # records made this soon after the named span get half the bonus
@@ -98,7 +99,7 @@ class RetrievalConfig:
     conflict_pool: int = 30  # how many top records are checked against each other
     conflict_cosine: float = 0.85  # near-duplicates in meaning
     conflict_update_cosine: float = 0.55  # close in meaning, when the newer one says something changed
-    conflict_relevance: float = 0.5  # both must score at least this share of the best score
+    conflict_relevance: float = 0.6  # both must score at least this share of the best score
 
     def __post_init__(self) -> None:
         if self.k1 < 0 or not 0.0 <= self.b <= 1.0:
@@ -117,15 +118,24 @@ class RetrievalConfig:
 
 
 def minmax(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Rescale ``values`` to 0..1 over the masked entries; everything else (and a flat signal) is 0."""
-    out = np.zeros(values.shape, dtype=np.float64)
-    if not mask.any():
-        return out
-    chosen = values[mask].astype(np.float64)
-    low, high = float(chosen.min()), float(chosen.max())
-    if high - low <= 1e-12:
-        return out
-    out[mask] = (chosen - low) / (high - low)
+    """Rescale ``values`` to 0..1 over the masked entries; everything else (and a flat signal) is 0.
+
+    The low end is the smallest value or 0, whichever is lower: zero means "no match" for both
+    signals, so among a handful of all-similar records the weakest is not pushed down to nothing.
+    """
+    return minmax_rows(np.asarray(values, dtype=np.float64)[None, :], mask)[0]
+
+
+def minmax_rows(rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """:func:`minmax` applied to each row of a (signals, records) array in one pass."""
+    chosen = rows[:, mask]
+    if chosen.shape[1] == 0:
+        return np.zeros(rows.shape, dtype=np.float64)
+    low = np.minimum(chosen.min(axis=1), 0.0)
+    span = chosen.max(axis=1) - low
+    scale = np.divide(1.0, span, out=np.zeros_like(span), where=span > 1e-12)
+    out = (rows - low[:, None]) * scale[:, None]
+    out[:, ~mask] = 0.0
     return out
 
 
@@ -154,13 +164,21 @@ def window_sum(values: np.ndarray, neighbours: np.ndarray, weights: Sequence[flo
     ``neighbours[i, c]`` is the index of record i's c-th neighbour or -1; ``weights[c]`` its weight;
     neighbours outside ``mask`` lend nothing.
     """
-    out = np.array(values, dtype=np.float64, copy=True)
+    values = np.asarray(values, dtype=np.float64)
+    n = values.shape[-1]
+    # One zero column at index n stands for "no neighbour", so each offset is a single gather.
+    lent = np.zeros((*values.shape[:-1], n + 1), dtype=np.float64)
+    lent[..., :n] = values
+    if not mask.all():
+        lent[..., :n] *= mask
+    out = values.copy()
     for column, weight in enumerate(weights):
-        idx = neighbours[:, column]
-        present = (idx >= 0) & mask
-        present[present] &= mask[idx[present]]
-        if weight and present.any():
-            out[..., present] += weight * values[..., idx[present]]
+        if weight:
+            idx = np.where(neighbours[:, column] >= 0, neighbours[:, column], n)
+            gathered = np.take(lent, idx, axis=-1)
+            if weight != 1.0:
+                gathered *= weight
+            out += gathered
     return out
 
 
@@ -201,21 +219,36 @@ def relevance(inputs: RankInputs, config: RetrievalConfig) -> np.ndarray:
     """
     mask = inputs.context_mask
     k1, b = config.k1, config.b
-    avg = float(inputs.lengths[mask].mean()) if mask.any() else 1.0
-    words = bm25(inputs.term_weights, inputs.term_freqs, inputs.lengths, avg, k1, b)
-    own = fuse(inputs.cosine, words, mask, config)
+    lengths = np.asarray(inputs.lengths, dtype=np.float64)
+    n = lengths.shape[0]
     weights = (*config.context_before, *config.context_after)
     share = config.context_share
-    if share <= 0 or not weights or inputs.neighbours.shape[1] == 0:
+    windowed = share > 0 and bool(weights) and inputs.neighbours.shape[1] > 0
+    signals = np.empty((4 if windowed else 2, n), dtype=np.float64)  # cosine, words, window cos, window words
+    signals[0] = inputs.cosine
+    avg = float(lengths[mask].mean()) if mask.any() else 1.0
+    signals[1] = bm25(inputs.term_weights, inputs.term_freqs, lengths, avg, k1, b)
+    if windowed:
+        # One pass over the window for every per-record signal: term frequencies, length, members, cosine.
+        t = inputs.term_freqs.shape[0]
+        stacked = np.empty((t + 3, n), dtype=np.float64)
+        stacked[:t] = inputs.term_freqs
+        stacked[t] = lengths
+        stacked[t + 1] = 1.0
+        stacked[t + 2] = inputs.cosine
+        window = window_sum(stacked, inputs.neighbours[:, : len(weights)], weights, mask)
+        window_avg = float(window[t][mask].mean()) if mask.any() else 1.0
+        signals[2] = window[t + 2] / window[t + 1]
+        signals[3] = bm25(inputs.term_weights, window[:t], window[t], window_avg, k1, b)
+    total = config.meaning_weight + config.words_weight
+    if total <= 0:
+        return np.zeros(n, dtype=np.float64)
+    normalised = minmax_rows(signals, mask)
+    wm, ww = config.meaning_weight / total, config.words_weight / total
+    own = wm * normalised[0] + ww * normalised[1]
+    if not windowed:
         return own
-    nbr = inputs.neighbours[:, : len(weights)]
-    window_tf = window_sum(inputs.term_freqs, nbr, weights, mask)
-    window_len = window_sum(inputs.lengths, nbr, weights, mask)
-    window_avg = float(window_len[mask].mean()) if mask.any() else 1.0
-    window_words = bm25(inputs.term_weights, window_tf, window_len, window_avg, k1, b)
-    members = window_sum(np.ones_like(inputs.cosine, dtype=np.float64), nbr, weights, mask)
-    window_cos = window_sum(inputs.cosine, nbr, weights, mask) / members
-    return (1.0 - share) * own + share * fuse(window_cos, window_words, mask, config)
+    return (1.0 - share) * own + share * (wm * normalised[2] + ww * normalised[3])
 
 
 def rank(inputs: RankInputs, now: float, config: RetrievalConfig) -> np.ndarray:
@@ -250,7 +283,8 @@ def demote_conflicts(
     ``similarity`` is the (m, m) cosine matrix and ``claims`` what each record asserts, both indexed like
     ``order``; ``scores`` and ``created_at`` are indexed by record. When a record and an older one are both
     relevant (at least ``conflict_relevance`` of the best score) and conflict (see :func:`conflicts`), the
-    older is scored just below the newer. Returns the new scores of ``order``, in the order given.
+    older is scored just below the newer; a newer record holding the same fact key needs no relevance of
+    its own (it is the current value of what the older says). Returns the new scores of ``order``.
     """
     m = len(order)
     out = np.array([scores[i] for i in order], dtype=np.float64)
@@ -258,16 +292,25 @@ def demote_conflicts(
         return out
     best = float(out.max())
     floor = best * config.conflict_relevance if best > 0 else -math.inf
-    when = [float(created_at[i]) for i in order]
+    when = np.array([created_at[i] for i in order], dtype=np.float64)
+    # Only pairs close enough in meaning, or sharing a fact key, can conflict: find them in one go.
+    close = np.asarray(similarity) >= min(config.conflict_cosine, config.conflict_update_cosine)
+    keyed = [i for i in range(m) if claims[i].key]
+    for i in keyed:
+        for j in keyed:
+            close[i, j] |= claims[i].key == claims[j].key
+    # Records pushed below the same newer one keep their order: each lands a rank-sized step below it.
+    step = [1e-9 * (1 + position) for position in np.argsort(np.argsort(-out, kind="stable")).tolist()]
     # Newest first: a record is only ever pushed below newer ones, so one pass settles every pair.
-    for a in sorted(range(m), key=lambda x: -when[x]):
-        if out[a] < floor:
-            continue
-        for b in range(m):
-            if when[b] >= when[a] or out[b] < floor or out[b] < out[a]:
-                continue  # not older, not relevant, or already below the newer record
-            if conflicts(claims[a], claims[b], float(similarity[a, b]), config):
-                out[b] = np.nextafter(out[a], -np.inf) - 1e-9 * abs(out[a])
+    for a in np.argsort(-when, kind="stable").tolist():
+        relevant = out[a] >= floor
+        for b in np.flatnonzero(close[a] & (when < when[a])).tolist():
+            if out[b] < floor or out[b] < out[a]:
+                continue  # not relevant, or already below the newer record
+            # the newer must be relevant too, unless it holds the same key: then it is the current value
+            same_key = bool(claims[a].key) and claims[a].key == claims[b].key
+            if (relevant or same_key) and conflicts(claims[a], claims[b], float(similarity[a, b]), config):
+                out[b] = out[a] - step[b] * max(1.0, abs(out[a]))
     return out
 
 
@@ -277,20 +320,31 @@ class Claim:
 
     key: str = ""  # a fact's key: one value per key
     subject: frozenset[str] = frozenset()  # the query's words it contains (its speaker label left out)
-    values: frozenset[str] = frozenset()  # see value_tokens
-    update: bool = False  # it announces a change (see announces_update)
+    values: frozenset[str] = frozenset()  # numbers, names, days it states (see value_tokens)
+    update_terms: frozenset[str] = frozenset()  # words of its sentences that announce a change
 
 
 def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
-    """Same fact key; or the same subject with different values, where the two are near-duplicates in
-    meaning (``conflict_cosine``) or close (``conflict_update_cosine``) and the newer announces a change."""
+    """Do two relevant records disagree, so that the older one is stale? Either:
+
+    - they hold the same fact key (one value per key); or
+    - they speak of the same subject (share a query word) and are near-duplicates in meaning
+      (``conflict_cosine``) stating different values ("phone is 555-1234" / "phone is 555-9876"); or
+    - they speak of the same subject, are close in meaning (``conflict_update_cosine``), and the newer
+      announces a change of that subject (in the same sentence) and states a value the older does not
+      ("deadline is 3 June" / "deadline moved to 10 June"; "office in Paris" / "office moved to Berlin").
+    """
     if newer.key and newer.key == older.key:
         return True
-    if not (newer.subject & older.subject and newer.values and older.values and newer.values != older.values):
+    if not newer.subject & older.subject:
         return False
-    if similarity >= config.conflict_cosine:
+    if similarity >= config.conflict_cosine and newer.values and older.values and newer.values != older.values:
         return True
-    return newer.update and similarity >= config.conflict_update_cosine
+    return (
+        similarity >= config.conflict_update_cosine
+        and bool(newer.update_terms & newer.subject & older.subject)
+        and bool(newer.values - older.values)
+    )
 
 
 # -- text features (computed once per record, or once per query) ----------------------------------
@@ -303,10 +357,10 @@ _DAYNUM = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d\d)"
 _DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("iso", re.compile(r"\b" + _YEAR + r"-(\d{1,2})-(\d{1,2})\b")),
-    ("dmy", re.compile(r"\b" + _DAYNUM + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s*" + _YEAR + r")?\b")),
-    ("mdy", re.compile(r"\b" + _MONTH + r"\s+" + _DAYNUM + r"(?!\d)(?:\s*,\s*|\s+)?" + _YEAR + r"?\b")),
-    ("my", re.compile(r"\b" + _MONTH + r",?\s+" + _YEAR + r"\b")),
-    ("m", re.compile(r"\b" + _MONTH + r"(?![\w-])")),
+    ("dmy", re.compile(r"\b" + _DAYNUM + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s*" + _YEAR + r")?\b", re.I)),
+    ("mdy", re.compile(r"\b" + _MONTH + r"\s+" + _DAYNUM + r"(?!\d)(?:\s*,\s*|\s+)?" + _YEAR + r"?\b", re.I)),
+    ("my", re.compile(r"\b" + _MONTH + r",?\s+" + _YEAR + r"\b", re.I)),
+    ("m", re.compile(r"\b" + _MONTH + r"(?![\w-])", re.I)),
     ("y", re.compile(r"\b" + _YEAR + r"\b")),
 )
 # A bare "May" is a month only after a preposition ("in May"), not as a verb ("May I ...").
@@ -340,7 +394,8 @@ def query_date_spans(query: str, now: float, utc_offset_hours: float = 0.0) -> l
             if not free(m):
                 continue
             span = _span(form, m.groups(), today, tz)
-            if form == "m" and m.group(1) == "May" and not _BARE_MAY.search(query[max(0, m.start() - 12) : m.end()]):
+            bare_may = form == "m" and m.group(1).lower() == "may"
+            if bare_may and not _BARE_MAY.search(query[max(0, m.start() - 12) : m.end()]):
                 continue
             if span is not None:
                 taken.append((m.start(), m.end()))
@@ -369,10 +424,9 @@ def _span(form: str, groups: tuple[str | None, ...], today: dt.date, tz: dt.tzin
             return _day_span(candidate, tz)
         if form in ("my", "m"):
             month = _MONTHS[(groups[0] or "").lower()]
-            if form == "my":
-                year = int(groups[1] or 0)
-            else:
-                year = today.year if month <= today.month else today.year - 1
+            # a month without a year: the most recent one that has started
+            latest = today.year if month <= today.month else today.year - 1
+            year = int(groups[1] or 0) if form == "my" else latest
             start = dt.datetime(year, month, 1, tzinfo=tz)
             end = dt.datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=tz)
             return DateSpan(start.timestamp(), end.timestamp(), 0.5)
@@ -466,14 +520,14 @@ def query_names(query: str) -> set[str]:
 
 
 _VALUE = re.compile(r"\d+(?:[.,:/]\d+)*|[A-Z][\w-]*")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"'(\[]\s*)$")
+_SENTENCE_ENDS = frozenset(".!?:;\"'([")
 _DATE_WORDS = frozenset(
     """yesterday today tonight tomorrow monday tuesday wednesday thursday friday saturday sunday""".split()
 )
 _UPDATE_CUES = re.compile(
-    r"\b(?:moved|changed?|changing|instead|no longer|any ?more|actually|updated?|correction|corrected|"
+    r"\b(?:moved (?:to|from)|changed|instead|no longer|not any ?more|updated?|correction|corrected|"
     r"rescheduled|postponed|pushed (?:back|to)|delayed|brought forward|switched|cancell?ed|replaced|revised|"
-    r"now)\b",
+    r"is now|are now|now (?:is|are))\b",
     re.I,
 )
 
@@ -493,11 +547,23 @@ def value_tokens(text: str) -> frozenset[str]:
         token = m.group(0)
         if token[0].isdigit():
             out.add(token)
-        elif token != "I" and not _SENTENCE_START.search(body[: m.start()]):
+        elif token != "I" and not _starts_sentence(body, m.start()):
             out.add(token.lower())
     return frozenset(out)
 
 
-def announces_update(text: str) -> bool:
-    """Does the statement say something changed ("moved to", "instead", "no longer", "now", ...)?"""
-    return bool(_UPDATE_CUES.search(text))
+def _starts_sentence(text: str, position: int) -> bool:
+    while position > 0 and text[position - 1].isspace():
+        position -= 1
+    return position == 0 or text[position - 1] in _SENTENCE_ENDS
+
+
+def update_sentences(text: str) -> list[str]:
+    """The sentences of a statement that say something changed ("moved to", "instead", "no longer", ...)."""
+    body = statement_body(text)
+    if not _UPDATE_CUES.search(body):
+        return []
+    return [sentence for sentence in _SENTENCES.split(body) if _UPDATE_CUES.search(sentence)]
+
+
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")

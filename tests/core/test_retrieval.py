@@ -1,0 +1,531 @@
+"""The ranking policy (pure) and the per-user index that feeds it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from memtend.errors import InvalidInputError, RecordNotFoundError
+from memtend.policies import retrieval as R
+from memtend.policies.retrieval import Claim, RankInputs, RetrievalConfig
+from memtend.records import Kind, Record, Status
+from memtend.user_index import UserIndex
+
+DAY = 86_400.0
+NOW = dt.datetime(2024, 6, 30, 12, tzinfo=dt.timezone.utc).timestamp()
+DIM = 8
+
+
+def unit(*components: float) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[: len(components)] = components
+    return v / np.linalg.norm(v)
+
+
+def blend(a: np.ndarray, b: np.ndarray, cosine: float) -> np.ndarray:
+    """A unit vector at the given cosine from ``a``, in the plane of ``a`` and ``b``."""
+    b = b - (b @ a) * a
+    b = b / np.linalg.norm(b)
+    return (cosine * a + math.sqrt(1 - cosine**2) * b).astype(np.float32)
+
+
+def rec(
+    id: str,
+    text: str,
+    *,
+    days_ago: float = 10.0,
+    kind: Kind = Kind.EVENT,
+    session: str = "",
+    status: Status = Status.ACTIVE,
+    key: str = "",
+) -> Record:
+    at = NOW - days_ago * DAY
+    return Record(
+        id=id, user_id="u", kind=kind, text=text, created_at=at, updated_at=at, session=session, status=status, key=key
+    )
+
+
+def build(items: list[tuple[Record, np.ndarray]], config: RetrievalConfig | None = None) -> UserIndex:
+    index = UserIndex(config)
+    index.upsert([r for r, _ in items], np.stack([v for _, v in items]))
+    return index
+
+
+def ids(hits: list[tuple[str, float]]) -> list[str]:
+    return [h for h, _ in hits]
+
+
+Q = unit(1)  # the query direction
+OFF = [unit(0, *([0] * i), 1) for i in range(DIM - 1)]  # directions orthogonal to the query and each other
+PLAIN = RetrievalConfig(
+    context_share=0.0,
+    recency_weight=0.0,
+    date_bonus=0.0,
+    time_words_bonus=0.0,
+    name_bonus=0.0,
+    question_factor=1.0,
+    conflict_pool=0,
+)
+
+
+# -- pure scoring -----------------------------------------------------------------------------------
+
+
+def test_minmax_rescales_over_the_mask_only() -> None:
+    values = np.array([-2.0, 4.0, 1.0, 100.0])
+    mask = np.array([True, True, True, False])
+    assert R.minmax(values, mask).tolist() == [0.0, 1.0, 0.5, 0.0]
+    assert R.minmax(np.array([2.0, 4.0]), np.array([True, True])).tolist() == [0.5, 1.0]  # zero is the floor
+    assert R.minmax(np.array([0.0, 0.0]), np.array([True, True])).tolist() == [0.0, 0.0]
+    assert R.minmax(values, np.zeros(4, dtype=bool)).tolist() == [0.0] * 4
+
+
+def test_fuse_is_the_weighted_mean_of_normalised_signals() -> None:
+    mask = np.ones(3, dtype=bool)
+    cosine, words = np.array([0.1, 0.5, 0.9]), np.array([0.0, 10.0, 0.0])
+    cosine, words = np.array([-0.1, 0.3, 0.7]), np.array([0.0, 10.0, 0.0])
+    np.testing.assert_allclose(R.fuse(cosine, words, mask, RetrievalConfig()), [0.0, 0.75, 0.5])
+    heavy = RetrievalConfig(meaning_weight=3.0, words_weight=1.0)
+    np.testing.assert_allclose(R.fuse(cosine, words, mask, heavy), [0.0, 0.625, 0.75])
+
+
+def test_recency_halves_every_half_life_and_never_fades_without_one() -> None:
+    ages = np.array([0.0, 30 * DAY, 60 * DAY, -5 * DAY, 400 * DAY])
+    half = np.array([30 * DAY, 30 * DAY, 30 * DAY, 30 * DAY, math.inf])
+    np.testing.assert_allclose(R.recency(ages, half), [1.0, 0.5, 0.25, 1.0, 1.0])
+
+
+def test_half_lives_per_kind() -> None:
+    config = RetrievalConfig()
+    assert config.half_life_seconds(Kind.EVENT) < math.inf
+    assert config.half_life_seconds(Kind.NOTE) < math.inf
+    assert config.half_life_seconds(Kind.FACT) == math.inf
+    assert config.half_life_seconds(Kind.RULE) == math.inf
+    with pytest.raises(ValueError):
+        RetrievalConfig(half_life_days={Kind.EVENT: 0.0})
+
+
+def test_window_sum_skips_missing_and_masked_neighbours() -> None:
+    values = np.array([1.0, 10.0, 100.0, 1000.0])
+    neighbours = np.array([[-1, 1], [0, 2], [1, 3], [2, -1]])  # one before, one after
+    mask = np.array([True, True, True, False])
+    np.testing.assert_allclose(R.window_sum(values, neighbours, (1.0, 0.5), mask), [6.0, 61.0, 110.0, 1100.0])
+    stacked = np.stack([values, values])
+    assert R.window_sum(stacked, neighbours, (1.0, 0.5), mask).shape == (2, 4)
+
+
+def test_bm25_saturates_and_weights_terms() -> None:
+    tf = np.array([[0.0, 1.0, 10.0]])
+    scores = R.bm25(np.array([2.0]), tf, np.array([5.0, 5.0, 5.0]), 5.0, 1.2, 0.0)
+    assert scores[0] == 0.0 and scores[1] == pytest.approx(2.0)
+    assert scores[2] < 2.0 * 2.2  # bounded by idf * (k1 + 1)
+
+
+def inputs_for(cosine: list[float], words: list[float], **extra: object) -> RankInputs:
+    n = len(cosine)
+    defaults: dict[str, object] = {
+        "cosine": np.array(cosine),
+        "term_weights": np.array([1.0]),
+        "term_freqs": np.array([words], dtype=np.float64),
+        "lengths": np.full(n, 5.0),
+        "created_at": np.full(n, NOW - DAY),
+        "half_life": np.full(n, 30 * DAY),
+        "context_mask": np.ones(n, dtype=bool),
+        "result_mask": np.ones(n, dtype=bool),
+        "neighbours": np.full((n, 3), -1),
+    }
+    defaults.update(extra)
+    return RankInputs(**defaults)  # type: ignore[arg-type]
+
+
+def test_fusion_prefers_records_matching_both_meaning_and_words() -> None:
+    scores = R.rank(inputs_for([0.9, 0.0, 0.8], [0.0, 3.0, 3.0]), NOW, PLAIN)
+    assert np.argmax(scores) == 2
+    assert scores.tolist() == pytest.approx([0.5, 0.5, (0.8 / 0.9 + 1.0) / 2])
+
+
+def test_result_mask_excludes_records_with_minus_infinity() -> None:
+    scores = R.rank(inputs_for([0.9, 0.1], [1.0, 0.0], result_mask=np.array([False, True])), NOW, PLAIN)
+    assert scores[0] == -np.inf and np.isfinite(scores[1])
+
+
+def test_recency_breaks_ties_by_kind_half_life() -> None:
+    config = RetrievalConfig(recency_weight=0.1, context_share=0.0, conflict_pool=0)
+    created = np.array([NOW - 90 * DAY, NOW - DAY, NOW - 90 * DAY])
+    half = np.array([30 * DAY, 30 * DAY, math.inf])  # old event, new event, old fact
+    scores = R.rank(inputs_for([0.5, 0.5, 0.5], [1.0, 1.0, 1.0], created_at=created, half_life=half), NOW, config)
+    assert scores[1] > scores[0]
+    assert scores[2] >= scores[1]  # a fact does not fade
+
+
+def test_context_window_lends_a_question_s_words_to_its_answer() -> None:
+    # 0: "what did you paint?" (matches), 1: "a sunset" (its answer), 2: unrelated, another session
+    neighbours = np.array([[-1, -1, 1], [0, -1, -1], [-1, -1, -1]])
+    base = inputs_for([0.2, 0.2, 0.2], [3.0, 0.0, 0.0], neighbours=neighbours)
+    no_context = R.rank(base, NOW, PLAIN)
+    with_context = R.rank(base, NOW, RetrievalConfig(**{**PLAIN.__dict__, "context_share": 0.67}))
+    assert no_context[1] == no_context[2]
+    assert with_context[1] > with_context[2]
+
+
+def test_records_that_only_ask_are_discounted() -> None:
+    config = RetrievalConfig(**{**PLAIN.__dict__, "question_factor": 0.9})
+    scores = R.rank(inputs_for([0.9, 0.9, 0.1], [1.0, 1.0, 0.0], questions=np.array([True, False, False])), NOW, config)
+    assert scores[1] > scores[0]
+
+
+def test_scores_are_deterministic() -> None:
+    inputs = inputs_for([0.3, 0.7, 0.5], [1.0, 0.0, 2.0], questions=np.array([False, True, False]))
+    first = R.rank(inputs, NOW, RetrievalConfig())
+    assert np.array_equal(first, R.rank(inputs, NOW, RetrievalConfig()))
+
+
+# -- conflicts (pure) -------------------------------------------------------------------------------
+
+
+def test_same_fact_key_conflicts() -> None:
+    config = RetrievalConfig()
+    assert R.conflicts(Claim(key="contact.method"), Claim(key="contact.method"), 0.0, config)
+    assert not R.conflicts(Claim(key="contact.method"), Claim(key="timezone"), 0.99, config)
+
+
+def test_near_duplicates_with_different_values_conflict() -> None:
+    config = RetrievalConfig()
+    new = Claim(subject=frozenset({"phone"}), values=frozenset({"555-9876"}))
+    old = Claim(subject=frozenset({"phone"}), values=frozenset({"555-1234"}))
+    assert R.conflicts(new, old, 0.95, config)
+    assert not R.conflicts(new, old, 0.5, config)  # not close enough in meaning
+    assert not R.conflicts(new, Claim(subject=frozenset({"phone"}), values=frozenset({"555-9876"})), 0.95, config)
+    assert not R.conflicts(new, Claim(subject=frozenset({"email"}), values=frozenset({"x"})), 0.95, config)
+
+
+def test_an_announced_change_of_the_same_subject_conflicts() -> None:
+    config = RetrievalConfig()
+    old = Claim(subject=frozenset({"deadlin"}), values=frozenset({"3", "june"}))
+    new = Claim(
+        subject=frozenset({"deadlin"}),
+        values=frozenset({"10", "june"}),
+        update_terms=frozenset({"deadlin", "move", "10", "june"}),
+    )
+    assert R.conflicts(new, old, 0.62, config)
+    assert not R.conflicts(new, old, 0.4, config)  # not close enough in meaning
+    unannounced = Claim(subject=new.subject, values=new.values)
+    assert not R.conflicts(unannounced, old, 0.62, config)
+    elsewhere = Claim(subject=new.subject, values=new.values, update_terms=frozenset({"move", "hous"}))
+    assert not R.conflicts(elsewhere, old, 0.62, config)  # the change is about something else
+    valueless = Claim(subject=new.subject, update_terms=new.update_terms)  # "the tournament got pushed back"
+    assert not R.conflicts(valueless, old, 0.62, config)
+
+
+def test_demote_conflicts_puts_the_older_just_below_the_newer() -> None:
+    scores = np.array([0.9, 0.8, 0.3])
+    created = np.array([1.0, 2.0, 3.0])  # record 0 is the oldest
+    claims = [Claim(key="k"), Claim(key="k"), Claim(key="other")]
+    similarity = np.eye(3)
+    out = R.demote_conflicts([0, 1, 2], scores, created, similarity, claims, RetrievalConfig())
+    assert out[1] == 0.8 and out[0] < out[1] and out[0] > 0.79
+    assert out[2] == 0.3
+
+
+def test_records_demoted_below_the_same_newer_one_keep_their_order() -> None:
+    scores = np.array([0.9, 0.85, 0.5])
+    created = np.array([1.0, 2.0, 3.0])  # record 2 is the newest, and holds the same key as both
+    claims = [Claim(key="k")] * 3
+    out = R.demote_conflicts([0, 1, 2], scores, created, np.eye(3), claims, RetrievalConfig())
+    assert out[2] == 0.5 and 0.5 > out[0] > out[1] > 0.49
+
+
+def test_demote_conflicts_leaves_irrelevant_records_alone() -> None:
+    scores = np.array([0.9, 0.2])  # the newer one is far below the best: not relevant
+    claims = [Claim(subject=frozenset({"x"}), values=frozenset({v})) for v in ("1", "2")]
+    out = R.demote_conflicts([0, 1], scores, np.array([1.0, 2.0]), np.ones((2, 2)), claims, RetrievalConfig())
+    assert out.tolist() == [0.9, 0.2]
+
+
+# -- text features ----------------------------------------------------------------------------------
+
+
+def span_days(query: str) -> list[tuple[str, float, float]]:
+    return [
+        (dt.datetime.fromtimestamp(s.start, dt.timezone.utc).strftime("%Y-%m-%d"), (s.end - s.start) / DAY, s.weight)
+        for s in R.query_date_spans(query, NOW)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did I do on 8 May, 2023?", [("2023-05-08", 1.0, 1.0)]),
+        ("What happened on May 8, 2023?", [("2023-05-08", 1.0, 1.0)]),
+        ("Which book on 8th December, 2023?", [("2023-12-08", 1.0, 1.0)]),
+        ("Photo shared on December 1,2023", [("2023-12-01", 1.0, 1.0)]),
+        ("Plans in May 2023", [("2023-05-01", 31.0, 0.5)]),
+        ("camping in July", [("2023-07-01", 31.0, 0.5)]),  # the most recent July that has started
+        ("camping in June", [("2024-06-01", 30.0, 0.5)]),
+        ("events in 2022", [("2022-01-01", 365.0, 0.2)]),
+        ("notes from 2024-03-05", [("2024-03-05", 1.0, 1.0)]),
+        ("what did I say yesterday?", [("2024-06-29", 1.0, 1.0)]),
+        ("May I ask something?", []),
+        ("it may rain, what did we plan in may?", [("2024-05-01", 31.0, 0.5)]),
+        ("what did i do on 3 june 2023", [("2023-06-03", 1.0, 1.0)]),
+        ("nothing dated here", []),
+    ],
+)
+def test_query_date_spans(query: str, expected: list[tuple[str, float, float]]) -> None:
+    assert span_days(query) == expected
+
+
+def test_date_match_weighs_inside_and_just_after_a_span() -> None:
+    span = R.DateSpan(start=0.0, end=DAY, weight=1.0)
+    created = np.array([DAY / 2, DAY + 3600, 10 * DAY, -1.0])
+    np.testing.assert_allclose(R.date_match(created, [span], slack_days=3), [1.0, 0.5, 0.0, 0.0])
+
+
+def test_question_and_time_features() -> None:
+    assert R.is_when_question("When did Caroline go camping?")
+    assert R.is_when_question("how long has she lived there?")
+    assert R.is_when_question("So when is the deadline?")
+    assert not R.is_when_question("What did she do when it rained")
+    assert R.has_time_words("I went there last Friday")
+    assert R.has_time_words("known them for 4 years")
+    assert R.has_time_words("at 9:30 am")
+    assert not R.has_time_words("I like painting")
+    assert R.is_question("Caroline: What did you paint? [shares a photo of a lake]")
+    assert not R.is_question("Caroline: I painted a lake.")
+
+
+def test_names_speakers_and_values() -> None:
+    assert R.query_names("What is Caroline's identity? Did Mel know?") == {"caroline", "mel"}
+    assert R.speaker_name("Caroline: hi there") == "caroline"
+    assert R.speaker_name("no label here") == ""
+    assert R.speaker_name("anything", {"speaker": "Bob"}) == "bob"
+    assert R.value_tokens("The deadline is 3 June") == {"3", "june"}
+    assert R.value_tokens("Ann: I moved to Berlin on Friday. Paris was nice") == {"berlin", "friday"}
+    assert R.update_sentences("Hi! The deadline moved to 10 June. See you.") == ["The deadline moved to 10 June."]
+    assert R.update_sentences("Nothing changes here") == []
+
+
+# -- the index ----------------------------------------------------------------------------------------
+
+
+def test_stale_deadline_trap_newer_wins() -> None:
+    """The older deadline is closer to the question in meaning and words; the newer still ranks first."""
+    old_vec = blend(Q, OFF[0], 0.8)
+    new_vec = blend(old_vec, OFF[1], 0.62)  # "moved" phrasing: only moderately close to the old one
+    items = [
+        (rec("old", "The project deadline is 3 June", days_ago=20, kind=Kind.NOTE), old_vec),
+        (rec("new", "Update: the deadline moved to 10 June", days_ago=5, kind=Kind.NOTE), new_vec),
+        (rec("x1", "Lunch with Sam at the Thai place", kind=Kind.NOTE), OFF[2]),
+        (rec("x2", "Booked flights for the holidays", kind=Kind.NOTE), OFF[3]),
+    ]
+    plain = build(items, RetrievalConfig(conflict_pool=0)).search("when is the deadline?", Q, k=4, now=NOW)
+    assert ids(plain)[:2] == ["old", "new"]  # the trap: without the conflict rule the stale one wins
+    hits = build(items).search("when is the deadline?", Q, k=4, now=NOW)
+    assert ids(hits)[:2] == ["new", "old"]
+    assert hits[0][1] > hits[1][1] > hits[2][1]
+
+
+def test_newer_fact_with_the_same_key_wins() -> None:
+    old_vec, new_vec = blend(Q, OFF[0], 0.9), blend(Q, OFF[1], 0.5)
+    items = [
+        (rec("f1", "contact method: phone", kind=Kind.FACT, key="contact.method", days_ago=30), old_vec),
+        (rec("f2", "contact method: email", kind=Kind.FACT, key="contact.method", days_ago=1), new_vec),
+    ]
+    assert ids(build(items).search("how should I contact them? contact method", Q, k=2, now=NOW)) == ["f2", "f1"]
+
+
+def test_near_duplicate_with_a_different_value_is_demoted() -> None:
+    old_vec = blend(Q, OFF[0], 0.9)
+    new_vec = blend(old_vec, OFF[1], 0.95)
+    items = [
+        (rec("old", "My phone number is 555-1234", days_ago=40, kind=Kind.NOTE), old_vec),
+        (rec("new", "My phone number is 555-9876", days_ago=2, kind=Kind.NOTE), new_vec),
+    ]
+    assert ids(build(items).search("what is my phone number?", Q, k=2, now=NOW)) == ["new", "old"]
+
+
+def test_similar_records_about_other_things_are_not_demoted() -> None:
+    # close in meaning, newer one mentions a change, but not of anything the query asks about
+    old_vec = blend(Q, OFF[0], 0.95)
+    new_vec = blend(old_vec, OFF[1], 0.7)
+    items = [
+        (rec("old", "I painted a sunset over the lake", days_ago=40), old_vec),
+        (rec("new", "We moved to a new flat", days_ago=2), new_vec),
+    ]
+    assert ids(build(items).search("what did I paint?", Q, k=2, now=NOW)) == ["old", "new"]
+
+
+def test_kinds_filter() -> None:
+    items = [
+        (rec("e", "camping trip in the mountains", kind=Kind.EVENT), blend(Q, OFF[0], 0.9)),
+        (rec("n", "camping gear list", kind=Kind.NOTE), blend(Q, OFF[1], 0.8)),
+        (rec("r", "never camp alone", kind=Kind.RULE), blend(Q, OFF[2], 0.7)),
+    ]
+    index = build(items)
+    assert set(ids(index.search("camping", Q, k=5, now=NOW))) == {"e", "n", "r"}
+    assert ids(index.search("camping", Q, k=5, now=NOW, kinds={Kind.NOTE, Kind.RULE})) == ["n", "r"]
+    assert index.search("camping", Q, k=5, now=NOW, kinds={Kind.FACT}) == []
+
+
+def test_statuses_filter() -> None:
+    items = [
+        (rec("a", "camping trip", status=Status.ACTIVE), blend(Q, OFF[0], 0.9)),
+        (rec("p", "camping tips from a web page", status=Status.PENDING_REVIEW), blend(Q, OFF[1], 0.95)),
+        (rec("x", "old camping trip", status=Status.ARCHIVED), blend(Q, OFF[2], 0.99)),
+    ]
+    index = build(items)
+    assert ids(index.search("camping", Q, k=5, now=NOW)) == ["a"]
+    both = index.search("camping", Q, k=5, now=NOW, statuses={Status.ACTIVE, Status.PENDING_REVIEW})
+    assert set(ids(both)) == {"a", "p"}
+    assert ids(index.search("camping", Q, k=5, now=NOW, statuses={Status.ARCHIVED})) == ["x"]
+
+
+def test_context_window_follows_the_session_in_time_order() -> None:
+    items = [
+        (rec("q", "Ann: what did you paint last week?", session="s1", days_ago=3), OFF[0]),
+        (rec("a", "Bob: a sunset over the lake", session="s1", days_ago=3), OFF[1]),
+        (rec("z", "Bob: a sunset over the lake", session="s2", days_ago=3), OFF[2]),
+    ]
+    index = build(items, RetrievalConfig(conflict_pool=0, question_factor=1.0))
+    assert index.neighbours("a") == (["q"], [])
+    hits = dict(index.search("what did Bob paint?", Q, k=3, now=NOW))
+    assert hits["a"] > hits["z"]  # same text, but only "a" follows the question in its session
+
+
+def test_neighbours_stay_right_through_inserts_moves_and_removals() -> None:
+    index = UserIndex()
+    vectors = np.stack([OFF[0]] * 3)
+    index.upsert([rec(i, f"turn {i}", session="s", days_ago=d) for i, d in (("t1", 5), ("t3", 3), ("t4", 2))], vectors)
+    index.upsert([rec("t2", "turn t2", session="s", days_ago=4)], vectors[:1])  # lands in the middle
+    assert index.neighbours("t3") == (["t2", "t1"], ["t4"])
+    assert index.neighbours("t1") == ([], ["t2"])
+    index.remove(["t2"])
+    assert index.neighbours("t3") == (["t1"], ["t4"])
+    index.upsert([rec("t1", "turn t1 moved", session="other", days_ago=5)], vectors[:1])  # moves sessions
+    assert index.neighbours("t3") == ([], ["t4"])
+    assert index.neighbours("t1") == ([], [])
+
+
+def test_same_timestamp_records_keep_insertion_order() -> None:
+    index = UserIndex()
+    turns = [rec(f"t{i}", f"turn {i}", session="s", days_ago=1) for i in range(5)]
+    index.upsert(turns, np.stack([OFF[0]] * 5))
+    assert index.neighbours("t3") == (["t2", "t1"], ["t4"])
+
+
+def test_date_time_and_name_bonuses() -> None:
+    june = dt.datetime(2024, 6, 3, 15, tzinfo=dt.timezone.utc).timestamp()
+    may = dt.datetime(2024, 5, 20, 15, tzinfo=dt.timezone.utc).timestamp()
+    same = OFF[0]
+    a = Record(id="a", user_id="u", kind=Kind.EVENT, text="Ann: we met the team", created_at=june)
+    b = Record(id="b", user_id="u", kind=Kind.EVENT, text="Bob: we met the team", created_at=may)
+    index = UserIndex(RetrievalConfig(conflict_pool=0))
+    index.upsert([a, b], np.stack([same, same]))
+    assert ids(index.search("who did we meet on 3 June, 2024?", Q, k=2, now=NOW)) == ["a", "b"]
+    assert ids(index.search("who did Bob meet?", Q, k=2, now=NOW))[0] == "b"
+    c = Record(id="c", user_id="u", kind=Kind.EVENT, text="we met the team yesterday", created_at=may)
+    index.upsert([c], same[None, :])
+    assert ids(index.search("when did we meet the team?", Q, k=3, now=NOW))[0] == "c"
+
+
+def test_upsert_replaces_and_remove_forgets() -> None:
+    index = build([(rec("a", "apples"), OFF[0]), (rec("b", "pears"), OFF[1])])
+    assert len(index) == 2 and "a" in index
+    index.upsert([rec("a", "bananas")], OFF[2][None, :])
+    assert len(index) == 2
+    assert index.record("a").text == "bananas"
+    assert ids(index.search("bananas", OFF[2], k=1, now=NOW)) == ["a"]
+    index.remove(["a", "unknown"])
+    assert "a" not in index and len(index) == 1
+    with pytest.raises(RecordNotFoundError):
+        index.record("a")
+    assert ids(index.search("bananas", OFF[2], k=5, now=NOW)) == ["b"]
+
+
+def test_invalid_inputs() -> None:
+    index = UserIndex()
+    with pytest.raises(InvalidInputError):
+        index.upsert([rec("a", "x")], np.zeros((2, DIM)))
+    index.upsert([rec("a", "x")], OFF[0][None, :])
+    with pytest.raises(InvalidInputError):
+        index.upsert([rec("b", "y")], np.zeros((1, DIM + 1)))
+    with pytest.raises(InvalidInputError):
+        index.search("x", np.zeros(DIM + 1), k=1, now=NOW)
+    assert index.search("x", OFF[0], k=0, now=NOW) == []
+    assert UserIndex().search("x", OFF[0], k=3, now=NOW) == []
+
+
+def test_nbytes_grows_with_records() -> None:
+    index = UserIndex()
+    empty = index.nbytes()
+    index.upsert([rec(f"r{i}", f"memory number {i} about camping") for i in range(100)], np.stack([OFF[0]] * 100))
+    assert index.nbytes() > empty + 100 * DIM * 4
+
+
+def test_newest_deadline_with_the_real_embedding_model() -> None:
+    from memtend.embeddings import embed, embed_query
+
+    texts = [
+        ("old", "The project deadline is 3 June", 20),
+        ("new", "The deadline moved to 10 June", 5),
+        ("x1", "Had lunch with Sam at the Thai place", 12),
+        ("x2", "The dentist appointment is on Friday", 8),
+        ("x3", "Project kickoff meeting went well", 25),
+    ]
+    records = [rec(i, t, days_ago=d, kind=Kind.NOTE) for i, t, d in texts]
+    index = UserIndex()
+    index.upsert(records, embed([r.text for r in records]))
+    for query in ("when is the deadline?", "what is the project deadline?"):
+        top = ids(index.search(query, embed_query(query), k=3, now=NOW))
+        assert top.index("new") < top.index("old"), (query, top)
+
+
+# -- incremental upkeep equals a fresh build ------------------------------------------------------------
+
+WORDS = ["deadline", "june", "camping", "lake", "paint", "sunset", "kids", "moved", "book", "when"]
+VECTORS = [unit(*np.random.default_rng(i).standard_normal(DIM)) for i in range(12)]
+op = st.tuples(
+    st.sampled_from(["upsert", "remove"]),
+    st.integers(0, 7),  # record number
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
+    st.sampled_from(["", "s1", "s2"]),
+    st.integers(0, 11),  # vector
+    st.sampled_from([Kind.EVENT, Kind.NOTE, Kind.FACT]),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(ops=st.lists(op, min_size=1, max_size=30), query=st.sampled_from(WORDS), qv=st.integers(0, 11))
+def test_incremental_index_equals_fresh_build(
+    ops: list[tuple[str, int, str, str, int, Kind]], query: str, qv: int
+) -> None:
+    index = UserIndex()
+    live: dict[str, tuple[Record, np.ndarray]] = {}
+    first_seen: dict[str, int] = {}
+    for step, (action, number, text, session, vector, kind) in enumerate(ops):
+        rid = f"r{number}"
+        if action == "upsert":
+            # distinct times, so session order never depends on insertion history
+            record = rec(rid, text, days_ago=50 - step - number / 10, session=session, kind=kind)
+            index.upsert([record], VECTORS[vector][None, :])
+            live[rid] = (record, VECTORS[vector])
+            first_seen.setdefault(rid, step)
+        else:
+            index.remove([rid])
+            live.pop(rid, None)
+            first_seen.pop(rid, None)
+    fresh = UserIndex()
+    order = sorted(live, key=lambda r: first_seen[r])
+    if order:
+        fresh.upsert([live[r][0] for r in order], np.stack([live[r][1] for r in order]))
+    got = index.search(query, VECTORS[qv], k=10, now=NOW)
+    want = fresh.search(query, VECTORS[qv], k=10, now=NOW)
+    assert ids(got) == ids(want)
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9, abs=1e-12)
+    assert len(index) == len(live)
+    for rid in live:
+        assert index.neighbours(rid) == fresh.neighbours(rid)
