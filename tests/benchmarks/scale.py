@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 import psutil
-
 from memtend import memory as memory_module
 from memtend.embeddings import default_embedding_function
 from memtend.memory import Event, Memory
@@ -49,7 +48,8 @@ K = 10
 INGEST_TARGET = 0.80  # memtend ingest throughput / embedding model throughput
 RECALL_TARGET = 1.5  # memtend warm recall p95 / raw Chroma query p95
 CYCLE_TARGET = 1.5  # recall right after a write, median / warm recall median
-PLATEAU_TARGET = 0.10  # RSS growth from 10% to 100% of users touched / what unbounded indexes would add
+PLATEAU_TARGET = 0.10  # RSS growth from 10% to 100% of users touched, beyond the cache filling up, / what
+# an unbounded cache would add (users x index bytes per user)
 SINGLE_SHARE = 0.02  # share of memories written with single ``remember`` calls
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -332,3 +332,608 @@ def generate(memories: int, users: int, queries: int, seed: int) -> Corpus:
         pool = items[uid] or [Item(personas[uid].name, start, "")]
         corpus.queries[uid] = [_query(rng, personas[uid], rng.choice(pool).text) for _ in range(max(queries, 4))]
     return corpus
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Measuring
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    """Median, p95 and mean in milliseconds (nan when there are no samples)."""
+    if not samples:
+        return {"n": 0, "p50_ms": math.nan, "p95_ms": math.nan, "mean_ms": math.nan}
+    arr = np.asarray(samples, dtype=np.float64) * 1e3
+    return {
+        "n": len(samples),
+        "p50_ms": float(np.percentile(arr, 50)),
+        "p95_ms": float(np.percentile(arr, 95)),
+        "mean_ms": float(arr.mean()),
+    }
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 and math.isfinite(a) and math.isfinite(b) else math.nan
+
+
+def _rss_mb() -> float:
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any]:
+    """Seconds taken by ``fn(*args, **kwargs)``, and what it returned."""
+    start = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return time.perf_counter() - start, out
+
+
+@contextmanager
+def _count_index_loads() -> Iterator[list[str]]:
+    """Record every user index loaded from storage (``_SyncedIndex.load``) while the block runs."""
+    synced = memory_module._SyncedIndex
+    original = synced.__dict__["load"]
+    loads: list[str] = []
+
+    def load(cls: type, storage: Any, user_id: str, config: Any) -> Any:
+        loads.append(user_id)
+        return original.__func__(cls, storage, user_id, config)
+
+    synced.load = classmethod(load)  # type: ignore[method-assign,assignment]
+    try:
+        yield loads
+    finally:
+        synced.load = original  # type: ignore[method-assign]
+
+
+class _Progress:
+    def __init__(self, label: str, total: int, quiet: bool) -> None:
+        self.label, self.total, self.quiet = label, total, quiet
+        self.start = self.last = time.perf_counter()
+
+    def tick(self, done: int) -> None:
+        t = time.perf_counter()
+        if self.quiet or (t - self.last < 15 and done < self.total):
+            return
+        self.last = t
+        rate = done / max(t - self.start, 1e-9)
+        eta = (self.total - done) / rate if rate > 0 else math.inf
+        print(f"  {self.label}: {done:,}/{self.total:,} ({t - self.start:.0f} s, eta {eta:.0f} s)", file=sys.stderr)
+
+
+def _ingest(mem: Memory, corpus: Corpus, ef: Any, batch: int, peer_every: int, quiet: bool) -> dict[str, Any]:
+    """Store every memory through the public API. On every ``peer_every``-th user, also time the embedding
+    model on the same texts in the same batches, interleaved (order alternating), so noise hits both."""
+    ids: dict[str, list[str]] = {}
+    t_batch = t_single = 0.0
+    n_batch = n_single = 0
+    peer = {"batch_s": 0.0, "single_s": 0.0, "ingest_batch_s": 0.0, "ingest_single_s": 0.0, "batch": 0, "single": 0}
+    progress = _Progress("ingest", corpus.size, quiet)
+    done = 0
+    for u, uid in enumerate(corpus.users):
+        user = mem.user(uid)
+        items = corpus.items[uid]
+        sampled = u % peer_every == 0
+        peer_first = (u // peer_every) % 2 == 0
+        ids[uid] = []
+        events = [Event(text=it.text, at=it.at, session=it.session) for it in items if not it.single]
+        singles = [it for it in items if it.single]
+        for start in range(0, len(events), batch):
+            chunk = events[start : start + batch]
+            texts = [e.text for e in chunk]
+            if sampled and peer_first:
+                peer["batch_s"] += _timed(ef, texts)[0]
+            elapsed, records = _timed(user.log_many, chunk)
+            if sampled and not peer_first:
+                peer["batch_s"] += _timed(ef, texts)[0]
+            t_batch += elapsed
+            n_batch += len(chunk)
+            ids[uid].extend(r.id for r in records)
+            if sampled:
+                peer["ingest_batch_s"] += elapsed
+                peer["batch"] += len(chunk)
+        for it in singles:
+            if sampled and peer_first:
+                peer["single_s"] += _timed(ef, [it.text])[0]
+            elapsed, record = _timed(user.remember, it.text, session=it.session)
+            if sampled and not peer_first:
+                peer["single_s"] += _timed(ef, [it.text])[0]
+            t_single += elapsed
+            n_single += 1
+            ids[uid].append(record.id)
+            if sampled:
+                peer["ingest_single_s"] += elapsed
+                peer["single"] += 1
+        done += len(items)
+        progress.tick(done)
+    mem.flush_usage()
+    total_s = t_batch + t_single
+    peer_n = peer["batch"] + peer["single"]
+    peer_embed_s = peer["batch_s"] + peer["single_s"]
+    peer_ingest_s = peer["ingest_batch_s"] + peer["ingest_single_s"]
+    ratio = _ratio(peer_embed_s, peer_ingest_s)  # (n / ingest_s) / (n / embed_s)
+    return {
+        "ids": ids,
+        "memories": n_batch + n_single,
+        "seconds": total_s,
+        "per_s": (n_batch + n_single) / total_s if total_s else math.nan,
+        "log_many": {"memories": n_batch, "per_s": n_batch / t_batch if t_batch else math.nan, "batch": batch},
+        "remember": {
+            "memories": n_single,
+            "per_s": n_single / t_single if t_single else math.nan,
+            "ms_per_call": 1e3 * t_single / n_single if n_single else math.nan,
+        },
+        "peer": {
+            "users": len(range(0, len(corpus.users), peer_every)),
+            "texts": peer_n,
+            "embed_per_s": peer_n / peer_embed_s if peer_embed_s else math.nan,
+            "ingest_per_s": peer_n / peer_ingest_s if peer_ingest_s else math.nan,
+            "log_many_ratio": _ratio(peer["batch_s"], peer["ingest_batch_s"]),
+            "remember_ratio": _ratio(peer["single_s"], peer["ingest_single_s"]),
+            "single_embed_ms": 1e3 * peer["single_s"] / peer["single"] if peer["single"] else math.nan,
+        },
+        "ratio": ratio,
+        "target": INGEST_TARGET,
+        "pass": bool(ratio >= INGEST_TARGET),
+    }
+
+
+def _check_stored(mem: Memory, corpus: Corpus, ids: dict[str, list[str]]) -> dict[str, Any]:
+    col = mem.storage.memories
+    missing_users = 0
+    missing = 0
+    for uid in corpus.users:
+        got = set(col.get(where={"user_id": {"$eq": uid}}, include=[])["ids"])
+        lost = len(set(ids[uid]) - got)
+        missing += lost
+        missing_users += bool(lost) or len(got) != len(corpus.items[uid])
+    return {
+        "expected": corpus.size,
+        "returned_ids": sum(len(v) for v in ids.values()),
+        "collection_count": col.count(),
+        "missing": missing,
+        "users_with_mismatch": missing_users,
+        "ok": missing == 0 and missing_users == 0 and col.count() == corpus.size,
+    }
+
+
+def _raw_query(mem: Memory, ef: Any, uid: str, query: str, k: int) -> int:
+    """The peer: one Chroma query with the same user filter and the same embedding model."""
+    got = mem.storage.memories.query(query_embeddings=ef([query]), n_results=k, where={"user_id": {"$eq": uid}})
+    return len(got["ids"][0])
+
+
+def _pair(mem: Memory, ef: Any, uid: str, query: str, k: int, memtend_first: bool) -> tuple[float, float, int]:
+    """Time one memtend recall and one raw Chroma query for the same user and question, in the given order."""
+    user = mem.user(uid)
+    if memtend_first:
+        t_mem, hits = _timed(user.recall, query, k=k)
+        t_raw, _ = _timed(_raw_query, mem, ef, uid, query, k)
+    else:
+        t_raw, _ = _timed(_raw_query, mem, ef, uid, query, k)
+        t_mem, hits = _timed(user.recall, query, k=k)
+    return t_mem, t_raw, len(hits)
+
+
+def _compare(memtend_s: list[float], raw_s: list[float], target: float | None) -> dict[str, Any]:
+    ours, theirs = _percentiles(memtend_s), _percentiles(raw_s)
+    out: dict[str, Any] = {
+        "memtend": ours,
+        "chroma": theirs,
+        "ratio_p50": _ratio(ours["p50_ms"], theirs["p50_ms"]),
+        "ratio_p95": _ratio(ours["p95_ms"], theirs["p95_ms"]),
+    }
+    if target is not None:
+        out["target"] = target
+        out["pass"] = bool(out["ratio_p95"] <= target)
+    return out
+
+
+def _recall_latency(mem: Memory, corpus: Corpus, ef: Any, queries: int, rng: random.Random) -> dict[str, Any]:
+    one = corpus.users[0]
+    empty = 0
+    # one warm user: a few untimed recalls load its index, then `queries` timed pairs
+    for q in corpus.queries[one][:3]:
+        mem.user(one).recall(q, k=K)
+        _raw_query(mem, ef, one, q, K)
+    ours, raw = [], []
+    for i in range(queries):
+        q = corpus.queries[one][i % len(corpus.queries[one])]
+        t_mem, t_raw, n = _pair(mem, ef, one, q, K, memtend_first=i % 2 == 0)
+        ours.append(t_mem)
+        raw.append(t_raw)
+        empty += n == 0
+    one_user = _compare(ours, raw, RECALL_TARGET)
+    one_user["user"] = one
+
+    # a sample of users: the first recall finds no cached index (cold), the next one does (warm)
+    candidates = [u for u in corpus.users[1:] if u not in mem._indexes]
+    sample = rng.sample(candidates, min(queries, len(candidates)))
+    cold, cold_raw, warm, warm_raw = [], [], [], []
+    not_cold = 0
+    with _count_index_loads() as loads:
+        for i, uid in enumerate(sample):
+            not_cold += uid in mem._indexes
+            q1, q2 = corpus.queries[uid][0], corpus.queries[uid][1]
+            t_mem, t_raw, n = _pair(mem, ef, uid, q1, K, memtend_first=i % 2 == 0)
+            cold.append(t_mem)
+            cold_raw.append(t_raw)
+            empty += n == 0
+            t_mem, t_raw, n = _pair(mem, ef, uid, q2, K, memtend_first=i % 2 == 1)
+            warm.append(t_mem)
+            warm_raw.append(t_raw)
+            empty += n == 0
+    sample_cold = _compare(cold, cold_raw, None)
+    sample_warm = _compare(warm, warm_raw, RECALL_TARGET)
+    return {
+        "k": K,
+        "one_user": one_user,
+        "sample_users": len(sample),
+        "sample_cold": sample_cold,
+        "sample_warm": sample_warm,
+        "sample_loads": len(loads),
+        "sample_not_cold": not_cold,
+        "empty_results": empty,
+        "queries_run": 2 * queries + 4 * len(sample),
+    }
+
+
+def _incremental(mem: Memory, corpus: Corpus, cycles: int, rng: random.Random) -> dict[str, Any]:
+    """Write-then-recall cycles on a warm user: no index load, the same index object, recall stays warm."""
+    uid = corpus.users[0]
+    user = mem.user(uid)
+    questions = corpus.queries[uid]
+    user.recall(questions[0], k=K)  # make sure it is cached
+    index_before = mem._indexes[uid].index
+    size_before = len(index_before)
+    warm, after_write, writes = [], [], []
+    found = 0
+    p = corpus.personas[uid]
+    with _count_index_loads() as loads:
+        for i in range(cycles):
+            warm.append(_timed(user.recall, questions[(2 * i) % len(questions)], k=K)[0])
+            text = _clip(_medium(rng, p), rng)
+            t_write, record = _timed(user.remember, text)
+            writes.append(t_write)
+            after_write.append(_timed(user.recall, questions[(2 * i + 1) % len(questions)], k=K)[0])
+            # what was just written is found, through the same index
+            found += record.id in {h.record.id for h in user.recall(text, k=K)}
+    index_after = mem._indexes[uid].index
+    w, a = _percentiles(warm), _percentiles(after_write)
+    ratio = _ratio(a["p50_ms"], w["p50_ms"])
+    return {
+        "cycles": cycles,
+        "index_loads": len(loads),
+        "same_index_object": index_after is index_before,
+        "index_grew_by": len(index_after) - size_before,
+        "new_records_found": found,
+        "warm": w,
+        "after_write": a,
+        "write": _percentiles(writes),
+        "ratio_p50": ratio,
+        "target": CYCLE_TARGET,
+        "pass": bool(len(loads) == 0 and index_after is index_before and found == cycles and ratio <= CYCLE_TARGET),
+    }
+
+
+def _touch(mem: Memory, corpus: Corpus, checkpoints: list[int], traced: bool) -> dict[int, dict[str, float]]:
+    """Recall once for each user in turn; at each checkpoint record RSS (and traced Python heap) after a GC."""
+    out: dict[int, dict[str, float]] = {}
+    if traced:
+        tracemalloc.start()
+    try:
+        for n, uid in enumerate(corpus.users, start=1):
+            mem.user(uid).recall(corpus.queries[uid][2], k=K)
+            if n in checkpoints:
+                gc.collect()
+                cached = list(mem._indexes.values())
+                point = {
+                    "rss_mb": _rss_mb(),
+                    "cached_users": len(cached),
+                    "index_mb": sum(s.index.nbytes() for s in cached) / 2**20,
+                    "index_bytes_per_user": (sum(s.index.nbytes() for s in cached) / len(cached)) if cached else 0,
+                }
+                if traced:
+                    current, peak = tracemalloc.get_traced_memory()
+                    point.update(traced_mb=current / 2**20, traced_peak_mb=peak / 2**20)
+                out[n] = point
+    finally:
+        if traced:
+            tracemalloc.stop()
+    return out
+
+
+def _memory(mem: Memory, corpus: Corpus, max_cached: int) -> dict[str, Any]:
+    users = len(corpus.users)
+    checkpoints = sorted({max(1, users // 10), max(1, users // 2), users})
+    gc.collect()
+    before = _rss_mb()
+    rss = _touch(mem, corpus, checkpoints, traced=False)
+    traced = _touch(mem, corpus, checkpoints, traced=True)  # a second pass: tracing inflates RSS itself
+    first, last = checkpoints[0], checkpoints[-1]
+    per_user = rss[last]["index_bytes_per_user"]
+    unbounded_mb = (last - first) * per_user / 2**20  # what the cache would add if it kept every user
+    # what a bounded cache may still add between the checkpoints (while it fills up to max_cached users)
+    filling_mb = (min(last, max_cached) - min(first, max_cached)) * per_user / 2**20
+    growth = rss[last]["rss_mb"] - rss[first]["rss_mb"]
+    traced_growth = traced[last]["traced_mb"] - traced[first]["traced_mb"]
+    share = _ratio(max(growth - filling_mb, 0.0), unbounded_mb)
+    traced_share = _ratio(max(traced_growth - filling_mb, 0.0), unbounded_mb)
+    return {
+        "rss_before_touching_mb": before,
+        "checkpoints": {str(n): {**rss[n], **{k: v for k, v in traced[n].items() if "traced" in k}} for n in rss},
+        "max_cached_users": max_cached,
+        "cached_users": len(mem._indexes),
+        "bounded": len(mem._indexes) <= max_cached,
+        "index_bytes_per_user": per_user,
+        "unbounded_growth_mb": unbounded_mb,
+        "cache_filling_mb": filling_mb,
+        "rss_growth_mb": growth,
+        "traced_growth_mb": traced_growth,
+        "growth_share": share,
+        "traced_growth_share": traced_share,
+        "target": PLATEAU_TARGET,
+        "pass": bool(len(mem._indexes) <= max_cached and share <= PLATEAU_TARGET),
+    }
+
+
+def _recallable(mem: Memory, corpus: Corpus, ids: dict[str, list[str]], n: int, rng: random.Random) -> dict[str, Any]:
+    """Recall a sample of stored memories by their own text: each must come back in the top k."""
+    pairs = [(uid, i) for uid in corpus.users for i in range(len(ids[uid]))]
+    sample = rng.sample(pairs, min(n, len(pairs)))
+    texts = {uid: [it.text for it in corpus.items[uid] if not it.single] for uid in corpus.users}
+    for uid in corpus.users:
+        texts[uid] += [it.text for it in corpus.items[uid] if it.single]  # the order ``ids`` was filled in
+    found = 0
+    for uid, i in sample:
+        hits = mem.user(uid).recall(texts[uid][i], k=K)
+        found += ids[uid][i] in {h.record.id for h in hits}
+    return {"checked": len(sample), "found": found, "share": found / len(sample) if sample else math.nan}
+
+
+def run(
+    memories: int = 100_000,
+    users: int = 1_000,
+    queries: int = 200,
+    seed: int = 0,
+    *,
+    batch: int = 100,
+    peer_every: int = 5,
+    max_cached_users: int = 64,
+    path: str | Path | None = None,
+    quiet: bool = True,
+) -> dict[str, Any]:
+    """Run every measurement once and return the numbers (see the module docstring)."""
+    if memories < users or users < 2 or queries < 2:
+        raise ValueError("need memories >= users >= 2 and queries >= 2")
+    rng = random.Random(seed + 1)
+    started = time.perf_counter()
+    corpus = generate(memories, users, queries, seed)
+    ef = default_embedding_function()
+    ef(["warm the model up"])
+    folder = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="memtend-scale-"))
+    result: dict[str, Any] = {
+        "config": {
+            "memories": memories,
+            "users": users,
+            "queries": queries,
+            "seed": seed,
+            "k": K,
+            "batch": batch,
+            "peer_every": peer_every,
+            "max_cached_users": max_cached_users,
+            "words_per_memory": float(np.mean([len(it.text.split()) for v in corpus.items.values() for it in v])),
+        }
+    }
+    mem = Memory(path=folder, embedding_function=ef, max_cached_users=max_cached_users)
+    try:
+        rss_start = _rss_mb()
+        if not quiet:
+            print(f"ingesting {corpus.size:,} memories for {users:,} users into {folder}", file=sys.stderr)
+        ingest = _ingest(mem, corpus, ef, batch, peer_every, quiet)
+        ids = ingest.pop("ids")
+        result["ingest"] = ingest
+        result["rss_after_ingest_mb"] = _rss_mb()
+        result["stored"] = _check_stored(mem, corpus, ids)
+        if not quiet:
+            print("recall latency", file=sys.stderr)
+        result["recall"] = _recall_latency(mem, corpus, ef, queries, rng)
+        result["incremental"] = _incremental(mem, corpus, max(5, min(queries, 100)), rng)
+        if not quiet:
+            print("memory plateau", file=sys.stderr)
+        result["memory"] = _memory(mem, corpus, max_cached_users)
+        result["memory"]["rss_start_mb"] = rss_start
+        result["memory"]["peak_rss_mb"] = _peak_rss_mb()
+        result["memory"]["store_mb"] = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
+        result["recallable"] = _recallable(mem, corpus, ids, queries, rng)
+    finally:
+        mem.close()
+        if path is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    result["seconds"] = time.perf_counter() - started
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Report
+
+
+def _fmt(x: float, digits: int = 1) -> str:
+    return "n/a" if not isinstance(x, int | float) or not math.isfinite(x) else f"{x:,.{digits}f}"
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def table(r: dict[str, Any]) -> str:
+    c, ing, rec, inc, mem = r["config"], r["ingest"], r["recall"], r["incremental"], r["memory"]
+    rows: list[tuple[str, str, str, str, str, str]] = []
+
+    def lat(d: dict[str, Any], key: str) -> str:
+        return f"{_fmt(d[key]['p50_ms'])} / {_fmt(d[key]['p95_ms'])}"
+
+    peer = ing["peer"]
+    rows.append(
+        (
+            "ingest, memories/s (sampled users)",
+            _fmt(peer["ingest_per_s"]),
+            f"embed {_fmt(peer['embed_per_s'])}",
+            f"{_fmt(ing['ratio'], 2)}",
+            f">= {INGEST_TARGET:.2f}",
+            _verdict(ing["pass"]),
+        )
+    )
+    rows.append(("  log_many batches", _fmt(ing["log_many"]["per_s"]), "", _fmt(peer["log_many_ratio"], 2), "", ""))
+    rows.append(
+        (
+            "  single remember, ms/call",
+            _fmt(ing["remember"]["ms_per_call"]),
+            f"embed {_fmt(peer['single_embed_ms'])}",
+            _fmt(peer["remember_ratio"], 2),
+            "",
+            "",
+        )
+    )
+    rows.append(("  all users, memories/s", _fmt(ing["per_s"]), "", "", "", ""))
+    for label, key in (("recall warm, one user", "one_user"), ("recall warm, sample", "sample_warm")):
+        d = rec[key]
+        rows.append(
+            (
+                f"{label}, p50 / p95 ms",
+                lat(d, "memtend"),
+                f"chroma {lat(d, 'chroma')}",
+                f"{_fmt(d['ratio_p50'], 2)} / {_fmt(d['ratio_p95'], 2)}",
+                f"p95 <= {RECALL_TARGET}",
+                _verdict(d["pass"]),
+            )
+        )
+    d = rec["sample_cold"]
+    rows.append(
+        (
+            "recall cold, sample, p50 / p95 ms",
+            lat(d, "memtend"),
+            f"chroma {lat(d, 'chroma')}",
+            f"{_fmt(d['ratio_p50'], 2)} / {_fmt(d['ratio_p95'], 2)}",
+            "(info)",
+            "",
+        )
+    )
+    rows.append(
+        (
+            "recall after a write, p50 ms",
+            _fmt(inc["after_write"]["p50_ms"]),
+            f"warm {_fmt(inc['warm']['p50_ms'])}",
+            _fmt(inc["ratio_p50"], 2),
+            f"<= {CYCLE_TARGET}",
+            _verdict(inc["ratio_p50"] <= CYCLE_TARGET),
+        )
+    )
+    rows.append(
+        (
+            f"index loads in {inc['cycles']} write+recall",
+            str(inc["index_loads"]),
+            f"same index: {inc['same_index_object']}",
+            f"grew {inc['index_grew_by']}",
+            "0",
+            _verdict(inc["index_loads"] == 0 and inc["same_index_object"]),
+        )
+    )
+    points = mem["checkpoints"]
+    names = list(points)
+    rss_row = " -> ".join(_fmt(points[n]["rss_mb"], 0) for n in names)
+    rows.append(
+        (
+            f"RSS MB after {' / '.join(names)} users",
+            rss_row,
+            f"unbounded +{_fmt(mem['unbounded_growth_mb'], 0)}",
+            _fmt(mem["growth_share"], 3),
+            f"<= {PLATEAU_TARGET}",
+            _verdict(mem["pass"]),
+        )
+    )
+    rows.append(
+        (
+            "  traced Python heap MB",
+            " -> ".join(_fmt(points[n].get("traced_mb", math.nan), 0) for n in names),
+            "",
+            _fmt(mem["traced_growth_share"], 3),
+            "",
+            "",
+        )
+    )
+    rows.append(
+        (
+            "  cached indexes / index KB per user",
+            f"{mem['cached_users']} / {_fmt(mem['index_bytes_per_user'] / 1024)}",
+            f"max {mem['max_cached_users']}",
+            "",
+            "bounded",
+            _verdict(mem["bounded"]),
+        )
+    )
+    rows.append(
+        (
+            "  peak RSS / store on disk, MB",
+            f"{_fmt(mem['peak_rss_mb'], 0)} / {_fmt(mem['store_mb'], 0)}",
+            "",
+            "",
+            "",
+            "",
+        )
+    )
+    st, ok = r["stored"], r["recallable"]
+    rows.append(
+        (
+            "stored / recallable by own text",
+            f"{st['collection_count']:,} / {ok['found']}/{ok['checked']}",
+            f"expected {st['expected']:,}",
+            "",
+            "all",
+            _verdict(st["ok"] and ok["found"] == ok["checked"]),
+        )
+    )
+    head = ("metric", "memtend", "peer (same run)", "ratio", "target", "result")
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(6)]
+    lines = [
+        f"memtend scale benchmark: {c['memories']:,} memories, {c['users']:,} users, {c['queries']} queries, "
+        f"seed {c['seed']}, k={c['k']}, batch {c['batch']}, {c['words_per_memory']:.1f} words/memory, "
+        f"{r['seconds']:.0f} s",
+        "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=1_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch", type=int, default=100, help="memories per log_many call")
+    parser.add_argument("--peer-every", type=int, default=5, help="time the embedding peer on every n-th user")
+    parser.add_argument("--max-cached-users", type=int, default=64)
+    parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    args = parser.parse_args(argv)
+    result = run(
+        args.memories,
+        args.users,
+        args.queries,
+        args.seed,
+        batch=args.batch,
+        peer_every=args.peer_every,
+        max_cached_users=args.max_cached_users,
+        quiet=False,
+    )
+    print(table(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

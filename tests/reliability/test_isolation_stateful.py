@@ -94,6 +94,10 @@ HOSTILE_NAMESPACES: tuple[str, ...] = ("session:s1", "$or", '{"$ne": ""}', "user
 SOURCES: tuple[Source, ...] = tuple(Source)
 WORDS = ("garden", "kayak", "teal", "invoice", "harbour", "violin", "orchard", "lantern", "meadow", "copper")
 MARKER_STEM = "zq"
+SESSION_ID = "thread-1"
+SESSION_NS, LEDGER_NS = f"session:{SESSION_ID}", f"ledger:{SESSION_ID}"
+SESSION_KEYS: tuple[str, ...] = ("$or", '{"$ne": ""}', "$ne", "user_id", "User ID", "@stats", "$$")
+TOOLS: tuple[str, ...] = ("send_email", "$or", "deploy")
 
 
 def marker(slot: int) -> str:
@@ -205,6 +209,13 @@ class CoreDriver(Driver):
             "store_put",
             "store_delete",
             "store_items",
+            "session_set",
+            "session_get",
+            "session_forget",
+            "session_list",
+            "ledger_record",
+            "ledger_seen",
+            "ledger_entries",
         }
     )
 
@@ -246,8 +257,6 @@ class CoreDriver(Driver):
         self.memory.user(user_id)  # type: ignore[arg-type]
 
     def supports(self, op: str) -> bool:
-        if op in ("session_set", "session_forget"):
-            return hasattr(UserMemory, "session")  # HOOK: working memory (memtend.session), when it lands
         return op in self._OPS
 
     def operate(self, user_id: str, op: str, **p: Any) -> Any:
@@ -281,14 +290,25 @@ class CoreDriver(Driver):
         if op == "store_delete":
             return u.store(p["namespace"]).delete(p["key"])
         if op == "store_items":
-            return {(i["namespace"], i["key"]): i["value"] for i in u.export()["store"]}
-        if op == "session_set":  # HOOK: working memory; API per docs/architecture.md (session(id).set/get)
-            state = u.session(p["session"])  # type: ignore[attr-defined]
-            state.set(p["key"], p["value"])
-            assert state.get(p["key"]) == p["value"]
-            return None
+            return {
+                (i["namespace"], i["key"]): i["value"]
+                for i in u.export()["store"]
+                if not i["namespace"].startswith((SESSION_NS, LEDGER_NS))
+            }
+        if op == "session_set":
+            return u.session(p["session"]).set(p["key"], p["value"])
+        if op == "session_get":
+            return u.session(p["session"]).get(p["key"])
         if op == "session_forget":
-            return u.session(p["session"]).forget(p["key"])  # type: ignore[attr-defined]
+            return u.session(p["session"]).forget(p["key"])
+        if op == "session_list":
+            return u.session(p["session"]).list()
+        if op == "ledger_record":
+            return u.ledger(p["session"]).record(p["tool"], p["args"], p.get("result"))
+        if op == "ledger_seen":
+            return u.ledger(p["session"]).seen(p["tool"], p["args"])
+        if op == "ledger_entries":
+            return u.ledger(p["session"]).entries()
         raise NotImplementedError(op)
 
     def close(self) -> None:
@@ -313,6 +333,8 @@ class UserModel:
     facts: dict[str, tuple[str, Source]] = field(default_factory=dict)
     store: dict[tuple[str, str], Any] = field(default_factory=dict)
     approved: set[str] = field(default_factory=set)
+    session: dict[str, Any] = field(default_factory=dict)
+    ledger: dict[tuple[str, str], int] = field(default_factory=dict)  # (tool, args as JSON) -> calls
     counter: int = 0
 
     @property
@@ -410,29 +432,37 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
         # ------------------------------------------------------------------ facts (precedence model)
         @precondition(lambda self: self.driver.supports("set_fact"))
         @rule(
-            n=st.integers(0, 3),
             key=st.sampled_from(HOSTILE_KEYS),
-            source=st.sampled_from(SOURCES),
-            word=st.sampled_from(WORDS),
-            shout=st.booleans(),
+            writes=st.lists(
+                st.tuples(st.integers(0, 3), st.sampled_from(SOURCES), st.sampled_from(WORDS[:3]), st.booleans()),
+                min_size=1,
+                max_size=5,
+            ),
         )
-        def set_fact(self, n: int, key: str, source: Source, word: str, shout: bool) -> None:
-            uid, model = self._pick(n)
-            value = f"{model.marker} {word.upper() if shout else word}"  # case-only changes are "unchanged"
-            try:
-                canonical = canonical_key(key)
-            except InvalidInputError:
-                with pytest.raises(InvalidInputError):
-                    self.driver.operate(uid, "set_fact", key=key, value=value, source=source)
-                return
-            expected = model.apply_fact(canonical, value, source)
-            result = self.driver.operate(uid, "set_fact", key=key, value=value, source=source)
-            assert result == expected, (key, value, source, result.reason)
-            assert result.record.user_id == uid
+        def set_fact(self, key: str, writes: list[tuple[int, Source, str, bool]]) -> None:
+            """A burst of writes to one key, by one or several users, from sources of every trust level."""
+            for n, source, word, shout in writes:
+                uid, model = self._pick(n)
+                value = f"{model.marker} {word.upper() if shout else word}"  # case-only changes are "unchanged"
+                try:
+                    canonical = canonical_key(key)
+                except InvalidInputError:
+                    with pytest.raises(InvalidInputError):
+                        self.driver.operate(uid, "set_fact", key=key, value=value, source=source)
+                    continue
+                expected = model.apply_fact(canonical, value, source)
+                result = self.driver.operate(uid, "set_fact", key=key, value=value, source=source)
+                assert result == expected, (uid, key, value, source, result.reason)
+                assert result.record.user_id == uid
 
         @precondition(lambda self: self.driver.supports("log_many"))
-        @rule(n=st.integers(0, 3), count=st.integers(1, 4), back=st.integers(0, 400))
-        def log_many(self, n: int, count: int, back: int) -> None:
+        @rule(
+            n=st.integers(0, 3),
+            count=st.integers(1, 4),
+            back=st.integers(0, 400),
+            compact_after=st.sampled_from([None, 0, 1]),
+        )
+        def log_many(self, n: int, count: int, back: int, compact_after: int | None) -> None:
             uid, model = self._pick(n)
             base = 1_700_000_000.0 + back * DAY
             others = [u for u in self.users if u != uid]
@@ -442,6 +472,8 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
             ]
             records = self.driver.operate(uid, "log_many", events=events)
             assert [r.user_id for r in records] == [uid] * count
+            if compact_after is not None and self.driver.supports("compact"):
+                self.driver.operate(uid, "compact", keep_recent=compact_after)
 
         # ------------------------------------------------------------------ log life cycle
         @precondition(lambda self: self.driver.supports("compact"))
@@ -455,8 +487,11 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
         @precondition(lambda self: self.driver.supports("forget"))
         @rule(n=st.integers(0, 3), days=st.sampled_from([0, 40, 200, 10_000]))
         def forget(self, n: int, days: int) -> None:
-            uid, _ = self._pick(n)
+            uid, model = self._pick(n)
             self.driver.operate(uid, "forget", now=self._now() + days * DAY)
+            if days > 7:  # working memory expires after retention.session_days (7) without a write
+                model.session.clear()
+                model.ledger.clear()
 
         @precondition(lambda self: self.driver.supports("purge"))
         @rule(n=st.integers(0, 3))
@@ -487,21 +522,25 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
                 model.facts[record.key] = (record.value, record.source)
 
         @precondition(lambda self: self.driver.supports("delete"))
-        @rule(n=st.integers(0, 3), pick=st.integers(0, 10**6))
-        def delete(self, n: int, pick: int) -> None:
+        @rule(n=st.integers(0, 3), pick=st.integers(0, 10**6), summarised=st.booleans())
+        def delete(self, n: int, pick: int, summarised: bool) -> None:
             uid, model = self._pick(n)
             records = self._records(uid)
-            if not records:
+            by_id = {r.id: r for r in records}
+            sources = [by_id[i] for r in records for i in r.derived_from if i in by_id]
+            candidates = sources if summarised and sources else records  # often: a record a summary stands for
+            if not candidates:
                 return
-            record = records[pick % len(records)]
+            record = candidates[pick % len(candidates)]
             self.driver.operate(uid, "delete", record_id=record.id)
             if record.kind is Kind.FACT and record.status is Status.ACTIVE and record.id.startswith("fact:"):
                 model.facts.pop(record.key, None)
             with pytest.raises(RecordNotFoundError):
                 self.driver.operate(uid, "get", record_id=record.id)
-            # nothing left derived from it
-            for r in self._records(uid):
+            for r in self._records(uid):  # nothing left derived from it, or quoting it
                 assert record.id not in r.derived_from, f"summary {r.id} still derives from deleted {record.id}"
+                if record.kind in (Kind.EVENT, Kind.NOTE, Kind.RULE):
+                    assert record.text not in r.text, f"{r.kind.value} {r.id} still quotes the deleted text"
 
         @precondition(lambda self: self.driver.supports("approve"))
         @rule(n=st.integers(0, 3), pick=st.integers(0, 10**6), accept=st.booleans())
@@ -557,13 +596,49 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
             self.driver.operate(uid, "store_put", namespace=namespace, key=key, value=value)
             model.store[(namespace, key)] = value
 
+        # ------------------------------------------------------------------ working memory
         @precondition(lambda self: self.driver.supports("session_set"))
-        @rule(n=st.integers(0, 3), key=st.sampled_from(HOSTILE_USER_IDS[:6]), word=st.sampled_from(WORDS))
-        def session_state(self, n: int, key: str, word: str) -> None:
-            # HOOK: working memory (session state + side-effect ledger). Activates when UserMemory.session exists;
-            # the ledger is checked through export() (its markers) once it has a public API.
+        @rule(
+            n=st.integers(0, 3),
+            key=st.sampled_from(SESSION_KEYS),
+            word=st.sampled_from(WORDS),
+            remove=st.booleans(),
+        )
+        def session_state(self, n: int, key: str, word: str, remove: bool) -> None:
             uid, model = self._pick(n)
-            self.driver.operate(uid, "session_set", session="thread-1", key=key, value=f"{model.marker} {word}")
+            try:
+                name = canonical_key(key)
+            except InvalidInputError:
+                with pytest.raises(InvalidInputError):
+                    self.driver.operate(uid, "session_set", session=SESSION_ID, key=key, value=word)
+                return
+            if remove:
+                present = self.driver.operate(uid, "session_forget", session=SESSION_ID, key=key)
+                assert present == (name in model.session)
+                model.session.pop(name, None)
+                return
+            value = {"note": f"{model.marker} {word}"}
+            expected = (
+                "added" if name not in model.session else "unchanged" if model.session[name] == value else "updated"
+            )
+            result = self.driver.operate(uid, "session_set", session=SESSION_ID, key=key, value=value)
+            assert (result.key, result.outcome.value) == (name, expected)
+            model.session[name] = value
+            assert self.driver.operate(uid, "session_get", session=SESSION_ID, key=key) == value
+
+        @precondition(lambda self: self.driver.supports("ledger_record"))
+        @rule(n=st.integers(0, 3), tool=st.sampled_from(TOOLS), word=st.sampled_from(WORDS[:3]))
+        def ledger_record(self, n: int, tool: str, word: str) -> None:
+            uid, model = self._pick(n)
+            args = {"subject": f"{model.marker} {word}", "$or": [{"user_id": uid}]}
+            entry = self.driver.operate(
+                uid, "ledger_record", session=SESSION_ID, tool=tool, args=args, result={"id": f"{model.marker}-r"}
+            )
+            call = (tool, json.dumps(args, sort_keys=True))
+            model.ledger[call] = model.ledger.get(call, 0) + 1
+            assert entry.calls == model.ledger[call]
+            seen = self.driver.operate(uid, "ledger_seen", session=SESSION_ID, tool=tool, args=args)
+            assert seen is not None and seen.calls == model.ledger[call]
 
         # ------------------------------------------------------------------ invariants
         def _check_item(self, uid: str, item: Seen, where: str) -> None:
@@ -593,6 +668,13 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
                     assert facts == model.facts, f"facts of {uid!r} differ from the model"
                 if self.driver.supports("store_items"):
                     assert self.driver.operate(uid, "store_items") == model.store
+                if self.driver.supports("session_list"):
+                    assert self.driver.operate(uid, "session_list", session=SESSION_ID) == model.session
+                if self.driver.supports("ledger_entries"):
+                    entries = self.driver.operate(uid, "ledger_entries", session=SESSION_ID)
+                    assert sorted(e.calls for e in entries) == sorted(model.ledger.values())
+                    for e in entries:
+                        self._check_item(uid, Seen(None, json.dumps(e.args, ensure_ascii=False)), "ledger")
                 if self.driver.supports("records"):
                     for r in self._records(uid):
                         if r.status is Status.ACTIVE and r.source is Source.EXTERNAL:

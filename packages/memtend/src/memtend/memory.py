@@ -308,7 +308,10 @@ class _SyncedIndex:
         index = UserIndex(config)
         if records:
             assert vectors is not None
-            index.upsert(records, vectors)
+            # Neighbours in a session follow time, then the order of writing (Chroma returns rows in that order;
+            # a stable sort keeps it for records that share a timestamp).
+            order = sorted(range(len(records)), key=lambda i: records[i].created_at)
+            index.upsert([records[i] for i in order], vectors[order])
         synced = cls(user_id, index, started)
         synced.seen = {h.id for h in storage.get_history(user_id, since=started - _SYNC_MARGIN)}
         return synced
