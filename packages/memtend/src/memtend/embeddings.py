@@ -119,8 +119,7 @@ def prepare_model(target: Path | None = None) -> Path:
             _write_atomically(folder / "model.onnx", build_model_bytes(source))
     except OSError as exc:
         raise EmbeddingModelUnavailableError(
-            f"could not write the embedding model to {folder}: {exc}. "
-            f"Set {MODEL_DIR_ENV} to a writable folder"
+            f"could not write the embedding model to {folder}: {exc}. Set {MODEL_DIR_ENV} to a writable folder"
         ) from exc
     return folder
 

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from memtend.errors import InvalidInputError
-from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_encodable
+from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_encodable, check_time
 from memtend.storage import KVItem, Storage
 
 MAX_VALUE_BYTES = 1_000_000
@@ -31,6 +31,8 @@ class KeyedStore:
 
     def put_many(self, items: list[tuple[str, Any]], *, expires_at: float | None = None) -> None:
         checked = [(check_name(k, "key"), check_value(v)) for k, v in items]
+        if expires_at is not None:
+            expires_at = check_time(expires_at, "expires_at")
         self._storage.kv_put(self.user_id, self.namespace, checked, expires_at=expires_at)
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -75,7 +77,10 @@ def check_name(name: object, what: str) -> str:
 def check_value(value: Any) -> Any:
     """A value must be JSON: finite numbers, str keys, valid unicode, bounded depth and size."""
     _check_json(value, 0)
-    size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # e.g. an int too long to print as a JSON number
+        raise InvalidInputError(f"value cannot be stored as JSON: {str(exc)[:200]}") from None
     if size > MAX_VALUE_BYTES:
         raise InvalidInputError(f"value is {size} bytes as JSON; the limit is {MAX_VALUE_BYTES}")
     return value

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Ledger", "LedgerEntry", "call_key", "extract_ids"]
 
+
 @dataclass(frozen=True)
 class LedgerEntry:
     """A side-effecting call the ledger holds. ``calls`` counts the times it was made (a ``pending`` record

@@ -32,8 +32,11 @@ from memtend.records import (
     Record,
     Source,
     Status,
+    check_days,
     check_extra,
+    check_name,
     check_text,
+    check_time,
     check_user_id,
     now,
 )
@@ -334,6 +337,28 @@ class _SyncedIndex:
         self.synced_at = started
 
 
+_ARCHIVED_FROM = "archived_from"
+
+
+def _archived(record: Record, superseded_by: str, at: float) -> Record:
+    """The archived form of a record; it remembers the status it had, so a restore cannot promote it."""
+    return replace(
+        record,
+        status=Status.ARCHIVED,
+        superseded_by=superseded_by,
+        updated_at=at,
+        extra={**record.extra, _ARCHIVED_FROM: record.status.value},
+    )
+
+
+def _status_before_archive(record: Record) -> Status:
+    """What an archived record was; records archived before this was kept count as reviewed unless external."""
+    value = record.extra.get(_ARCHIVED_FROM)
+    if isinstance(value, str) and value in Status._value2member_map_:
+        return Status(value)
+    return Status.PENDING_REVIEW if record.source is Source.EXTERNAL else Status.ACTIVE
+
+
 def _history(user_id: str, op: str, record: Record | None, before: Record | None, source: Source) -> HistoryEntry:
     target = record or before
     assert target is not None
@@ -406,10 +431,9 @@ class UserMemory:
         source = Source.parse(source)
         text = check_text(text)
         extra = check_extra(metadata)
-        if not isinstance(session, str):
-            raise InvalidInputError(f"session must be a str, got {type(session).__name__}")
-        if at is not None and (not isinstance(at, int | float) or isinstance(at, bool) or not np.isfinite(at)):
-            raise InvalidInputError(f"at must be epoch seconds (a finite number), got {at!r}")
+        session = check_name(session, "session")
+        if at is not None:
+            at = check_time(at, "at")
         decision = gate.check_write(text, source, redact=redact)
         t = now()
         created = float(at) if at is not None else t
@@ -553,7 +577,7 @@ class UserMemory:
             )
             return FactResult(decision.outcome, current, decision.reason)
         t = now()
-        archived = replace(existing, id=new_id(), status=Status.ARCHIVED, superseded_by=fid, updated_at=t)
+        archived = replace(_archived(existing, fid, t), id=new_id())
         current = replace(current, created_at=existing.created_at, updated_at=t)
         assert vectors is not None
         new_vec = self.memory.embed([current.text])
@@ -606,8 +630,8 @@ class UserMemory:
 
     # ------------------------------------------------------------------ reading
     def get(self, record_id: str) -> Record:
-        if not isinstance(record_id, str) or not record_id:
-            raise InvalidInputError("record_id must be a non-empty str")
+        if not check_name(record_id, "record_id"):
+            raise InvalidInputError("record_id must not be empty")
         found, _ = self._storage.get_records(self.user_id, [record_id])
         if not found:
             raise RecordNotFoundError(f"no record {record_id!r} for this user")
@@ -618,7 +642,7 @@ class UserMemory:
     ) -> list[Record]:
         """Records of this user, oldest first (``status=None`` for every status)."""
         kind_list = [Kind.parse(x) for x in kinds] if kinds is not None else None
-        statuses = [Status(status)] if status is not None else None
+        statuses = [Status.parse(status)] if status is not None else None
         records, _ = self._storage.get_records(self.user_id, kinds=kind_list, statuses=statuses)
         return sorted(records, key=lambda r: (r.created_at, r.id))
 
@@ -662,12 +686,7 @@ class UserMemory:
 
     def _retire(self, record: Record, op: str, *, superseded_by: str = "", at: float | None = None) -> Record:
         """Move a record to the archive (metadata only); ``at`` stamps when (the grace period counts from it)."""
-        archived = replace(
-            record,
-            status=Status.ARCHIVED,
-            superseded_by=superseded_by,
-            updated_at=now() if at is None else at,
-        )
+        archived = _archived(record, superseded_by, now() if at is None else at)
         with self.memory._lock:
             self._storage.update_record_metadata([archived])
             self._storage.append_history([_history(self.user_id, op, archived, record, Source.AGENT)])
@@ -733,7 +752,8 @@ class UserMemory:
             if not plan.needed:
                 return CompactionReport(summary=None, replaced=0, kept=len(plan.kept))
             text = check_text(compaction.summarise(plan.replaced, summarizer), "summary")
-            text = gate.check_write(text, Source.AGENT, redact=True).text
+            decision = gate.check_write(text, Source.AGENT, redact=True)
+            text = decision.text
             t = now()
             n_events = sum(1 for r in plan.replaced if r.kind is Kind.EVENT) + sum(
                 int(r.extra.get("events", 0)) for r in plan.replaced if r.kind is Kind.SUMMARY
@@ -748,12 +768,12 @@ class UserMemory:
                 updated_at=t,
                 last_used_at=t,
                 derived_from=compaction.provenance(plan.replaced),
+                # a summary quoting text that read like an instruction to the agent stays flagged
+                flagged=decision.flagged or any(r.flagged for r in plan.replaced),
                 extra={"events": n_events},
             )
             position = {r.id: i for i, r in enumerate(log)}
-            archived = [
-                replace(r, status=Status.ARCHIVED, superseded_by=summary.id, updated_at=t) for r in plan.replaced
-            ]
+            archived = [_archived(r, summary.id, t) for r in plan.replaced]
             assert vectors is not None
             stacked = np.vstack([self.memory.embed([text]), vectors[[position[r.id] for r in plan.replaced]]])
             # One write holds the summary and the archiving of what it replaces: no state where the sources
@@ -794,6 +814,8 @@ class UserMemory:
     def purge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
         """Delete archived records whose grace period is over; returns how many."""
         t = _now_default(now)
+        if grace_days is not None:
+            grace_days = check_days(grace_days, "grace_days")
         archived, _ = self._storage.get_records(self.user_id, statuses=[Status.ARCHIVED])
         doomed = forgetting.plan_purge(archived, self.memory.retention, t, grace_days)
         if doomed:
@@ -810,7 +832,15 @@ class UserMemory:
         record = self.get(record_id)
         if record.status is not Status.ARCHIVED:
             raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not archived")
+        before = _status_before_archive(record)
+        record = replace(record, extra={k: v for k, v in record.extra.items() if k != _ARCHIVED_FROM})
         with self.memory._lock:
+            if before is Status.PENDING_REVIEW:  # unreviewed content goes back to review, never straight to trust
+                back = replace(record, status=Status.PENDING_REVIEW, superseded_by="", updated_at=now())
+                self.memory._commit(
+                    self.user_id, [back], history=[_history(self.user_id, "restore", back, record, Source.USER)]
+                )
+                return back
             if record.kind is Kind.FACT and record.id != fact_id(self.user_id, record.key):
                 fid = fact_id(self.user_id, record.key)
                 found, vectors = self._storage.get_records(self.user_id, [record.id, fid], with_embeddings=True)
@@ -820,9 +850,7 @@ class UserMemory:
                 upserts, vecs = [current], [by_id[record.id][1]]
                 if fid in by_id and by_id[fid][0].status is Status.ACTIVE:
                     displaced = by_id[fid][0]
-                    upserts.append(
-                        replace(displaced, id=record.id, status=Status.ARCHIVED, superseded_by=fid, updated_at=t)
-                    )
+                    upserts.append(replace(_archived(displaced, fid, t), id=record.id))
                     vecs.append(by_id[fid][1])
                     self.memory._commit(
                         self.user_id,
@@ -900,8 +928,4 @@ class UserMemory:
 
 
 def _now_default(value: float | None) -> float:
-    if value is None:
-        return now()
-    if not isinstance(value, int | float) or isinstance(value, bool) or not np.isfinite(value):
-        raise InvalidInputError(f"now must be epoch seconds, got {value!r}")
-    return float(value)
+    return _clock() if value is None else check_time(value, "now")

@@ -149,9 +149,7 @@ def build_bert_graph(weights: Mapping[str, np.ndarray], config: BertConfig) -> o
         ],
         outputs=[helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, hidden])],
     )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="memtend.onnx_bert"
-    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="memtend.onnx_bert")
     model.ir_version = IR_VERSION
     # Fill weights in place: passing ~90 MB through make_graph/make_model copies it twice.
     for name, value in g.constants.items():

@@ -15,6 +15,8 @@ MAX_TEXT_CHARS = 32_000
 MAX_USER_ID_CHARS = 256
 MAX_KEY_CHARS = 256
 MAX_METADATA_VALUE_CHARS = 4_096
+MAX_METADATA_KEYS = 64
+INT64 = 2**63
 
 
 class Kind(str, Enum):
@@ -62,6 +64,15 @@ class Status(str, Enum):
     ACTIVE = "active"
     ARCHIVED = "archived"
     PENDING_REVIEW = "pending_review"
+
+    @classmethod
+    def parse(cls, value: Status | str) -> Status:
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidInputError(
+                f"unknown status {value!r}; use one of: {', '.join(s.value for s in cls)}"
+            ) from None
 
 
 @dataclass
@@ -157,6 +168,37 @@ def check_user_id(user_id: object) -> str:
     return user_id
 
 
+# Times are epoch seconds between year 1 and year 9999, so every date can be shown and compared.
+MIN_TIME = -62_135_596_800.0
+MAX_TIME = 253_402_300_799.0
+
+
+def check_time(value: object, what: str) -> float:
+    """Validate a point in time given as epoch seconds."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidInputError(f"{what} must be epoch seconds (a number), got {type(value).__name__}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not math.isfinite(seconds) or not MIN_TIME <= seconds <= MAX_TIME:
+        raise InvalidInputError(f"{what} must be epoch seconds between year 1 and year 9999, got {value!r:.40}")
+    return seconds
+
+
+def check_days(value: object, what: str) -> float:
+    """Validate a duration in days: a finite number, zero or more."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidInputError(f"{what} must be a number of days, got {type(value).__name__}")
+    try:
+        days = float(value)
+    except OverflowError:
+        days = math.inf
+    if not math.isfinite(days) or days < 0:
+        raise InvalidInputError(f"{what} must be a finite number of days >= 0, got {value!r:.40}")
+    return days
+
+
 def check_text(text: object, what: str = "text") -> str:
     """Validate the text of a memory: a non-empty str of storable unicode, within the size limit."""
     if not isinstance(text, str):
@@ -170,6 +212,16 @@ def check_text(text: object, what: str = "text") -> str:
         )
     check_encodable(text, what)
     return text
+
+
+def check_name(value: object, what: str, limit: int = MAX_KEY_CHARS) -> str:
+    """Validate a short identifier (session id, record id): a str of storable unicode within ``limit``."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a str, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidInputError(f"{what} is {len(value)} characters; the limit is {limit}")
+    check_encodable(value, what)
+    return value
 
 
 def check_encodable(text: str, what: str, error: type[InvalidInputError] = InvalidInputError) -> None:
@@ -187,12 +239,18 @@ def check_extra(extra: object) -> dict[str, str | int | float | bool]:
         return {}
     if not isinstance(extra, dict):
         raise InvalidInputError(f"metadata must be a dict, got {type(extra).__name__}")
+    if len(extra) > MAX_METADATA_KEYS:
+        raise InvalidInputError(f"metadata has {len(extra)} keys; the limit is {MAX_METADATA_KEYS}")
     out: dict[str, str | int | float | bool] = {}
     for name, value in extra.items():
         if not isinstance(name, str) or not name or len(name) > MAX_KEY_CHARS:
             raise InvalidInputError(f"metadata keys must be non-empty str of at most {MAX_KEY_CHARS} chars")
         check_encodable(name, "metadata key")
-        if isinstance(value, bool | int):
+        if isinstance(value, bool):
+            out[name] = value
+        elif isinstance(value, int):
+            if not -INT64 <= value < INT64:
+                raise InvalidInputError(f"metadata value {name!r} does not fit in 64 bits; store it as a str")
             out[name] = value
         elif isinstance(value, float):
             if not math.isfinite(value):

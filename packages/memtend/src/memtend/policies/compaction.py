@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from memtend.errors import InvalidInputError
 from memtend.records import Kind, Record
 
 LogSummarizer = Callable[[Sequence[Record]], str]
@@ -33,7 +34,7 @@ class CompactionPlan:
 def plan_compaction(log: Sequence[Record], keep_recent: int) -> CompactionPlan:
     """Split a user's active log (events and summaries) into what a new summary replaces and what stays."""
     if keep_recent < 0:
-        raise ValueError("keep_recent must be >= 0")
+        raise InvalidInputError("keep_recent must be >= 0")
     ordered = sorted(log, key=lambda r: (r.created_at, r.id))
     events = [r for r in ordered if r.kind is Kind.EVENT]
     kept = events[len(events) - keep_recent :] if keep_recent else []
@@ -88,5 +89,7 @@ def extractive_summary(records: Sequence[Record]) -> str:
 def summarise(records: Sequence[Record], summarizer: LogSummarizer | None) -> str:
     text = (summarizer or extractive_summary)(records)
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("the summarizer returned no text; it must return a non-empty str")
+        raise InvalidInputError(
+            f"the summarizer returned {type(text).__name__} {str(text)[:40]!r}; it must return a non-empty str"
+        )
     return text
