@@ -13,7 +13,8 @@ process with its own Chroma client) and prints ``PID <pid>``; for ``WAIT <pid>``
 ``EXIT <pid> <signal or -exit code>``.
 
 ACK lines: ``ACK fact <user> <key> <n>`` (value ``v<n>``, n increasing), ``ACK event <user> <text>``,
-``ACK kv <user> <key>``, ``ACK counter <user> <key> <n>``, ``ACK compact <user>``.
+``ACK kv <user> <key>``, ``ACK counter <user> <key> <n>``, ``ACK session <user> <key> <n>`` (working memory),
+``ACK ledger <user> <n>`` (side-effect ledger), ``ACK compact <user>``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import sys
 from typing import Any
 
 from memtend import Event, Memory
-from memtend.user_index import UserIndex  # noqa: F401  (import cost paid before READY)
 
 USERS = ("crash-a", "crash-b")
 FACT_KEYS = ("k0", "k1", "k2")
@@ -46,6 +46,8 @@ def dump(mem: Memory) -> dict[str, Any]:
             "store": [
                 {"namespace": i["namespace"], "key": i["key"], "value": i["value"]} for i in user.export()["store"]
             ],
+            "session": user.session("t").list(),
+            "ledger": sorted(e.args["n"] for e in user.ledger("t").entries()),
             # the retrieval index loads from what was stored (embeddings included) and answers
             "recalled": len(user.recall("event crash marker", k=5)) if records else 0,
             "users": mem.users(),
@@ -60,27 +62,34 @@ def write_forever(mem: Memory, round_no: int, rng: random.Random) -> None:
         uid = rng.choice(USERS)
         user = mem.user(uid)
         op = rng.random()
-        if op < 0.35:
+        if op < 0.3:
             key = rng.choice(FACT_KEYS)
             user.set_fact(key, f"v{n}")
             _ack("fact", uid, key, n)
-        elif op < 0.6:
+        elif op < 0.5:
             text = f"event-{n} crash marker"
             user.log(text, session="s")
             _ack("event", uid, text)
-        elif op < 0.7:
+        elif op < 0.58:
             texts = [f"event-{n}-{i} crash marker batch" for i in range(rng.randint(2, 6))]
             user.log_many(Event(t, session="s") for t in texts)
             for t in texts:
                 _ack("event", uid, t)
-        elif op < 0.8:
+        elif op < 0.66:
             key = f"key-{n}"
             user.store("kv").put(key, {"n": n})
             _ack("kv", uid, key)
-        elif op < 0.93:
+        elif op < 0.74:
             key = f"c{n % 2}"
             user.store("counters").put(key, n)
             _ack("counter", uid, key, n)
+        elif op < 0.84:
+            key = f"s{n % 3}"
+            user.session("t").set(key, n)
+            _ack("session", uid, key, n)
+        elif op < 0.93:
+            user.ledger("t").record("deploy", {"n": n}, result={"id": f"dep-{n}"})
+            _ack("ledger", uid, n)
         else:
             user.compact(keep_recent=3)
             _ack("compact", uid)

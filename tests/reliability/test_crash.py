@@ -2,10 +2,11 @@
 update.
 
 A worker process (``_crash_worker.py``) writes bursts (fact updates with increasing values, events one by one
-and in batches, keyed-store items and counters, compactions) to ``Memory(path=...)`` and prints an
-acknowledgement after each write returns. The test kills it with SIGKILL at a seeded random point, then the
-next round's worker (a fresh process) reopens the folder and dumps everything, which the test checks against
-the acknowledgements. The killed process's flock goes with it, so the next one can open the store.
+and in batches, keyed-store items and counters, session state, side-effect ledger entries, compactions) to
+``Memory(path=...)`` and prints an acknowledgement after each write returns. The test kills it with SIGKILL at
+a seeded random point, then the next round's worker (a fresh process) reopens the folder and dumps everything,
+which the test checks against the acknowledgements. The killed process's flock goes with it, so the next one
+can open the store.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Acked:
     events: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     kv: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     counters: dict[tuple[str, str], int] = field(default_factory=dict)
+    session: dict[tuple[str, str], int] = field(default_factory=dict)
+    ledger: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
     compactions: int = 0
     total: int = 0
 
@@ -57,6 +60,11 @@ class Acked:
         elif what == "counter":
             key, n = parts[3].split(" ")
             self.counters[(uid, key)] = max(self.counters.get((uid, key), 0), int(n))
+        elif what == "session":
+            key, n = parts[3].split(" ")
+            self.session[(uid, key)] = max(self.session.get((uid, key), 0), int(n))
+        elif what == "ledger":
+            self.ledger[uid].add(int(parts[3]))
         elif what == "compact":
             self.compactions += 1
         else:
@@ -154,8 +162,14 @@ def check_state(state: dict[str, Any], acked: Acked) -> None:
         for (owner, key), n in acked.counters.items():
             if owner == uid:
                 assert kv_keys.get(("counters", key), -1) >= n, f"counter {key} of {uid} went below acknowledged {n}"
-        for user_ids in (r["user_id"] for r in records):
-            assert user_ids == uid
+        # working memory: session state and the side-effect ledger
+        for (owner, key), n in acked.session.items():
+            if owner == uid:
+                assert got["session"].get(key, -1) >= n, f"session key {key} of {uid} went below acknowledged {n}"
+        missing_calls = acked.ledger[uid] - set(got["ledger"])
+        assert not missing_calls, f"acknowledged ledger entries of {uid} are gone: {sorted(missing_calls)[:3]}"
+        assert len(got["ledger"]) == len(set(got["ledger"])), "a ledger entry is duplicated"
+        assert all(r["user_id"] == uid for r in records)
 
 
 @pytest.mark.slow
@@ -203,4 +217,5 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
             zygote.close()
     assert kills == ROUNDS
     assert acked.facts and any(acked.events.values()), "the seeded rounds exercised facts and events"
+    assert acked.session and any(acked.ledger.values()), "and working memory"
     assert acked.total > ROUNDS

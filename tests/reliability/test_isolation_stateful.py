@@ -5,8 +5,10 @@ namespaces) through a :class:`Driver`, and after every step checks, for every us
 
 * recall, list and export carry only that user's id, and every text in them holds that user's marker and no
   other user's marker (each text a user writes is tagged with a per-user marker);
-* facts and keyed-store items equal an independent model (precedence: user > tool > agent > inferred,
-  external held for review); nothing acknowledged is lost;
+* facts, keyed-store items, session state (working memory) and the side-effect ledger equal an independent
+  model (precedence: user > tool > agent > inferred, external held for review; working memory expires after
+  ``retention.session_days``); nothing acknowledged is lost, no unreviewed external record becomes active;
+* deleting a record leaves no summary derived from it or quoting it;
 * the users a step did not address are exactly as they were (export fingerprint, volatile stamps aside);
 * after ``erase``, the user has nothing left, and can start over.
 
@@ -19,6 +21,7 @@ keyed store, ...) through :meth:`Driver.operate`, guarded by :meth:`Driver.suppo
 from __future__ import annotations
 
 import json
+import time
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -500,11 +503,9 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
             self.driver.operate(uid, "purge", grace_days=0.0, now=self._now() + 20_000 * DAY)
 
         def _now(self) -> float:
-            import time
-
             return time.time()
 
-        @precondition(lambda self: self.driver.supports("restore"))
+        @precondition(lambda self: self.driver.supports("restore") and self.driver.supports("records"))
         @rule(n=st.integers(0, 3), pick=st.integers(0, 10**6))
         def restore(self, n: int, pick: int) -> None:
             uid, model = self._pick(n)
@@ -521,10 +522,12 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
             if record.kind is Kind.FACT:
                 model.facts[record.key] = (record.value, record.source)
 
-        @precondition(lambda self: self.driver.supports("delete"))
+        @precondition(lambda self: self.driver.supports("delete") and self.driver.supports("records"))
         @rule(n=st.integers(0, 3), pick=st.integers(0, 10**6), summarised=st.booleans())
         def delete(self, n: int, pick: int, summarised: bool) -> None:
             uid, model = self._pick(n)
+            if summarised and self.driver.supports("compact") and not any(r.derived_from for r in self._records(uid)):
+                self.log_many(n, count=3, back=0, compact_after=1)  # give it a summary to break
             records = self._records(uid)
             by_id = {r.id: r for r in records}
             sources = [by_id[i] for r in records for i in r.derived_from if i in by_id]
@@ -542,7 +545,7 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
                 if record.kind in (Kind.EVENT, Kind.NOTE, Kind.RULE):
                     assert record.text not in r.text, f"{r.kind.value} {r.id} still quotes the deleted text"
 
-        @precondition(lambda self: self.driver.supports("approve"))
+        @precondition(lambda self: self.driver.supports("approve") and self.driver.supports("records"))
         @rule(n=st.integers(0, 3), pick=st.integers(0, 10**6), accept=st.booleans())
         def review(self, n: int, pick: int, accept: bool) -> None:
             uid, model = self._pick(n)
@@ -561,7 +564,7 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
                 model.approved.add(approved.id)
 
         # ------------------------------------------------------------------ cross-user attempts
-        @precondition(lambda self: self.driver.supports("get"))
+        @precondition(lambda self: self.driver.supports("get") and self.driver.supports("records"))
         @rule(n=st.integers(0, 3), victim=st.integers(0, 3), pick=st.integers(0, 10**6))
         def reach_into_another_user(self, n: int, victim: int, pick: int) -> None:
             uid, _ = self._pick(n)
@@ -689,6 +692,33 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
     return IsolationMachine
 
 
+# --------------------------------------------------------------------------------------------- every backend
+@pytest.mark.slow
+def test_hostile_ids_stay_apart_on_every_backend(memory: Memory) -> None:
+    """The machine runs on EphemeralClient; the filters must hold the same on disk and over HTTP (where ids
+    travel as JSON): every hostile id gets its own data, and erasing half of them leaves the rest intact."""
+    driver = CoreDriver(memory)
+    ids = list(HOSTILE_USER_IDS)
+    for slot, uid in enumerate(ids):
+        driver.write(uid, f"{marker(slot)} note about the harbour", kind="note")
+        memory.user(uid).set_fact("user_id", f"{marker(slot)} value")
+        memory.user(uid).store("$or").put("user_id", {"v": marker(slot)})
+    for slot, uid in enumerate(ids):
+        seen = driver.list(uid) + driver.recall(uid, "harbour note value")
+        assert seen and all(s.user_id == uid and marker(slot) in s.text for s in seen), uid
+        others = [marker(i) for i in range(len(ids)) if i != slot]
+        blob = json.dumps(_strip(driver.export(uid), frozenset({"user_id"})), ensure_ascii=False)
+        assert not [m for m in others if m in blob], f"{uid!r} sees another user's data"
+    for uid in ids[::2]:
+        driver.erase(uid)
+    for slot, uid in enumerate(ids):
+        texts = [s.text for s in driver.list(uid)]
+        if slot % 2 == 0:
+            assert texts == [] and memory.user(uid).store("$or").get("user_id") is None, uid
+        else:
+            assert len(texts) == 2 and memory.user(uid).store("$or").get("user_id") == {"v": marker(slot)}, uid
+
+
 # --------------------------------------------------------------------------------------------- the core
 _EMBEDDING_FUNCTION: Any = None
 
@@ -708,11 +738,12 @@ def core_driver() -> Driver:
 
 
 CoreIsolation = make_isolation_machine(core_driver)
-CoreIsolation.TestCase.settings = settings(
+TestCoreIsolation = CoreIsolation.TestCase
+TestCoreIsolation.settings = settings(
     max_examples=25,
     stateful_step_count=15,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
-TestCoreIsolation = CoreIsolation.TestCase
+TestCoreIsolation = pytest.mark.slow(TestCoreIsolation)

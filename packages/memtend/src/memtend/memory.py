@@ -186,8 +186,6 @@ class Memory:
         self._lock = threading.RLock()
         self._indexes: OrderedDict[str, _SyncedIndex] = OrderedDict()
         self._max_cached_users = max_cached_users
-        # An embedded store we hold the lock of has no other writer: its indexes need no catching up.
-        self._exclusive = self._lock_handle is not None
         # last_used_at stamps from recall, written in batches (see _note_use)
         self._usage: dict[str, tuple[str, float]] = {}
         self._usage_flushed = now()
@@ -206,6 +204,9 @@ class Memory:
             self._usage = {rid: (uid, t) for rid, (uid, t) in self._usage.items() if uid != user_id}
             counts = self.storage.erase_user(user_id)
             self._indexes.pop(user_id, None)
+            from memtend.session import drop_user_tallies
+
+            drop_user_tallies(self.storage, user_id)
         return ErasureReceipt(user_id=user_id, counts=counts)
 
     def users(self) -> list[str]:
@@ -226,6 +227,12 @@ class Memory:
         self.close()
 
     # ------------------------------------------------------------------ shared machinery
+    @property
+    def _exclusive(self) -> bool:
+        """True when no other writer can touch the store: an embedded folder whose lock only this Memory holds.
+        Its indexes need no catching up and its recall results no re-check."""
+        return self._lock_handle is not None and self._lock_handle.holders == 1
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
@@ -282,7 +289,12 @@ class Memory:
                 self.storage.put_records(upserts, embeddings)
             if deletes:
                 self.storage.delete_records(user_id, deletes)
+            # stamped as they are written, so another process catching up by time cannot miss them
+            stamp = now()
+            history = [replace(h, at=stamp) for h in history]
             self.storage.append_history(history)
+            if deletes:  # what was deleted for good no longer speaks through the history
+                self.storage.scrub_history(user_id, deletes)
             synced = self._indexes.get(user_id)
             if synced is not None:
                 if upserts:
@@ -624,7 +636,15 @@ class UserMemory:
             index = self.memory._index(self.user_id)
             ranked = index.search(query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses)
             used = _clock()
-            hits = [Hit(replace(index.record(rid), last_used_at=used), score) for rid, score in ranked]
+            records = {rid: index.record(rid) for rid, _ in ranked}
+            if ranked and not self.memory._exclusive:
+                # Another process may have deleted or erased these since the index last caught up (an erasure
+                # leaves no history to catch up from): answer only with what storage still holds, as it is now.
+                fresh, _ = self.memory.storage.get_records(self.user_id, list(records))
+                current = {r.id: r for r in fresh if r.status in statuses}
+                index.remove([rid for rid in records if rid not in current])
+                records = current
+            hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]
         self.memory._note_use(self.user_id, [h.record.id for h in hits], used)
         return hits
 
@@ -701,12 +721,14 @@ class UserMemory:
         deleted when none remain. Returns the number of summaries touched."""
         record = self.get(record_id)
         with self.memory._lock:
+            # summaries first: an interruption leaves the record (a retry works), never its text in a summary
+            touched = self._rebuild_summaries_without(record.id)
             self.memory._commit(
                 self.user_id,
                 deletes=[record.id],
                 history=[_history(self.user_id, "delete", None, record, Source.USER)],
             )
-            return self._rebuild_summaries_without(record.id)
+            return touched
 
     def _rebuild_summaries_without(self, gone: str) -> int:
         summaries, _ = self._storage.get_records(self.user_id, kinds=[Kind.SUMMARY])
@@ -782,7 +804,13 @@ class UserMemory:
                 self.user_id,
                 [summary, *archived],
                 stacked,
-                history=[_history(self.user_id, "compact", summary, None, Source.AGENT)],
+                history=[
+                    _history(self.user_id, "compact", summary, None, Source.AGENT),
+                    *(
+                        _history(self.user_id, "archive", a, r, Source.AGENT)
+                        for a, r in zip(archived, plan.replaced, strict=True)
+                    ),
+                ],
             )
             synced = self.memory._indexes.get(self.user_id)
             if synced is not None:

@@ -129,6 +129,15 @@ _registry_lock = threading.Lock()
 _tallies: WeakKeyDictionary[Any, OrderedDict[tuple[str, str], _Tally]] = WeakKeyDictionary()
 
 
+def drop_user_tallies(storage: Any, user_id: str) -> None:
+    """Forget this process's unflushed counts and call log of an erased user (nothing of them may come back)."""
+    with _registry_lock:
+        per_store = _tallies.get(storage)
+        if per_store is not None:
+            for name in [n for n in per_store if n[0] == user_id]:
+                del per_store[name]
+
+
 def _tally_for(store: KeyedStore, storage: Any) -> _Tally:
     """The shared tally of a namespace; the least recently used beyond ``MAX_TALLIES`` are flushed and dropped."""
     evicted: list[tuple[tuple[str, str], _Tally]] = []

@@ -36,6 +36,7 @@ Where = dict[str, Any]
 # per row, and nothing ever searches them by similarity.
 _NO_VECTOR = [0.0]
 _WRITE_BATCH = 2_000
+_CONTENT_FIELDS = ("text", "value", "extra")
 
 
 def _connection_errors() -> tuple[type[BaseException], ...]:
@@ -234,6 +235,26 @@ class Storage:
                 for e in entries
             ],
         )
+
+    @guarded
+    def scrub_history(self, user_id: str, record_ids: Sequence[str]) -> int:
+        """Remove the text and value of deleted records from their history entries (the entries stay, so the
+        history still says what happened and when, but no longer what the record said)."""
+        if not record_ids:
+            return 0
+        got = self.history.get(where=where(user_id, record_id=_in(list(record_ids))), include=["documents"])
+        ids, docs = [], []
+        for hid, doc in zip(got["ids"], got["documents"] or [], strict=True):
+            body = json.loads(doc or "{}")
+            for side in ("before", "after"):
+                if isinstance(body.get(side), dict):
+                    body[side] = {k: v for k, v in body[side].items() if k not in _CONTENT_FIELDS}
+                    body[side]["removed"] = True
+            ids.append(hid)
+            docs.append(json.dumps(body))
+        if ids:
+            self.history.update(ids=ids, documents=docs, embeddings=[_NO_VECTOR] * len(ids))
+        return len(ids)
 
     @guarded
     def get_history(

@@ -170,7 +170,7 @@ class Message:
             return cls(
                 role=data["role"],
                 content=data.get("content", ""),
-                tool_calls=list(data.get("tool_calls") or []),
+                tool_calls=data.get("tool_calls") or [],  # __post_init__ checks it is a list
                 tool_call_id=data.get("tool_call_id"),
                 name=data.get("name"),
                 id=data.get("id"),
