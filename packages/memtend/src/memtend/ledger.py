@@ -20,7 +20,7 @@ from memtend.keyed_store import check_value
 from memtend.policies import gate
 from memtend.policies.forgetting import DAY
 from memtend.policies.precedence import canonical_key
-from memtend.records import MAX_KEY_CHARS, check_encodable, now
+from memtend.records import check_name, now
 from memtend.session import LEDGER_PREFIX, MAX_IDS, RESULT_CHARS, _expired, _tally_for, check_session_id
 from memtend.twins import with_async_twins
 
@@ -115,14 +115,7 @@ def call_key(tool: str, args: Any) -> str:
 
 
 def _check_tool(tool: object) -> str:
-    if not isinstance(tool, str):
-        raise InvalidInputError(f"tool must be a str, got {type(tool).__name__}")
-    if not tool.strip():
-        raise InvalidInputError("tool must not be empty or blank")
-    if len(tool) > MAX_KEY_CHARS:
-        raise InvalidInputError(f"tool name is {len(tool)} characters; the limit is {MAX_KEY_CHARS}")
-    check_encodable(tool, "tool")
-    return tool
+    return check_name(tool, "tool", blank=False)
 
 
 def _masked(value: Any) -> Any:

@@ -7,7 +7,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from memtend.errors import InvalidInputError, InvalidUserIdError, UnknownKindError
 
@@ -17,6 +17,17 @@ MAX_KEY_CHARS = 256
 MAX_METADATA_VALUE_CHARS = 4_096
 MAX_METADATA_KEYS = 64
 INT64 = 2**63
+
+
+E = TypeVar("E", bound=Enum)
+
+
+def _parse(cls: type[E], value: object, what: str, error: type[InvalidInputError] = InvalidInputError) -> E:
+    """The member of ``cls`` named by ``value``, or a typed error listing the choices."""
+    try:
+        return cls(value)
+    except ValueError:
+        raise error(f"unknown {what} {value!r}; use one of: {', '.join(str(m.value) for m in cls)}") from None
 
 
 class Kind(str, Enum):
@@ -45,12 +56,7 @@ class Source(str, Enum):
 
     @classmethod
     def parse(cls, value: Source | str) -> Source:
-        try:
-            return cls(value)
-        except ValueError:
-            raise InvalidInputError(
-                f"unknown source {value!r}; use one of: {', '.join(s.value for s in cls)}"
-            ) from None
+        return _parse(cls, value, "source")
 
     @property
     def trust(self) -> int:
@@ -67,12 +73,7 @@ class Status(str, Enum):
 
     @classmethod
     def parse(cls, value: Status | str) -> Status:
-        try:
-            return cls(value)
-        except ValueError:
-            raise InvalidInputError(
-                f"unknown status {value!r}; use one of: {', '.join(s.value for s in cls)}"
-            ) from None
+        return _parse(cls, value, "status")
 
 
 @dataclass
@@ -158,14 +159,7 @@ def now() -> float:
 
 def check_user_id(user_id: object) -> str:
     """Validate a user id; the only place the rule lives."""
-    if not isinstance(user_id, str):
-        raise InvalidUserIdError(f"user_id must be a str, got {type(user_id).__name__}")
-    if not user_id.strip():
-        raise InvalidUserIdError("user_id must not be empty or blank")
-    if len(user_id) > MAX_USER_ID_CHARS:
-        raise InvalidUserIdError(f"user_id is {len(user_id)} characters; the limit is {MAX_USER_ID_CHARS}")
-    check_encodable(user_id, "user_id", InvalidUserIdError)
-    return user_id
+    return check_name(user_id, "user_id", MAX_USER_ID_CHARS, error=InvalidUserIdError, blank=False)
 
 
 # Times are epoch seconds between year 1 and year 9999, so every date can be shown and compared.
@@ -214,13 +208,23 @@ def check_text(text: object, what: str = "text") -> str:
     return text
 
 
-def check_name(value: object, what: str, limit: int = MAX_KEY_CHARS) -> str:
-    """Validate a short identifier (session id, record id): a str of storable unicode within ``limit``."""
+def check_name(
+    value: object,
+    what: str,
+    limit: int = MAX_KEY_CHARS,
+    *,
+    error: type[InvalidInputError] = InvalidInputError,
+    blank: bool = True,
+) -> str:
+    """Validate a short identifier (user, session, record or tool id): a str of storable unicode within ``limit``
+    characters, and not blank unless ``blank``."""
     if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a str, got {type(value).__name__}")
+        raise error(f"{what} must be a str, got {type(value).__name__}")
+    if not blank and not value.strip():
+        raise error(f"{what} must not be empty or blank")
     if len(value) > limit:
-        raise InvalidInputError(f"{what} is {len(value)} characters; the limit is {limit}")
-    check_encodable(value, what)
+        raise error(f"{what} is {len(value)} characters; the limit is {limit}")
+    check_encodable(value, what, error)
     return value
 
 

@@ -35,7 +35,7 @@ from memtend.keyed_store import KeyedStore, check_value
 from memtend.policies import gate
 from memtend.policies.forgetting import DAY
 from memtend.policies.precedence import FactOutcome, canonical_key, fact_text
-from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, Source, check_encodable, now
+from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, Source, check_name, now
 from memtend.storage import KVItem
 from memtend.twins import with_async_twins
 
@@ -64,14 +64,7 @@ _OUTCOME_COUNTERS = {"hit": "hits", "miss": "misses", "refused": "refused", "err
 
 # --------------------------------------------------------------------------------------------- validation
 def check_session_id(session_id: object) -> str:
-    if not isinstance(session_id, str):
-        raise InvalidInputError(f"session_id must be a str, got {type(session_id).__name__}")
-    if not session_id.strip():
-        raise InvalidInputError("session_id must not be empty or blank")
-    if len(session_id) > MAX_KEY_CHARS:
-        raise InvalidInputError(f"session_id is {len(session_id)} characters; the limit is {MAX_KEY_CHARS}")
-    check_encodable(session_id, "session_id")
-    return session_id
+    return check_name(session_id, "session_id", blank=False)
 
 
 def text_form(value: Any) -> str:
