@@ -10,9 +10,9 @@ import json
 import re
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
+from conftest import shared_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memtend.errors import SensitiveDataError, UntrustedContentError
@@ -29,15 +29,13 @@ from memtend.policies.gate import (
 )
 from memtend.records import Source, Status
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "gate"
 BASELINE = re.compile(
     r"\b(?:\d[ -]?){13,19}\b|password|passcode|api[ _-]?key|secret|\bsk-[A-Za-z0-9]{10,}", re.IGNORECASE
 )
 
 
 def load(name: str) -> list[dict[str, object]]:
-    path = DATA / name
-    assert path.is_file(), f"corpus missing: {path} (the gate corpora live in /work/shared/data/gate)"
+    path = shared_path("data", "gate", name)  # skips, saying where, when ../shared is not beside the repository
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
