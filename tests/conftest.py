@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -11,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -135,6 +137,18 @@ def ephemeral_memory(embedding_function):  # type: ignore[no-untyped-def]
     )
     yield mem
     mem.close()
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """Import a benchmark script of tests/benchmarks/ as a module, so a smoke test can call its ``run``."""
+    spec = importlib.util.spec_from_file_location(
+        f"memtend_benchmark_{name}", REPO / "tests" / "benchmarks" / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def shared_path(*parts: str) -> Path:

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import load_benchmark as load_common
 
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "locomo.py"
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 
 pytestmark = pytest.mark.slow
 
 
 def load_benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("memtend_locomo_benchmark", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_common("locomo")
 
 
 @pytest.fixture(scope="module")

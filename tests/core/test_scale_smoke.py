@@ -4,26 +4,18 @@ the timing targets are judged by the full benchmark (tests/benchmarks/scale.py).
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import load_benchmark as load_common
 
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "scale.py"
 MEMORIES, USERS, QUERIES, MAX_CACHED = 1_000, 20, 30, 5
 
 
 def load_benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("memtend_scale_benchmark", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_common("scale")
 
 
 @pytest.fixture(scope="module")

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "transcript_compaction.py"
+from conftest import load_benchmark as load_common
 
 
 def load_benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("memtend_transcript_compaction_benchmark", BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_common("transcript_compaction")
 
 
 @pytest.fixture(scope="module")
