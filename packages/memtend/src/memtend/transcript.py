@@ -53,6 +53,16 @@ def _optional_str(value: Any, where: str) -> str | None:
     return None if value is None else _require_str(value, where)
 
 
+def _known_fields(data: Any, allowed: tuple[str, ...], where: str) -> Mapping[str, Any]:
+    """``data`` as a mapping holding only ``allowed`` fields, or a typed error saying what is wrong."""
+    if not isinstance(data, Mapping):
+        raise _fail(where, f"expected a dict, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise _fail(where, f"unknown field(s) {unknown}; allowed: {list(allowed)}")
+    return data
+
+
 @dataclass
 class ToolCall:
     """One call of a tool requested by an assistant turn."""
@@ -80,11 +90,7 @@ class ToolCall:
     def from_dict(cls, data: Any, where: str = "tool call") -> ToolCall:
         if isinstance(data, ToolCall):
             return data
-        if not isinstance(data, Mapping):
-            raise _fail(where, f"expected a dict, got {type(data).__name__}")
-        unknown = sorted(set(data) - set(_TOOL_CALL_FIELDS))
-        if unknown:
-            raise _fail(where, f"unknown field(s) {unknown}; allowed: {list(_TOOL_CALL_FIELDS)}")
+        data = _known_fields(data, _TOOL_CALL_FIELDS, where)
         return cls(id=data.get("id"), name=data.get("name"), arguments=data.get("arguments", {}))
 
 
@@ -159,11 +165,7 @@ class Message:
     def from_dict(cls, data: Any, where: str = "message") -> Message:
         if isinstance(data, Message):
             return data
-        if not isinstance(data, Mapping):
-            raise _fail(where, f"expected a dict, got {type(data).__name__}")
-        unknown = sorted(set(data) - set(_MESSAGE_FIELDS))
-        if unknown:
-            raise _fail(where, f"unknown field(s) {unknown}; allowed: {list(_MESSAGE_FIELDS)}")
+        data = _known_fields(data, _MESSAGE_FIELDS, where)
         if "role" not in data:
             raise _fail(where, "missing 'role'")
         try:
