@@ -272,3 +272,41 @@ def test_async_twins(memory: Memory) -> None:
         return [h.text for h in hits]
 
     assert asyncio.run(run()) == ["Walks the dog at 7am"]
+
+
+def test_restore_leaves_no_archive_marks_behind(memory: Memory) -> None:
+    """Chroma merges metadata on upsert: a field the new version no longer has must still leave storage."""
+    alice = memory.user("alice")
+    note = alice.remember("Keeps a paper notebook for meeting notes", metadata={"topic": "work"})
+    alice.forget(now=T0 + 10_000 * DAY)
+    archived = alice.get(note.id)
+    assert archived.status is Status.ARCHIVED
+    restored = alice.restore(note.id)
+    stored = alice.get(note.id)
+    assert stored.status is Status.ACTIVE
+    assert stored.extra == {"topic": "work"} == restored.extra
+    assert stored.superseded_by == ""
+
+
+def test_history_of_a_batch_names_each_record(memory: Memory) -> None:
+    alice = memory.user("alice")
+    records = alice.log_many(Event(f"Step {i} of the migration finished", at=T0 + i) for i in range(300))
+    alice.delete(records[7].id)
+    entries = alice.history(records[7].id)
+    assert [e["op"] for e in entries] == ["add", "delete"]
+    assert all(e["record_id"] == records[7].id for e in entries)
+    # the deleted text is scrubbed from the batch's history, the other records' entries are untouched
+    assert not any("Step 7 " in str(e) for e in alice.history())
+    assert alice.history(records[8].id)[0]["after"]["text"] == "Step 8 of the migration finished"
+    assert len(alice.history()) == 301
+
+
+def test_reads_wait_for_usage_stamps_written_in_the_background(memory: Memory) -> None:
+    alice = memory.user("alice")
+    records = alice.log_many(Event(f"Reading list entry {i}: a book on gardening", at=T0 + i) for i in range(600))
+    hits = alice.recall("gardening book", k=600)  # more stamps than one batch holds: the background writer runs
+    used = hits[0].record.last_used_at
+    assert used > T0 + 600
+    stored = {r.id: r.last_used_at for r in alice.list()}
+    assert all(stored[h.record.id] == h.record.last_used_at for h in hits)
+    assert len(stored) == len(records)

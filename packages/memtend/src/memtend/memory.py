@@ -186,9 +186,12 @@ class Memory:
         self._lock = threading.RLock()
         self._indexes: OrderedDict[str, _SyncedIndex] = OrderedDict()
         self._max_cached_users = max_cached_users
-        # last_used_at stamps from recall, written in batches (see _note_use)
+        # last_used_at stamps from recall, written in batches by a background writer (see _note_use)
+        self._usage_lock = threading.Lock()
         self._usage: dict[str, tuple[str, float]] = {}
         self._usage_flushed = now()
+        self._usage_writer: ThreadPoolExecutor | None = None
+        self._usage_writing: Future[None] | None = None
         _open_memories.add(self)
 
     # ------------------------------------------------------------------ users
@@ -201,7 +204,12 @@ class Memory:
         everything adapters keep) and return a receipt with counts."""
         user_id = check_user_id(user_id)
         with self._lock:
-            self._usage = {rid: (uid, t) for rid, (uid, t) in self._usage.items() if uid != user_id}
+            with self._usage_lock:
+                self._usage = {rid: (uid, t) for rid, (uid, t) in self._usage.items() if uid != user_id}
+                writing = self._usage_writing
+            if writing is not None:  # let a stamp write in flight land first, so nothing touches the user after
+                with contextlib.suppress(Exception):
+                    writing.result()
             counts = self.storage.erase_user(user_id)
             self._indexes.pop(user_id, None)
             from memtend.session import drop_user_tallies
@@ -215,6 +223,9 @@ class Memory:
     def close(self) -> None:
         with self._lock:
             self.flush_usage()
+            if self._usage_writer is not None:
+                self._usage_writer.shutdown(wait=True)
+                self._usage_writer = None
             self._indexes.clear()
             if self._lock_handle is not None:
                 self._lock_handle.release()
@@ -255,23 +266,58 @@ class Memory:
             return synced.index
 
     def _note_use(self, user_id: str, ids: Sequence[str], at: float) -> None:
-        """Remember that records were used. Stamps are written in one batch every ``_USAGE_FLUSH_SECONDS`` or
-        ``_USAGE_FLUSH_SIZE`` records (a metadata write per recall would triple its cost), before any read that
-        shows them, and on close. A crash loses at most the unwritten stamps: usage is advisory (it only delays
-        forgetting), never data."""
-        with self._lock:
+        """Remember that records were used. A metadata write per recall would triple its cost, so stamps are
+        written in one batch every ``_USAGE_FLUSH_SECONDS`` or ``_USAGE_FLUSH_SIZE`` records by a background
+        writer (recall does not wait for it), before any read that shows them, and on close. A crash loses at most
+        the unwritten stamps: usage is advisory (it only delays forgetting), never data."""
+        with self._usage_lock:
             for rid in ids:
                 self._usage[rid] = (user_id, at)
-            if len(self._usage) >= _USAGE_FLUSH_SIZE or at - self._usage_flushed >= _USAGE_FLUSH_SECONDS:
-                self.flush_usage()
+            due = len(self._usage) >= _USAGE_FLUSH_SIZE or at - self._usage_flushed >= _USAGE_FLUSH_SECONDS
+            if not due or (self._usage_writing is not None and not self._usage_writing.done()):
+                return  # one write at a time; what gathers meanwhile goes with the next
+            pending = self._take_usage()
+            if self._usage_writer is None:
+                self._usage_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memtend-usage")
+            try:
+                self._usage_writing = self._usage_writer.submit(self._write_usage, pending)
+            except RuntimeError:  # interpreter shutting down: the exit flush writes them
+                self._return_usage(pending)
 
     def flush_usage(self) -> None:
-        """Write buffered last_used_at stamps (a partial metadata update: it changes nothing else)."""
-        with self._lock:
-            pending, self._usage = self._usage, {}
-            self._usage_flushed = now()
-            if pending:
-                self.storage.touch({rid: t for rid, (_, t) in pending.items()})
+        """Write buffered last_used_at stamps now (a partial metadata update: it changes nothing else)."""
+        with self._usage_lock:
+            writing = self._usage_writing
+        if writing is not None:
+            with contextlib.suppress(Exception):  # a failed background write put its stamps back
+                writing.result()
+        with self._usage_lock:
+            pending = self._take_usage()
+        if pending:
+            self._write_usage(pending, raise_errors=True)
+
+    def _usage_settled(self) -> bool:
+        with self._usage_lock:
+            return not self._usage and (self._usage_writing is None or self._usage_writing.done())
+
+    def _take_usage(self) -> dict[str, tuple[str, float]]:
+        pending, self._usage = self._usage, {}
+        self._usage_flushed = now()
+        return pending
+
+    def _return_usage(self, pending: dict[str, tuple[str, float]]) -> None:
+        """Put unwritten stamps back, under any newer ones."""
+        for rid, stamp in pending.items():
+            self._usage.setdefault(rid, stamp)
+
+    def _write_usage(self, pending: dict[str, tuple[str, float]], *, raise_errors: bool = False) -> None:
+        try:
+            self.storage.touch({rid: t for rid, (_, t) in pending.items()})
+        except Exception:
+            with self._usage_lock:
+                self._return_usage(pending)
+            if raise_errors:
+                raise
 
     def _commit(
         self,
@@ -280,13 +326,16 @@ class Memory:
         embeddings: np.ndarray | None = None,
         deletes: Sequence[str] = (),
         history: Sequence[HistoryEntry] = (),
+        *,
+        fresh: bool = False,
     ) -> None:
-        """Write a change: records first (one call), then deletions, then history; keep the cached index in step."""
+        """Write a change: records first (one call), then deletions, then history; keep the cached index in step.
+        ``fresh``: the records are all new (ids never stored)."""
         if upserts and embeddings is None:
             embeddings = self.embed([r.text for r in upserts])
         with self._lock:
             if upserts:
-                self.storage.put_records(upserts, embeddings)
+                self.storage.put_records(upserts, embeddings, fresh=fresh)
             if deletes:
                 self.storage.delete_records(user_id, deletes)
             # stamped as they are written, so another process catching up by time cannot miss them
@@ -422,7 +471,7 @@ class UserMemory:
     @property
     def _storage(self) -> Storage:
         """Storage, with buffered usage stamps written first so every read shows them."""
-        if self.memory._usage:
+        if not self.memory._usage_settled():
             self.memory.flush_usage()
         return self.memory.storage
 
@@ -469,7 +518,7 @@ class UserMemory:
     def _add(self, records: list[Record]) -> list[Record]:
         history = [_history(self.user_id, "add", r, None, r.source) for r in records]
         if len(records) <= _PIPELINE_CHUNK:
-            self.memory._commit(self.user_id, records, history=history)
+            self.memory._commit(self.user_id, records, history=history, fresh=True)
             return records
         # A large batch: embed the next chunk while a writer thread stores the previous one, so ingest runs
         # at close to the embedding model's own speed.
@@ -487,6 +536,7 @@ class UserMemory:
                     vectors,
                     (),
                     history[start : start + _PIPELINE_CHUNK],
+                    fresh=True,
                 )
             assert pending is not None
             pending.result()

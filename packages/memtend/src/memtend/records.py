@@ -99,21 +99,26 @@ class Record:
     extra: dict[str, str | int | float | bool] = field(default_factory=dict)
 
     def to_metadata(self) -> dict[str, str | int | float | bool]:
+        """The flat metadata Chroma stores. Fields at their default are left out (``from_chroma`` fills them
+        back in): most records have no key, value, session or provenance, and each stored field costs ingest."""
         meta: dict[str, str | int | float | bool] = {
             "user_id": self.user_id,
             "kind": self.kind.value,
             "source": self.source.value,
             "status": self.status.value,
-            "key": self.key,
-            "value": self.value,
             "created_at": float(self.created_at),
             "updated_at": float(self.updated_at),
             "last_used_at": float(self.last_used_at),
-            "derived_from": json.dumps(self.derived_from),
+        }
+        optional: dict[str, str | int | float | bool] = {
+            "key": self.key,
+            "value": self.value,
+            "derived_from": json.dumps(self.derived_from) if self.derived_from else "",
             "superseded_by": self.superseded_by,
             "session": self.session,
             "flagged": self.flagged,
         }
+        meta.update((name, value) for name, value in optional.items() if value)
         if self.expires_at is not None:
             meta["expires_at"] = float(self.expires_at)
         for name, value in self.extra.items():
@@ -144,13 +149,25 @@ class Record:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        out = self.to_metadata()
-        out = {k: v for k, v in out.items() if not k.startswith("x_")}
-        out["derived_from"] = list(self.derived_from)
-        out["id"] = self.id
-        out["text"] = self.text
-        out["extra"] = dict(self.extra)
-        return out
+        return {
+            "id": self.id,
+            "user_id": self.user_id,
+            "kind": self.kind.value,
+            "text": self.text,
+            "source": self.source.value,
+            "status": self.status.value,
+            "key": self.key,
+            "value": self.value,
+            "created_at": float(self.created_at),
+            "updated_at": float(self.updated_at),
+            "last_used_at": float(self.last_used_at),
+            "expires_at": self.expires_at,
+            "derived_from": list(self.derived_from),
+            "superseded_by": self.superseded_by,
+            "session": self.session,
+            "flagged": self.flagged,
+            "extra": dict(self.extra),
+        }
 
 
 def now() -> float:
