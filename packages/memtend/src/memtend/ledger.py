@@ -13,21 +13,21 @@ import re
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memtend.errors import InvalidInputError
 from memtend.keyed_store import check_value
 from memtend.policies import gate
-from memtend.policies.forgetting import DAY
 from memtend.policies.precedence import canonical_key
 from memtend.records import check_name, now
-from memtend.session import LEDGER_PREFIX, MAX_IDS, RESULT_CHARS, _expired, _tally_for, check_session_id
+from memtend.session_scope import SessionScoped, is_expired
 from memtend.twins import with_async_twins
 
-if TYPE_CHECKING:
-    from memtend.memory import UserMemory
-
 __all__ = ["Ledger", "LedgerEntry", "call_key", "extract_ids"]
+
+LEDGER_PREFIX = "ledger:"
+RESULT_CHARS = 500  # a ledger keeps this much of a result (redacted), for the agent to read
+MAX_IDS = 20  # ids kept per entry
 
 
 @dataclass(frozen=True)
@@ -203,22 +203,14 @@ def _ids_in_text(text: str) -> list[str]:
 
 
 @with_async_twins("record", "seen", "entries", "stats")
-class Ledger:
+class Ledger(SessionScoped):
     """Side effects of one (user, session): ``record`` a call, ask whether it was ``seen`` before repeating it.
 
     Obtained from ``user.ledger(session_id)``; ``Ledger(user, session_id)`` builds the same thing. Entries expire
     with the session state (``retention.session_days`` after their last record) and are erased with the user.
     """
 
-    def __init__(self, user: UserMemory, session_id: str) -> None:
-        self.user = user
-        self.session_id = check_session_id(session_id)
-        self._store = user.store(LEDGER_PREFIX + self.session_id)
-        self._storage = user.memory.storage
-        self._days = float(user.memory.retention.session_days)
-
-    def __repr__(self) -> str:
-        return f"Ledger(user_id={self.user.user_id!r}, session_id={self.session_id!r})"
+    prefix = LEDGER_PREFIX
 
     def record(self, tool: str, args: Any, result: Any = None, *, pending: bool = False) -> LedgerEntry:
         """Record a side-effecting call of ``tool`` with ``args`` (a JSON value, or a JSON string of one).
@@ -232,7 +224,7 @@ class Ledger:
         ids = extract_ids(result) if result is not None else []
         result_text = _result_text(result)
         t = now()
-        tally = _tally_for(self._store, self._storage)
+        tally = self._tally()
         with tally.lock:
             old_value = self._store.get(key)
             if isinstance(old_value, dict):
@@ -251,14 +243,14 @@ class Ledger:
                 )
             else:
                 entry = LedgerEntry(key, tool, _masked(args), result_text, tuple(ids), t, t, 1, pending)
-            self._store.put(key, entry.to_value(), expires_at=t + self._days * DAY)
+            self._store.put(key, entry.to_value(), expires_at=self._expiry())
         return entry
 
     def seen(self, tool: str, args: Any) -> LedgerEntry | None:
         """The recorded call of ``tool`` with these ``args`` (in any key order), or None if it was not made."""
         key = call_key(_check_tool(tool), args)
         item = self._store.item(key)
-        if item is None or _expired(item, now()) or not isinstance(item.value, dict):
+        if item is None or is_expired(item, now()) or not isinstance(item.value, dict):
             return None
         return LedgerEntry.from_value(key, item.value)
 
@@ -268,7 +260,7 @@ class Ledger:
         return [
             LedgerEntry.from_value(i.key, i.value)
             for i in self._store.items()
-            if isinstance(i.value, dict) and not _expired(i, t)
+            if isinstance(i.value, dict) and not is_expired(i, t)
         ]
 
     def stats(self) -> dict[str, Any]:

@@ -39,10 +39,7 @@ class Kind(str, Enum):
 
     @classmethod
     def parse(cls, value: Kind | str) -> Kind:
-        try:
-            return cls(value)
-        except ValueError:
-            raise UnknownKindError(f"unknown kind {value!r}; use one of: {', '.join(k.value for k in cls)}") from None
+        return _parse(cls, value, "kind", UnknownKindError)
 
 
 class Source(str, Enum):

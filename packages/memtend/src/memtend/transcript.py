@@ -334,17 +334,7 @@ def _openai_text(content: Any, where: str) -> str:
         return ""
     if isinstance(content, str):
         return content
-    parts = []
-    for j, part in enumerate(_as_list(content, where)):
-        if isinstance(part, str):
-            parts.append(part)
-        elif isinstance(part, Mapping) and part.get("type") == "text":
-            parts.append(_require_str(part.get("text"), f"{where}[{j}].text", non_empty=False))
-        elif isinstance(part, Mapping):
-            parts.append(f"[{part.get('type', 'content')}]")
-        else:
-            raise _fail(f"{where}[{j}]", f"expected a content part dict, got {type(part).__name__}")
-    return "\n".join(parts)
+    return _joined_text(content, where, "content part")
 
 
 def _openai_call(raw: Any, where: str) -> ToolCall:
@@ -488,14 +478,19 @@ def _anthropic_user(content: Any, where: str, call_names: dict[str, str]) -> lis
 
 
 def _anthropic_text(blocks: Any, where: str) -> str:
-    parts = []
-    for block in _as_list(blocks, where):
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, Mapping) and block.get("type") == "text":
-            parts.append(_require_str(block.get("text"), f"{where}.text", non_empty=False))
-        elif isinstance(block, Mapping):
-            parts.append(f"[{block.get('type', 'content')}]")
+    return _joined_text(blocks, where, "content block")
+
+
+def _joined_text(parts: Any, where: str, what: str) -> str:
+    """The text parts of a content list joined by newlines; any other part becomes a ``[type]`` placeholder."""
+    out = []
+    for j, part in enumerate(_as_list(parts, where)):
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, Mapping) and part.get("type") == "text":
+            out.append(_require_str(part.get("text"), f"{where}[{j}].text", non_empty=False))
+        elif isinstance(part, Mapping):
+            out.append(f"[{part.get('type', 'content')}]")
         else:
-            raise _fail(where, f"expected a content block dict, got {type(block).__name__}")
-    return "\n".join(parts)
+            raise _fail(f"{where}[{j}]", f"expected a {what} dict, got {type(part).__name__}")
+    return "\n".join(out)
