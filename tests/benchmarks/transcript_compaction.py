@@ -315,31 +315,28 @@ def _measure(
     seconds = 0.0
     for sample in samples:
         summarizer = summarizer_factory()
-        if mode == "oneshot":
-            current = sample.messages
+
+        def timed(messages: list[Message], summarizer: Summarizer | None = summarizer) -> Any:
+            nonlocal seconds
             start = time.perf_counter()
             result = compact_transcript(
-                current,
+                messages,
                 max_turns=MAX_TURNS,
                 keep_recent_turns=KEEP_TURNS,
                 summarizer=summarizer,
                 ensure_extracted=ensure_extracted,
             )
             seconds += time.perf_counter() - start
+            return result
+
+        if mode == "oneshot":
+            result = timed(sample.messages)
             results = [result]
         else:
-            current, results = [], []
+            current: list[Message] = []
+            results = []
             for turn in sample.turns:
-                current = [*current, *turn]
-                start = time.perf_counter()
-                result = compact_transcript(
-                    current,
-                    max_turns=MAX_TURNS,
-                    keep_recent_turns=KEEP_TURNS,
-                    summarizer=summarizer,
-                    ensure_extracted=ensure_extracted,
-                )
-                seconds += time.perf_counter() - start
+                result = timed([*current, *turn])
                 current = result.messages
                 results.append(result)
             result = results[-1]
