@@ -428,8 +428,8 @@ def _history(user_id: str, op: str, record: Record | None, before: Record | None
         user_id=user_id,
         op=op,
         record_id=target.id,
-        before=before.to_dict() if before else None,
-        after=record.to_dict() if record else None,
+        before=before.snapshot() if before else None,
+        after=record.snapshot() if record else None,
         source=source.value,
         at=now(),
     )

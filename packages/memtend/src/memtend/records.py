@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
@@ -145,6 +146,11 @@ class Record:
             extra=extra,
         )
 
+    def snapshot(self) -> dict[str, Any]:
+        """The record as a history entry keeps it: ``to_dict`` without the fields at their default (history is
+        written with every change, and its size is most of what a write costs)."""
+        return {k: v for k, v in self.to_dict().items() if k not in _SNAPSHOT_DEFAULTS or v != _SNAPSHOT_DEFAULTS[k]}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -165,6 +171,28 @@ class Record:
             "flagged": self.flagged,
             "extra": dict(self.extra),
         }
+
+
+# What a history snapshot leaves out when a field holds it (see Record.snapshot).
+_SNAPSHOT_DEFAULTS: dict[str, Any] = {
+    "source": Source.USER.value,
+    "status": Status.ACTIVE.value,
+    "key": "",
+    "value": "",
+    "expires_at": None,
+    "derived_from": [],
+    "superseded_by": "",
+    "session": "",
+    "flagged": False,
+    "extra": {},
+}
+
+
+def expand_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A history snapshot with the fields it left out filled back in (a scrubbed one stays as it is)."""
+    if snapshot.get("removed"):
+        return dict(snapshot)
+    return {**copy.deepcopy(_SNAPSHOT_DEFAULTS), **snapshot}
 
 
 def now() -> float:

@@ -28,7 +28,7 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
 from memtend.errors import StorageUnavailableError
-from memtend.records import Kind, Record, Status, now
+from memtend.records import Kind, Record, Status, expand_snapshot, now
 
 T = TypeVar("T")
 Where = dict[str, Any]
@@ -102,6 +102,15 @@ class HistoryEntry:
     after: dict[str, Any] | None
     source: str
     at: float
+
+    def stored(self) -> dict[str, Any]:
+        """The entry as its history row keeps it (user and time are the row's)."""
+        out: dict[str, Any] = {"id": self.id, "op": self.op, "record_id": self.record_id, "source": self.source}
+        if self.before is not None:
+            out["before"] = self.before
+        if self.after is not None:
+            out["after"] = self.after
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -257,7 +266,7 @@ class Storage:
         self.history.add(
             ids=[first.id],
             embeddings=[_NO_VECTOR],
-            documents=[json.dumps({"entries": [e.to_dict() for e in entries]})],
+            documents=[json.dumps({"entries": [e.stored() for e in entries]})],
             metadatas=[
                 {"user_id": first.user_id, "at": first.at, "record_ids": sorted({e.record_id for e in entries})}
             ],
@@ -317,8 +326,8 @@ class Storage:
                         user_id=str(meta["user_id"]),
                         op=str(body["op"]),
                         record_id=str(body["record_id"]),
-                        before=body.get("before"),
-                        after=body.get("after"),
+                        before=_expanded(body.get("before")),
+                        after=_expanded(body.get("after")),
                         source=str(body.get("source", "")),
                         at=at,
                     )
@@ -434,6 +443,10 @@ def _delete_existing(collection: Collection, ids: list[str], flt: Where) -> int:
     if existing:
         collection.delete(ids=existing, where=flt)
     return len(existing)
+
+
+def _expanded(snapshot: Any) -> dict[str, Any] | None:
+    return expand_snapshot(snapshot) if isinstance(snapshot, dict) else None
 
 
 def _row_entries(document: str | None) -> list[dict[str, Any]]:
