@@ -225,7 +225,6 @@ class Storage:
         *,
         kinds: Iterable[Kind] | None = None,
         statuses: Iterable[Status] | None = None,
-        key: str | None = None,
         with_embeddings: bool = False,
     ) -> tuple[list[Record], np.ndarray | None]:
         if ids is not None and not ids:
@@ -233,19 +232,15 @@ class Storage:
         include: list[Any] = ["documents", "metadatas"]
         if with_embeddings:
             include.append("embeddings")
-        # Only the user clause goes to Chroma: it evaluates each part of an $and on its own, so kind, status and
-        # key are cheaper to test here (a cold index load took 149 ms with them in the filter, 63 ms without).
+        # Only the user clause goes to Chroma: it evaluates each part of an $and on its own, so kind and status
+        # are cheaper to test here (a cold index load took 149 ms with them in the filter, 63 ms without).
         got = self.memories.get(ids=list(ids) if ids is not None else None, where=where(user_id), include=include)
         kind_set = set(kinds) if kinds is not None else None
         status_set = set(statuses) if statuses is not None else None
         records, rows = [], []
         for n, (i, d, m) in enumerate(zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)):
             record = Record.from_chroma(i, d, dict(m or {}))
-            if (
-                (kind_set is None or record.kind in kind_set)
-                and (status_set is None or record.status in status_set)
-                and (key is None or record.key == key)
-            ):
+            if (kind_set is None or record.kind in kind_set) and (status_set is None or record.status in status_set):
                 records.append(record)
                 rows.append(n)
         vectors = None
