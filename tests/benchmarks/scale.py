@@ -5,7 +5,8 @@ notes, medium notes and long events, 5-60 words, a vocabulary of a few thousand 
 in ``Memory(path=<tmpdir>)`` through the public API, and reports, each against a peer measured in the same run:
 
 * recall latency (median, p95) of memtend against a raw Chroma query with the same ``user_id`` filter and the
-  same embedding model, for one warm user, and over a sample of users (cold: first query after the user's
+  same embedding model (on a copy of the records in a collection with Chroma's default configuration), for one
+  warm user, and over a sample of users (cold: first query after the user's
   index was evicted; warm: the next one). Target: warm p95 <= 1.5x raw Chroma p95.
 * ingest throughput through the public API (``log_many`` per user in batches, plus single ``remember`` calls)
   against the embedding model's own throughput on the same texts in the same batches, timed interleaved on
@@ -521,20 +522,50 @@ def _check_stored(mem: Memory, corpus: Corpus, ids: dict[str, list[str]]) -> dic
     }
 
 
-def _raw_query(mem: Memory, ef: Any, uid: str, query: str, k: int) -> int:
+@contextmanager
+def _raw_chroma(mem: Memory) -> Iterator[Any]:
+    """The peer's collection: the same records, vectors and metadata, in a collection with Chroma's default
+    configuration (memtend builds its own collection's HNSW graph cheaply, since its recall never reads it).
+    Dropped afterwards so it does not weigh on the memory measurements."""
+    client = mem.storage.client
+    name = f"{mem.storage.prefix}_raw_peer"
+    peer = client.create_collection(name, embedding_function=None)
+    try:
+        offset = 0
+        while True:
+            got = mem.storage.memories.get(limit=5_000, offset=offset, include=["embeddings", "documents", "metadatas"])
+            if not got["ids"]:
+                break
+            for start in range(0, len(got["ids"]), 1_000):
+                part = slice(start, start + 1_000)
+                peer.add(
+                    ids=got["ids"][part],
+                    embeddings=got["embeddings"][part],
+                    documents=got["documents"][part],
+                    metadatas=got["metadatas"][part],
+                )
+            offset += len(got["ids"])
+        yield peer
+    finally:
+        client.delete_collection(name)
+
+
+def _raw_query(peer: Any, ef: Any, uid: str, query: str, k: int) -> int:
     """The peer: one Chroma query with the same user filter and the same embedding model."""
-    got = mem.storage.memories.query(query_embeddings=ef([query]), n_results=k, where={"user_id": {"$eq": uid}})
+    got = peer.query(query_embeddings=ef([query]), n_results=k, where={"user_id": {"$eq": uid}})
     return len(got["ids"][0])
 
 
-def _pair(mem: Memory, ef: Any, uid: str, query: str, k: int, memtend_first: bool) -> tuple[float, float, int]:
+def _pair(
+    mem: Memory, peer: Any, ef: Any, uid: str, query: str, k: int, memtend_first: bool
+) -> tuple[float, float, int]:
     """Time one memtend recall and one raw Chroma query for the same user and question, in the given order."""
     user = mem.user(uid)
     if memtend_first:
         t_mem, hits = _timed(user.recall, query, k=k)
-        t_raw, _ = _timed(_raw_query, mem, ef, uid, query, k)
+        t_raw, _ = _timed(_raw_query, peer, ef, uid, query, k)
     else:
-        t_raw, _ = _timed(_raw_query, mem, ef, uid, query, k)
+        t_raw, _ = _timed(_raw_query, peer, ef, uid, query, k)
         t_mem, hits = _timed(user.recall, query, k=k)
     return t_mem, t_raw, len(hits)
 
@@ -554,16 +585,23 @@ def _compare(memtend_s: list[float], raw_s: list[float], target: float | None) -
 
 
 def _recall_latency(mem: Memory, corpus: Corpus, ef: Any, queries: int, rng: random.Random) -> dict[str, Any]:
+    with _raw_chroma(mem) as peer:
+        return _recall_latency_against(mem, peer, corpus, ef, queries, rng)
+
+
+def _recall_latency_against(
+    mem: Memory, peer: Any, corpus: Corpus, ef: Any, queries: int, rng: random.Random
+) -> dict[str, Any]:
     one = corpus.typical_user()
     empty = 0
     # one warm user: a few untimed recalls load its index, then `queries` timed pairs
     for q in corpus.queries[one][:3]:
         mem.user(one).recall(q, k=K)
-        _raw_query(mem, ef, one, q, K)
+        _raw_query(peer, ef, one, q, K)
     ours, raw = [], []
     for i in range(queries):
         q = corpus.queries[one][i % len(corpus.queries[one])]
-        t_mem, t_raw, n = _pair(mem, ef, one, q, K, memtend_first=i % 2 == 0)
+        t_mem, t_raw, n = _pair(mem, peer, ef, one, q, K, memtend_first=i % 2 == 0)
         ours.append(t_mem)
         raw.append(t_raw)
         empty += n == 0
@@ -580,11 +618,11 @@ def _recall_latency(mem: Memory, corpus: Corpus, ef: Any, queries: int, rng: ran
         for i, uid in enumerate(sample):
             not_cold += uid in mem._indexes
             q1, q2 = corpus.queries[uid][0], corpus.queries[uid][1]
-            t_mem, t_raw, n = _pair(mem, ef, uid, q1, K, memtend_first=i % 2 == 0)
+            t_mem, t_raw, n = _pair(mem, peer, ef, uid, q1, K, memtend_first=i % 2 == 0)
             cold.append(t_mem)
             cold_raw.append(t_raw)
             empty += n == 0
-            t_mem, t_raw, n = _pair(mem, ef, uid, q2, K, memtend_first=i % 2 == 1)
+            t_mem, t_raw, n = _pair(mem, peer, ef, uid, q2, K, memtend_first=i % 2 == 1)
             warm.append(t_mem)
             warm_raw.append(t_raw)
             empty += n == 0
