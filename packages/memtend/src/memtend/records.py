@@ -211,12 +211,7 @@ MAX_TIME = 253_402_300_799.0
 
 def check_time(value: object, what: str) -> float:
     """Validate a point in time given as epoch seconds."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise InvalidInputError(f"{what} must be epoch seconds (a number), got {type(value).__name__}")
-    try:
-        seconds = float(value)
-    except OverflowError:
-        seconds = math.inf
+    seconds = _number(value, what, "epoch seconds (a number)")
     if not math.isfinite(seconds) or not MIN_TIME <= seconds <= MAX_TIME:
         raise InvalidInputError(f"{what} must be epoch seconds between year 1 and year 9999, got {value!r:.40}")
     return seconds
@@ -224,15 +219,20 @@ def check_time(value: object, what: str) -> float:
 
 def check_days(value: object, what: str) -> float:
     """Validate a duration in days: a finite number, zero or more."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise InvalidInputError(f"{what} must be a number of days, got {type(value).__name__}")
-    try:
-        days = float(value)
-    except OverflowError:
-        days = math.inf
+    days = _number(value, what, "a number of days")
     if not math.isfinite(days) or days < 0:
         raise InvalidInputError(f"{what} must be a finite number of days >= 0, got {value!r:.40}")
     return days
+
+
+def _number(value: object, what: str, expected: str) -> float:
+    """An int or float (not a bool) as a float; an int too large for a float becomes infinity."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidInputError(f"{what} must be {expected}, got {type(value).__name__}")
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def check_text(text: object, what: str = "text") -> str:
