@@ -206,10 +206,7 @@ class Memory:
         with self._lock:
             with self._usage_lock:
                 self._usage = {rid: (uid, t) for rid, (uid, t) in self._usage.items() if uid != user_id}
-                writing = self._usage_writing
-            if writing is not None:  # let a stamp write in flight land first, so nothing touches the user after
-                with contextlib.suppress(Exception):
-                    writing.result()
+            self._await_usage_write()  # a stamp write in flight lands first, so nothing touches the user after
             counts = self.storage.erase_user(user_id)
             self._indexes.pop(user_id, None)
             from memtend.session import drop_user_tallies
@@ -286,15 +283,18 @@ class Memory:
 
     def flush_usage(self) -> None:
         """Write buffered last_used_at stamps now (a partial metadata update: it changes nothing else)."""
+        self._await_usage_write()
+        with self._usage_lock:
+            pending = self._take_usage()
+        if pending:
+            self._write_usage(pending, raise_errors=True)
+
+    def _await_usage_write(self) -> None:
         with self._usage_lock:
             writing = self._usage_writing
         if writing is not None:
             with contextlib.suppress(Exception):  # a failed background write put its stamps back
                 writing.result()
-        with self._usage_lock:
-            pending = self._take_usage()
-        if pending:
-            self._write_usage(pending, raise_errors=True)
 
     def _usage_settled(self) -> bool:
         with self._usage_lock:
