@@ -289,11 +289,12 @@ class Storage:
         history still says what happened and when, but no longer what the record said). Returns the number of
         entries scrubbed."""
         gone = set(record_ids)
-        ids, docs, scrubbed = [], [], 0
+        rewritten: dict[str, str] = {}  # row id -> scrubbed document (a row may name records of several lookups)
+        scrubbed = 0
         for start in range(0, len(record_ids), _SCRUB_BATCH):
             got = self._history_rows(user_id, record_ids=record_ids[start : start + _SCRUB_BATCH])
             for hid, doc in zip(got["ids"], got["documents"] or [], strict=True):
-                if hid in ids:
+                if hid in rewritten:
                     continue
                 entries = _row_entries(doc)
                 for entry in entries:
@@ -304,8 +305,8 @@ class Storage:
                         if isinstance(entry.get(side), dict):
                             entry[side] = {k: v for k, v in entry[side].items() if k not in _CONTENT_FIELDS}
                             entry[side]["removed"] = True
-                ids.append(hid)
-                docs.append(json.dumps({"entries": entries}))
+                rewritten[hid] = json.dumps({"entries": entries})
+        ids, docs = list(rewritten), list(rewritten.values())
         for start in range(0, len(ids), _WRITE_BATCH):
             chunk = slice(start, start + _WRITE_BATCH)
             self.history.update(ids=ids[chunk], documents=docs[chunk], embeddings=[_NO_VECTOR] * len(ids[chunk]))
