@@ -7,20 +7,16 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import load_benchmark as load_common
+from conftest import load_benchmark
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 
 pytestmark = pytest.mark.slow
 
 
-def load_benchmark() -> ModuleType:
-    return load_common("locomo")
-
-
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    return load_benchmark()
+    return load_benchmark("locomo")
 
 
 @pytest.fixture(scope="module")

@@ -9,18 +9,14 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import load_benchmark as load_common
+from conftest import load_benchmark
 
 MEMORIES, USERS, QUERIES, MAX_CACHED = 1_000, 20, 30, 5
 
 
-def load_benchmark() -> ModuleType:
-    return load_common("scale")
-
-
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    return load_benchmark()
+    return load_benchmark("scale")
 
 
 @pytest.fixture(scope="module")

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from types import ModuleType
-
 import pytest
-from conftest import load_benchmark as load_common
-
-
-def load_benchmark() -> ModuleType:
-    return load_common("transcript_compaction")
+from conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    return load_benchmark().run(n_transcripts=6, seed=3)
+    return load_benchmark("transcript_compaction").run(n_transcripts=6, seed=3)
 
 
 @pytest.mark.parametrize("row", ["extractive/oneshot", "extractive/rolling"])
