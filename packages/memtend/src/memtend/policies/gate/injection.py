@@ -1,0 +1,147 @@
+"""Prompt injection: text that addresses the AI agent and tries to change what it does.
+
+Ordinary instructions to a person ("to reset the router, hold the button") do not name the agent, its
+instructions, its prompt, its tools or its memory, and are not flagged.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from memtend.errors import InvalidInputError
+
+__all__ = ["looks_like_injection"]
+
+
+_AI = r"(?:ai|a\.i\.|assistant|agent|chat ?bot|bot|llm|language model|model|gpt|chatgpt|claude|copilot)"
+_AI_ANCHORS = "ai a.i. assistant agent bot llm model gpt claude copilot"
+# (anchors, pattern): the pattern only runs if one of its anchors (lower case) occurs in the text, which keeps
+# the common case fast; every match of the pattern contains one of its anchors.
+_INJECTION_RULES: list[tuple[str, str]] = [
+    # "ignore all previous instructions", "disregard your rules", "override the system prompt"
+    ("ignor disregard forget overrid bypass overrule drop abandon discard skip",
+     r"\b(?:ignore|disregard|forget|override|bypass|overrule|drop|abandon|discard|skip)\s+(?:about\s+)?"
+     r"(?:(?:all|any|every|each|the|your|my|of|these|those|previous|prior|above|earlier|preceding|original"
+     r"|initial|existing|current|old|system|safety|security|former|other|given|developer|openai|anthropic)\s+){0,4}"
+     r"(?:instructions?|rules?|prompts?|directions?|directives?|guidelines?|guardrails?|policies|constraints?"
+     r"|restrictions?|programming|commands?|context|messages?|filters?|training|limitations?)\b"),
+    # "forget everything you were told", "disregard all of the above"
+    ("ignor disregard forget",
+     r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|anything|all(?:\s+of)?(?:\s+(?:this|that|it))?)"
+     r"\s+(?:you(?:'ve|\s+have|\s+were|\s+know|\s+learned)|above|before|previously|prior|earlier|so\s+far"
+     r"|until\s+now|(?:the\s+)?above|(?:that\s+)?(?:came|was\s+said)\s+before)"),
+    # chat-template and role tags
+    ("<", r"<\s*/?\s*(?:system|assistant|user|instructions?|sys|prompt|im_start|im_end|developer)\s*/?\s*>"),
+    ("< [", r"<\|(?:im_start|im_end|system|endoftext|assistant|user)\|>|\[/?(?:INST|SYS|SYSTEM)\]|<<\s*/?SYS\s*>>"),
+    ("#", r"^[ \t]*#{1,4}[ \t]*(?:system|instruction|new instruction)s?\b"),
+    # a note dressed as coming from the system, an admin or the developer
+    ("system admin developer root operator",
+     r"\b(?:system|admin(?:istrator)?|developer|root|operator)\s+(?:note|message|override|notice|instruction"
+     r"|command|prompt|update|alert)s?\s*[:\-]"),
+    ("system assistant developer admin",
+     r"^[ \t]*(?:system|assistant|developer|admin)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|always|never"
+     r"|from\s+now|new\s+instructions?|override|reveal|do\s+not|don'?t)\b"),
+    ("system", r"\bsystem\s+prompt\b"),
+    ("instruction directive order rule command",
+     r"\b(?:new|updated|revised|additional|real|actual|hidden|secret|special|important)\s+(?:system\s+)?"
+     r"(?:instructions?|directives?|orders|rules|commands)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?" + _AI + r"s?\b"),
+    ("instruction directive message note order command",
+     r"\b(?:instructions?|directives?|message|note|orders|commands)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
+     + _AI + r"s?\s*[:\-]"),
+    # persona switches and jailbreaks
+    ("you",
+     r"\byou(?:'re|\s+are)\s+(?:now|no\s+longer|henceforth)\b\s*(?:(?:a|an|the|my|in|called|named)\s+)?"
+     r"(?:(?-i:[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*)\b|(?:\w+\s+){0,2}(?:ai|assistant|model|bot|chatbot|agent"
+     r"|persona|character|mode|jailbroken|unrestricted|unfiltered|uncensored|free|evil|bound|restricted|limited"
+     r"|required|obliged)\b)"),
+    ("pretend imagine act behave roleplay role-play play",
+     r"\b(?:pretend|imagine|act|behave|roleplay|role-play|play\s+the\s+role)\s+(?:that\s+)?(?:you\s+are|you're"
+     r"|to\s+be|as(?:\s+if\s+you\s+(?:are|were|had))?|of)\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,3}?(?:ai|assistant"
+     r"|model|chatbot|bot|character|persona|jailbroken|unrestricted|unfiltered|uncensored|evil|dan)\b"),
+    ("jailbreak developer dan anything god",
+     r"\b(?:jailbreak(?:ed|ing)?|developer\s+mode|dan\s+mode|do\s+anything\s+now|god\s+mode)\b"),
+    ("restriction limit filter censor guardrail guideline rule",
+     r"\b(?:without|free\s+(?:of|from)|no)\s+(?:any\s+)?(?:ethical\s+|moral\s+|content\s+|safety\s+)?"
+     r"(?:restrictions|limitations|filters|censorship|guardrails|guidelines|rules)\b"
+     r"|\b" + _AI + r"\s+(?:without|with\s+no)\s+(?:any\s+)?(?:restrictions|limits|filters|rules)"),
+    # standing orders: "from now on respond ...", "when the user asks X, always say Y"
+    ("now henceforth forward rest",
+     r"\b(?:from\s+now\s+on|henceforth|going\s+forward|for\s+the\s+rest\s+of\s+(?:this|the)\s+(?:conversation"
+     r"|chat|session))\b[,:]?\s+(?:you\s+)?(?:(?:must|should|will|shall|are\s+to)\s+)?(?:always\s+|only\s+"
+     r"|never\s+)?(?:respond|reply|answer|speak|write|talk|act|behave|pretend|say|refer|call|ignore|obey|follow"
+     r"|output|use|only|always|never|address|sign|end|begin|start|include|add|recommend|tell)\b"),
+    ("when if",
+     r"\b(?:when(?:ever)?|if)\s+(?:the\s+|a\s+|any\s+)?(?:user|human|customer|people|someone|anyone)\s+"
+     r"(?:asks?|says?|mentions?|types?|requests?|inquires?|enquires?|wants?|queries|talks?|writes?)\b[^.\n]{0,80}?"
+     r"\b(?:always|never|say|tell\s+(?:them|him|her|the\s+user)|respond|reply|answer|recommend|claim|insist"
+     r"|redirect|pretend)\b"),
+    # tools, memory and exfiltration
+    ("_",
+     r"\b(?:call|invoke|run|execute|trigger|use|fire)\s+(?:the\s+|your\s+|a\s+)?[`'\"]?[A-Za-z][A-Za-z0-9]*"
+     r"(?:_[A-Za-z0-9]+)+[`'\"]?(?:\(|\s+(?:tool|function|command|action|api|endpoint)\b)"),
+    ("tool function plugin",
+     r"\b(?:call|invoke|execute|trigger)\s+(?:the\s+|your\s+|a\s+|any\s+)?(?:\S+\s+){0,2}?(?:tool|function"
+     r"|plugin)s?\b"),
+    ("store save remember memori record add keep write",
+     r"\b(?:store|save|remember|memori[sz]e|record|add|keep|write)\s+(?:this|these|that|it|the\s+following)\s+"
+     r"(?:(?:note|text|message|instruction)\s+)?(?:as\s+(?:an?\s+)?(?:permanent|persistent|new|core|standing"
+     r"|system|global|top|high|priority|important|\s)*(?:rule|instruction|memory|fact|directive|preference"
+     r"|policy|guideline)|permanently|forever|in\s+(?:your|long[- ]term|permanent)\s+memory)"),
+    ("never don do",
+     r"\b(?:never|don'?t|do\s+not)\s+(?:mention|reveal|tell|disclose|inform|let|show|say)\s+(?:the\s+user\s+"
+     r"|anyone\s+|them\s+|it\s+)?(?:about\s+|on\s+)?(?:this|these)\s+(?:note|message|instructions?|text|prompt"
+     r"|comment|rule)"),
+    ("user",
+     r"\bthe\s+user\s+(?:has\s+)?(?:already\s+)?(?:authori[sz]ed|approved|allowed|permitted|consented|granted"
+     r"|instructed|asked)\s+(?:you|the\s+" + _AI + r")\s+to\b"),
+    ("@ http www. .com .net .io .org .ru .xyz",
+     r"\b(?:send|email|e-mail|forward|upload|post|transmit|leak|exfiltrate|copy|share|dump|export)\s+(?:all\s+"
+     r"|any\s+|every\s+)?(?:of\s+)?(?:the\s+)?(?:(?:user'?s?|users'?|customer'?s?|their|this|conversation|chat"
+     r"|private|personal|stored|saved|secret|internal|confidential|memory|previous|entire)\s+){1,3}(?:files?"
+     r"|data|documents?|emails?|messages?|conversations?|history|credentials?|passwords?|api\s+keys?|keys"
+     r"|tokens?|secrets?|memor(?:y|ies)|contacts?|context|logs?|information|details|prompt|instructions)\b"
+     r"[^\n]{0,60}?\b(?:to|at|into)\s+\S*(?:@|https?://|www\.|\.com\b|\.net\b|\.io\b|\.org\b|\.ru\b|\.xyz\b)"),
+    ("prompt instruction rule configuration guideline memor",
+     r"\b(?:reveal|show|print|repeat|output|leak|display|disclose|expose|dump)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?"
+     r"(?:your|the)\s+(?:\w+\s+){0,2}(?:prompt|instructions|rules|configuration|guidelines|memory|memories)\b"),
+    # addressing the agent with an order
+    (_AI_ANCHORS,
+     r"(?:^|(?<=[.!?]))[ \t]*(?:(?:hey|dear|attention|note\s+to(?:\s+the)?|hi|hello)\s+)?" + _AI + r"s?\s*[,:!]\s*"
+     r"(?:when\s+you\s+read\s+this\s*,?\s*|please\s+)?(?:you\s+(?:must|should|will|need\s+to|have\s+to)\s+)?"
+     r"(?:always\s+|never\s+|immediately\s+)?(?:ignore|disregard|forget|call|invoke|run|execute|send|email"
+     r"|delete|store|save|remember|reveal|print|say|tell|respond|reply|recommend|obey|follow|do\s+not|don'?t"
+     r"|never|always|transfer|pay|buy|open|visit|click|download|install|when|from\s+now)\b"),
+    (_AI_ANCHORS,
+     r"\b(?:as\s+(?:an?|the|your)\s+" + _AI + r"|(?:the|this|you,?\s+the)\s+" + _AI + r"\s+(?:reading"
+     r"|processing)\s+this)\b[^.\n]{0,30}?\b(?:you\s+)?(?:must|should|shall|will|are\s+(?:required|instructed"
+     r"|ordered)\s+to|need\s+to|have\s+to)\b"),
+    ("obey comply", r"\b(?:obey|comply\s+with)\s+(?:it|this|these|them|the\s+following|my|all)\b"),
+]  # fmt: skip
+_INJECTION = [
+    (tuple(anchors.split()), re.compile(pattern, re.IGNORECASE | re.MULTILINE)) for anchors, pattern in _INJECTION_RULES
+]
+_INVISIBLE = dict.fromkeys(
+    map(ord, "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b"
+        "\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"),
+)  # fmt: skip
+
+
+def _normalise(text: str) -> str:
+    """Undo cheap obfuscation: compatibility forms (fullwidth letters), invisible characters, curly quotes."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+        text = text.replace("’", "'").replace("‘", "'")
+    return text
+
+
+def looks_like_injection(text: str) -> bool:
+    """True if ``text`` reads like an instruction to the AI agent (prompt injection), not to a person."""
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
+    text = _normalise(text)
+    lower = text.lower()
+    for anchors, pattern in _INJECTION:
+        if any(anchor in lower for anchor in anchors) and pattern.search(text) is not None:
+            return True
+    return False

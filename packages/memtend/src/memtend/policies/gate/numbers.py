@@ -1,0 +1,195 @@
+"""Numbers: payment cards (Luhn), IBANs (mod-97), US social security numbers and other national ids."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memtend.policies.gate.common import HAS_DIGITS, Hit
+
+__all__ = ["card_hits", "iban_hits", "iban_valid", "luhn_valid", "national_id_hits"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Payment cards: digit runs (single spaces or dashes between groups) of 13-19 digits, a known issuer
+# prefix and length, and a valid Luhn check digit.
+
+_CARD_RUN = re.compile(r"(?<![0-9A-Za-z])(?<![0-9][ \-])[0-9]+(?:[ \-][0-9]+)*(?![0-9A-Za-z])")
+_CARD_GROUP = re.compile(r"[0-9]+")
+_CARD_WORDS = re.compile(
+    r"\b(?:card|visa|master ?card|amex|american express|discover|maestro|jcb|diners|credit|debit|cc|cvv|cvc"
+    r"|exp(?:iry|ires)?|charge|pay(?:ment)?)\b",
+    re.IGNORECASE,
+)
+_NOT_CARD_LABEL = re.compile(
+    r"\b(?:order|invoice|inv|tracking|shipment|parcel|ref(?:erence)?|ticket|case|isbn|serial|imei|phone|tel"
+    r"|fax|mobile|id|sku|part|batch|lot|transaction|confirmation|booking)\b[ \t]*(?:no\.?|num(?:ber)?|#|id)?"
+    r"[ \t]*[:#]?[ \t]*$",
+    re.IGNORECASE,
+)
+
+
+def luhn_valid(digits: str) -> bool:
+    """True if the string of ASCII digits carries a valid Luhn check digit."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def _card_issuer_ok(d: str) -> bool:
+    """The number starts with a payment-card issuer prefix and has that scheme's length."""
+    n = len(d)
+    if d[0] == "4":  # Visa
+        return n in (13, 16, 19)
+    p2, p3, p4 = int(d[:2]), int(d[:3]), int(d[:4])
+    if p2 in (34, 37):  # American Express
+        return n == 15
+    if 51 <= p2 <= 55 or 2221 <= p4 <= 2720:  # Mastercard
+        return n == 16
+    if 2200 <= p4 <= 2204 or 3528 <= p4 <= 3589 or d[0] == "6":  # Mir, JCB, Discover/UnionPay/Maestro/RuPay
+        return 16 <= n <= 19
+    if 300 <= p3 <= 305 or p4 == 3095 or p2 in (36, 38, 39):  # Diners Club
+        return 14 <= n <= 19
+    if p2 in (50, 56, 57, 58):  # Maestro
+        return 13 <= n <= 19
+    return False
+
+
+def _is_card(digits: str) -> bool:
+    return 13 <= len(digits) <= 19 and _card_issuer_ok(digits) and luhn_valid(digits)
+
+
+def card_hits(text: str, lower: str) -> Iterator[Hit]:
+    if not HAS_DIGITS.search(text):
+        return
+    card_context: bool | None = None
+    for run in _CARD_RUN.finditer(text):
+        groups = [(m.start() + run.start(), m.end() + run.start()) for m in _CARD_GROUP.finditer(run.group())]
+        total = sum(e - s for s, e in groups)
+        if total < 13:
+            continue
+        spans: list[tuple[int, int]] = []
+        if total <= 19 and _is_card("".join(text[s:e] for s, e in groups)):
+            spans.append((run.start(), run.end()))
+        elif len(groups) > 1:
+            # A card inside a longer run ("call 415 555 0132 4111 1111 1111 1111"): windows of whole groups
+            # of at least 3 digits, as cards are written.
+            for i in range(len(groups)):
+                digits = ""
+                for j in range(i, len(groups)):
+                    s, e = groups[j]
+                    if e - s < 3:
+                        break
+                    digits += text[s:e]
+                    if len(digits) > 19:
+                        break
+                    if len(digits) >= 13 and _is_card(digits):
+                        spans.append((groups[i][0], e))
+        if not spans:
+            continue
+        if _NOT_CARD_LABEL.search(text, max(0, run.start() - 40), run.start()):
+            if card_context is None:
+                card_context = _CARD_WORDS.search(text) is not None
+            if not card_context:  # "Invoice 5499 ..." with no word about cards anywhere: an id, not a card
+                continue
+        for s, e in spans:
+            yield s, e, "card"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# IBAN: country code, two check digits, the country's length, and the ISO 7064 mod-97 check.
+
+_IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29,
+    "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29,
+    "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28,
+    "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20,
+    "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25, "MC": 27, "MD": 24, "ME": 22,
+    "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25,
+    "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25,
+    "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}  # fmt: skip
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+
+
+def iban_valid(iban: str) -> bool:
+    """True for an IBAN (spaces allowed) of its country's length whose mod-97 check gives 1."""
+    compact = iban.replace(" ", "").upper()
+    if not compact.isascii() or not compact.isalnum() or _IBAN_LENGTHS.get(compact[:2]) != len(compact):
+        return False
+    if not compact[2:4].isdigit():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    number = "".join(str(int(ch, 36)) for ch in rearranged)
+    return int(number) % 97 == 1
+
+
+def iban_hits(text: str, lower: str) -> Iterator[Hit]:
+    if not HAS_DIGITS.search(text):
+        return
+    for match in _IBAN.finditer(text):
+        candidate = match.group()
+        expected = _IBAN_LENGTHS.get(candidate[:2].upper())
+        if expected is None:
+            continue
+        # The run may carry a trailing word ("GB27 ULDM ... 81 THX"): cut it at the country's length.
+        count = 0
+        for i, ch in enumerate(candidate):
+            if ch != " ":
+                count += 1
+            if count == expected:
+                cut = candidate[: i + 1]
+                at_boundary = i + 1 == len(candidate) or candidate[i + 1] == " "
+                if at_boundary and iban_valid(cut):
+                    yield match.start(), match.start() + i + 1, "iban"
+                break
+
+
+# ---------------------------------------------------------------------------------------------------------
+# National ids: US SSN (dashed anywhere, undashed after the words), UK National Insurance numbers, and
+# numbers announced as passport / licence / national id numbers.
+
+_SSN_DASHED = re.compile(
+    r"(?<![0-9A-Za-z\-])(?!000|666|9[0-9]{2})[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9A-Za-z]|-[0-9])"
+)
+_SSN_CONTEXT = re.compile(
+    r"(?i:\b(?:ssn|ss#|social[ \t]+security(?:[ \t]+(?:number|no\.?|#))?))[^0-9\n]{0,15}?"
+    r"(?<![0-9])((?!000|666|9[0-9]{2})[0-9]{3}[ .]?(?!00)[0-9]{2}[ .]?(?!0000)[0-9]{4})(?![0-9])"
+)
+_UK_NINO = re.compile(
+    r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2}"
+    r" ?[A-D](?![A-Za-z0-9])"
+)
+_ID_CONTEXT = re.compile(
+    r"(?i:\b(?:passport|driver'?s?[ \t]+licen[cs]e|driving[ \t]+licen[cs]e|national[ \t]+(?:id|identity|insurance)"
+    r"|social[ \t]+insurance|tax[ \t]+(?:id|identification)|aadhaar|personal[ \t]+id(?:entity)?|id[ \t]+card))"
+    r"(?i:[ \t]+(?:number|no\.?|#|card))?[ \t]*(?i:is|:|=|#)?[ \t]*"
+    r"([0-9]{4}[ \-]?[0-9]{4}[ \-]?[0-9]{4}|[A-Za-z]{0,3}[0-9][A-Za-z0-9]{4,17})(?![A-Za-z0-9])"
+)
+
+
+_ID_WORDS = ("passport", "licen", "national", "insurance", "tax", "aadhaar", "personal", "id card")
+
+
+def national_id_hits(text: str, lower: str) -> Iterator[Hit]:
+    if not HAS_DIGITS.search(text):
+        return
+    if "-" in text:
+        for match in _SSN_DASHED.finditer(text):
+            yield match.start(), match.end(), "ssn"
+    if "ss" in lower or "social" in lower:
+        for match in _SSN_CONTEXT.finditer(text):
+            yield match.start(1), match.end(1), "ssn"
+    for match in _UK_NINO.finditer(text):
+        yield match.start(), match.end(), "national_id"
+    if any(word in lower for word in _ID_WORDS):
+        for match in _ID_CONTEXT.finditer(text):
+            value = match.group(1)
+            if sum(c.isdigit() for c in value) >= 4:
+                yield match.start(1), match.end(1), "national_id"

@@ -1,0 +1,113 @@
+"""Passwords and PINs given as values: ``password: x``, ``my pin is 1234``, ``the wifi pass is 'jumping jacks'``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from memtend.policies.gate.common import Hit, is_placeholder
+
+__all__ = ["password_hits"]
+
+
+_PASSWORD_KEY = re.compile(
+    r"(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase|code)?|pwd|pw|pin(?:[ \t]*(?:code|number))?|contrase[ñn]a"
+    r"|passwort|mot[ \t]+de[ \t]+passe)(?![A-Za-z])(?:[_\-][A-Za-z0-9]{1,20}){0,2}",
+    re.IGNORECASE,
+)
+# How the value is introduced; each with how strong the value must look.
+_SEP_ASSIGN = re.compile(r"[\"']?[ \t]*(?:\([^()\n]{0,20}\))?[ \t]*(?::=|=>|==?|:|->)[ \t]*(?:\r?\n[ \t]*)?")
+_SEP_IS = re.compile(
+    r"(?:[ \t]+(?:for|to|of|on|at)[ \t]+(?:(?:the|my|our|your|his|her|their|this|that)[ \t]+)?[^\s:=\x00]{1,40}"
+    r"(?:[ \t]+[^\s:=\x00]{1,40})?)?"
+    r"(?:'s|’s|[ \t]*[:=]|[ \t]+(?:is|was|will[ \t]+be|should[ \t]+be|remains))"
+    r"(?:[ \t]+(?:now|still|currently|just|actually|simply|always))?[ \t]*:?[ \t]*",
+    re.IGNORECASE,
+)
+_SEP_TO = re.compile(r"[ \t]+(?:is[ \t]+)?(?:(?:set|changed|updated|reset)[ \t]+)?to[ \t]+", re.IGNORECASE)
+_SEP_SPACE = re.compile(r"[ \t]+")
+_QUOTED_VALUE = re.compile(r"[\"'`“‘]([^\"'`“”‘’\n\x00]{1,128})[\"'`”’]")
+_BARE_VALUE = re.compile(r"[^\s\x00]{1,128}")
+_TRAILING_PUNCT = ".,;:)]}>\"'”’"
+
+_NOT_A_PASSWORD = frozenset(
+    re.findall(
+        r"\S+",
+        """a an the this that these those my your our his her their its it me you we they he she them us i
+    is are was were be been being am has have had will would should must can could may might do does did
+    in on at to for from with by of as about into over under near via per and or but if then when where which
+    what who how why not no none nil null n/a na tbd tba unknown unset empty blank missing required optional
+    needed necessary mandatory same different correct incorrect wrong right invalid valid expired weak strong
+    secure insecure safe unsafe good bad short long too very so also still now just only case sensitive
+    protected encrypted hashed hidden stored saved set reset changed updated forgotten lost here there below
+    above attached included enclosed see ask check use using sent provided shared known new old default
+    manager managers reset-link link prompt field box screen page policy policies rules requirements
+    please ok okay yes yet again changing expiring incorrectly true false on off enabled disabled""",
+    )
+)
+
+
+def _password_value_ok(value: str, strength: str) -> bool:
+    if is_placeholder(value):
+        return False
+    low = value.lower()
+    if low in _NOT_A_PASSWORD or low.startswith(("http://", "https://", "www.")):
+        return False
+    has_alpha = any(c.isalpha() for c in value)
+    has_other = any(not c.isalpha() for c in value)
+    if strength == "weak":  # "password: x", "pwd=x"
+        return len(value) >= 3
+    if strength == "medium":  # "password is x"
+        if len(value) < 4:
+            return False
+        # "is expired", "is missing", "is currently": an ordinary word, not a value
+        return not (value.isalpha() and value.islower() and low.endswith(("ed", "ing", "ly")))
+    # strong: "pass x", "password to x" need a value that cannot be an ordinary word
+    return len(value) >= 6 and has_alpha and has_other
+
+
+def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
+    """The value starting at ``pos``: (start, end, quoted). A quoted value may hold spaces."""
+    quoted = _QUOTED_VALUE.match(text, pos)
+    if quoted is not None:
+        return quoted.start(1), quoted.end(1), True
+    bare = _BARE_VALUE.match(text, pos)
+    if bare is None:
+        return None
+    start, end = bare.span()
+    while end > start and text[end - 1] in _TRAILING_PUNCT:
+        end -= 1
+    return (start, end, False) if end > start else None
+
+
+_PASSWORD_WORDS = ("pass", "pw", "pin", "contrase")  # "passwort", "mot de passe" contain "pass"
+
+
+def password_hits(text: str, lower: str) -> Iterator[Hit]:
+    if not any(word in lower for word in _PASSWORD_WORDS):
+        return
+    for key in _PASSWORD_KEY.finditer(text):
+        word = key.group().lower()
+        is_pin = word.startswith("pin")
+        ambiguous = word == "pass"  # "my pass is Gold", "boarding pass" : only a password-like value counts
+        for sep, strength in ((_SEP_ASSIGN, "weak"), (_SEP_IS, "medium"), (_SEP_TO, "strong"),
+                              (_SEP_SPACE, "strong")):  # fmt: skip
+            m = sep.match(text, key.end())
+            if m is None:
+                continue
+            found = _read_value(text, m.end())
+            if found is None:
+                continue
+            start, end, quoted = found
+            value = text[start:end]
+            if quoted:  # quotes mark a value: "the wifi pass is 'jumping jacks'"
+                strength = "weak"
+            elif ambiguous:  # "boarding pass: Gate 12"
+                strength = "strong"
+            if is_pin:
+                ok = value.isascii() and value.isdigit() and 4 <= len(value) <= 8
+            else:
+                ok = _password_value_ok(value, strength)
+            if ok:
+                yield start, end, "pin" if is_pin else "password"
+                break

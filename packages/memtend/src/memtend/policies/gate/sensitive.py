@@ -1,0 +1,133 @@
+"""Assembly: every detector (built-in, then the policy's own), allowed values dropped, overlapping hits merged
+(the most specific kind names the merged span), and redaction to a fixpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from memtend.errors import InvalidInputError
+from memtend.policies.gate.common import OPAQUE, Finding, Hit, mask_markers
+from memtend.policies.gate.numbers import card_hits, iban_hits, national_id_hits
+from memtend.policies.gate.passwords import password_hits
+from memtend.policies.gate.policy import DEFAULT_POLICY, GatePolicy, check_custom_finding
+from memtend.policies.gate.tokens import private_key_hits, secret_hits, token_hits
+
+__all__ = ["find_sensitive", "redact", "redact_all"]
+
+_DETECTORS: tuple[Callable[[str, str], Iterator[Hit]], ...] = (
+    private_key_hits,
+    token_hits,
+    card_hits,
+    iban_hits,
+    national_id_hits,
+    password_hits,
+    secret_hits,
+)
+_GENERIC_KINDS = {"secret": 3, "password": 2, "pin": 2, "national_id": 1}
+
+
+def _rank(kind: str) -> int:
+    return _GENERIC_KINDS.get(kind, 0)
+
+
+def _policy(policy: GatePolicy | None) -> GatePolicy:
+    if policy is None:
+        return DEFAULT_POLICY
+    if not isinstance(policy, GatePolicy):
+        raise InvalidInputError(f"policy must be a GatePolicy, got {type(policy).__name__}")
+    return policy
+
+
+def _all_hits(masked: str, lower: str, policy: GatePolicy) -> Iterator[Hit]:
+    for detector in _DETECTORS:
+        yield from detector(masked, lower)
+    for custom in policy.detectors:
+        for finding in custom(masked):
+            checked = check_custom_finding(custom, finding, len(masked))
+            yield checked.start, checked.end, checked.kind
+
+
+def find_sensitive(text: str, *, policy: GatePolicy | None = None) -> list[Finding]:
+    """Every secret or sensitive value in ``text``, as non-overlapping findings sorted by position.
+
+    Already redacted values (``[REDACTED:<kind>]``) are not found again. ``policy`` adds custom detectors and
+    an allow-list (:class:`GatePolicy`); without it only the built-in detectors run.
+    """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
+    if not text:
+        return []
+    masked = mask_markers(text)
+    lower = masked.lower()
+    policy = _policy(policy)
+    hits: list[Hit] = []
+    for start, end, kind in _all_hits(masked, lower, policy):
+        # Never let a span start or end inside an earlier marker.
+        while start < end and masked[start] == OPAQUE:
+            start += 1
+        while end > start and masked[end - 1] == OPAQUE:
+            end -= 1
+        if start < end and not (policy.allow and policy.allow.allows(kind, text[start:end])):
+            hits.append((start, end, kind))
+    if not hits:
+        return []
+    hits.sort()
+    findings: list[Finding] = []
+    cur_start, cur_end, cur_kind = hits[0]
+    best = (_rank(cur_kind), -(cur_end - cur_start))  # the most specific kind, then the longest hit, names a span
+    for start, end, kind in hits[1:]:
+        if start < cur_end:  # overlaps: merge
+            cur_end = max(cur_end, end)
+            key = (_rank(kind), -(end - start))
+            if key < best:
+                best, cur_kind = key, kind
+        else:
+            findings.append(Finding(cur_kind, cur_start, cur_end))
+            cur_start, cur_end, cur_kind = start, end, kind
+            best = (_rank(kind), -(end - start))
+    findings.append(Finding(cur_kind, cur_start, cur_end))
+    return findings
+
+
+def _apply(text: str, findings: list[Finding]) -> str:
+    parts: list[str] = []
+    pos = 0
+    for finding in sorted(findings, key=lambda f: (f.start, f.end)):
+        start = max(finding.start, pos)
+        end = min(finding.end, len(text))
+        if end <= start:
+            continue
+        parts.append(text[pos:start])
+        parts.append(f"[REDACTED:{finding.kind}]")
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+_MAX_PASSES = 16
+
+
+def redact_all(text: str, findings: list[Finding], policy: GatePolicy | None = None) -> tuple[str, set[str]]:
+    """Mask ``findings``, then rescan until nothing is found (masking can expose a neighbouring value)."""
+    kinds: set[str] = set()
+    for _ in range(_MAX_PASSES):
+        if not findings:
+            break
+        kinds.update(f.kind for f in findings)
+        text = _apply(text, findings)
+        findings = find_sensitive(text, policy=policy)
+    return text, kinds
+
+
+def redact(text: str, findings: list[Finding] | None = None, *, policy: GatePolicy | None = None) -> str:
+    """``text`` with each finding replaced by ``[REDACTED:<kind>]``.
+
+    Without ``findings``, the text is scanned (and rescanned after masking) so that nothing sensitive is
+    left: ``find_sensitive(redact(text)) == []``. With ``findings`` (from :func:`find_sensitive` on the same
+    text), exactly those spans are masked. ``policy`` is as for :func:`find_sensitive`.
+    """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
+    if findings is not None:
+        return _apply(text, findings)
+    return redact_all(text, find_sensitive(text, policy=policy), policy)[0]
