@@ -8,8 +8,13 @@ recalls the top k memories of its user, and its evidence turns are scored:
 - R_all@k: share of questions whose evidence is all in the top k;
 
 for categories 1-4, category 5 (adversarial) and all five. memtend goes through its public API
-(``Memory.user(...).log_many`` / ``recall``); two baselines are computed in the same run: BM25 (rank-bm25
-defaults, stopwords dropped, no stemming) and all-MiniLM-L6-v2 cosine alone.
+(``Memory.user(...).log_many`` / ``recall``) twice: each turn logged with its ``session`` (``memtend``), and
+the same turns logged with their times only, no session (``memtend-times``: what most users pass). Two
+baselines are computed in the same run: BM25 (rank-bm25 defaults, stopwords dropped, no stemming) and
+all-MiniLM-L6-v2 cosine alone.
+
+The report split (conv-41, 42, 43) is never tuned on: ranking changes are chosen on the tuning split
+(conv-26, conv-30) and only then measured on the report split.
 
 Nothing from a question's annotations (answer, evidence, category) is used at query time.
 
@@ -166,8 +171,11 @@ def latency_summary(latencies: Sequence[float]) -> dict[str, float]:
 # -- systems ---------------------------------------------------------------------------------------
 
 
-def run_memtend(conversations: Sequence[Conversation]) -> Ranked:
-    """memtend through its public API, on an embedded Chroma in a temporary folder."""
+def run_memtend(conversations: Sequence[Conversation], *, sessions: bool = True) -> Ranked:
+    """memtend through its public API, on an embedded Chroma in a temporary folder.
+
+    ``sessions=False`` logs each turn with its time only (no ``session``), as most users would.
+    """
     from memtend import Event, Memory
 
     out = Ranked()
@@ -175,7 +183,10 @@ def run_memtend(conversations: Sequence[Conversation]) -> Ranked:
         mem.user("warm-up").recall("warm up the embedding model", k=1)
         for conv in conversations:
             user = mem.user(conv.sample_id)
-            events = [Event(text=t.text, at=t.at, session=t.session, metadata={"dia_id": t.dia_id}) for t in conv.turns]
+            events = [
+                Event(text=t.text, at=t.at, session=t.session if sessions else "", metadata={"dia_id": t.dia_id})
+                for t in conv.turns
+            ]
             started = time.perf_counter()
             user.log_many(events)
             user.recall("index warm-up", k=1, now=conv.now)  # the first recall loads the user's index
@@ -192,8 +203,12 @@ def run_index(
     conversations: Sequence[Conversation],
     config: Any = None,
     embed: Callable[[list[str]], np.ndarray] | None = None,
+    *,
+    sessions: bool = True,
 ) -> Ranked:
-    """memtend's ranking straight on a ``UserIndex`` (no storage): the harness used for tuning."""
+    """memtend's ranking straight on a ``UserIndex`` (no storage): the harness used for tuning.
+
+    ``sessions=False`` indexes the turns with their times only (no session)."""
     from memtend.records import Kind, Record
     from memtend.user_index import UserIndex
 
@@ -210,7 +225,7 @@ def run_index(
                 text=t.text,
                 created_at=t.at,
                 updated_at=t.at,
-                session=t.session,
+                session=t.session if sessions else "",
                 extra={"dia_id": t.dia_id},
             )
             for t in conv.turns
@@ -313,7 +328,9 @@ ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
-def ablation(data_path: str | Path = DEFAULT_DATA, conversations: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def ablation(
+    data_path: str | Path = DEFAULT_DATA, conversations: Sequence[str] | None = None, *, sessions: bool = True
+) -> list[dict[str, Any]]:
     """frac@5 / frac@10 (all five categories) per part after each cumulative ranking change."""
     from dataclasses import replace
 
@@ -328,7 +345,7 @@ def ablation(data_path: str | Path = DEFAULT_DATA, conversations: Sequence[str] 
     rows = []
     for label, change in ABLATION:
         config = replace(config, **change)
-        ranked = run_index(convs, config)
+        ranked = run_index(convs, config, sessions=sessions)
         row: dict[str, Any] = {"change": label}
         for part, members in parts.items():
             metrics = scores(ranked, members)["all five"]
@@ -358,7 +375,7 @@ def run(
     data_path: str | Path = DEFAULT_DATA,
     conversations: Sequence[str] | None = None,
     *,
-    systems: Sequence[str] = ("memtend", "bm25", "minilm"),
+    systems: Sequence[str] = ("memtend", "memtend-times", "bm25", "minilm"),
 ) -> dict[str, Any]:
     """Run the benchmark and return metrics per system, per part and per question group.
 
@@ -369,7 +386,9 @@ def run(
     names = [c.sample_id for c in convs]
     runners: dict[str, Callable[[Sequence[Conversation]], Ranked]] = {
         "memtend": run_memtend,
+        "memtend-times": lambda c: run_memtend(c, sessions=False),
         "memtend-index": run_index,
+        "memtend-index-times": lambda c: run_index(c, sessions=False),
         "bm25": run_bm25,
         "minilm": run_minilm,
     }
@@ -405,15 +424,15 @@ def format_report(result: dict[str, Any]) -> str:
         for group in GROUPS:
             counts = {int(s["parts"][part][group]["questions"]) for s in result["systems"].values()}
             lines.append(f"-- {group} ({'/'.join(map(str, sorted(counts)))} questions)")
-            lines.append(f"   {'system':<14}" + "".join(f"{m:>10}" for m in metrics))
+            lines.append(f"   {'system':<20}" + "".join(f"{m:>10}" for m in metrics))
             for name, system in result["systems"].items():
                 row = system["parts"][part][group]
-                lines.append(f"   {name:<14}" + "".join(f"{row[m]:>10.1f}" for m in metrics))
+                lines.append(f"   {name:<20}" + "".join(f"{row[m]:>10.1f}" for m in metrics))
     lines.append("\n== timings (all run)")
     for name, system in result["systems"].items():
         lat = system["latency"]
         lines.append(
-            f"   {name:<14} ingest {system['ingest_seconds']:7.2f} s   recall median {lat['median_ms']:6.2f} ms"
+            f"   {name:<20} ingest {system['ingest_seconds']:7.2f} s   recall median {lat['median_ms']:6.2f} ms"
             f"   p95 {lat['p95_ms']:6.2f} ms"
         )
     return "\n".join(lines)
@@ -425,11 +444,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit-conversations", type=int, default=None, help="run only the first N conversations")
     parser.add_argument("--split", choices=("tune", "report", "all"), default="all")
     parser.add_argument(
-        "--systems", default="memtend,bm25,minilm", help="comma-separated: memtend, memtend-index, bm25, minilm"
+        "--systems",
+        default="memtend,memtend-times,bm25,minilm",
+        help="comma-separated: memtend, memtend-times (no sessions), memtend-index, memtend-index-times, bm25, minilm",
     )
     parser.add_argument(
         "--ablation", action="store_true", help="print the effect of each ranking change instead (UserIndex only)"
     )
+    parser.add_argument("--times-only", action="store_true", help="with --ablation: turns logged without sessions")
     args = parser.parse_args(argv)
     if not Path(args.data).is_file():
         print(f"LoCoMo data not found at {args.data}; pass --data PATH", file=sys.stderr)
@@ -440,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit_conversations is not None:
         names = names[: args.limit_conversations]
     if args.ablation:
-        print(format_ablation(ablation(args.data, names)))
+        print(format_ablation(ablation(args.data, names, sessions=not args.times_only)))
         return 0
     result = run(args.data, names, systems=[s.strip() for s in args.systems.split(",") if s.strip()])
     print(format_report(result))

@@ -38,6 +38,13 @@ def test_memtend_beats_bm25_and_minilm_on_one_conversation(result: dict[str, Any
     assert memtend["frac@10"] >= 70.0  # measured 85 on conv-30; a broken ranking lands near BM25 (~60)
 
 
+def test_times_only_logging_recalls_as_well_as_sessions(result: dict[str, Any]) -> None:
+    with_sessions, times_only = all_five(result, "memtend"), all_five(result, "memtend-times")
+    assert times_only["questions"] == with_sessions["questions"]
+    for k in ("frac@5", "frac@10"):
+        assert times_only[k] >= with_sessions[k] - 1.0  # without time windows: about 10 points lower
+
+
 def test_numbers_are_consistent(result: dict[str, Any]) -> None:
     assert result["conversations"] == ["conv-30"]
     assert result["parts"] == {"tune": ["conv-30"], "all": ["conv-30"]}

@@ -417,6 +417,47 @@ def test_same_timestamp_records_keep_insertion_order() -> None:
     assert index.neighbours("t3") == (["t2", "t1"], ["t4"])
 
 
+def test_events_without_a_session_take_their_neighbours_in_time() -> None:
+    minute = 60.0 / DAY
+    index = UserIndex()
+    turns = [
+        rec("a1", "turn a1", days_ago=3),
+        rec("a2", "turn a2", days_ago=3 - minute),
+        rec("a3", "turn a3", days_ago=3 - 2 * minute),
+        rec("b1", "turn b1", days_ago=2),  # a day later: another conversation
+        rec("b2", "turn b2", days_ago=2 - 40 * minute),  # 40 minutes after b1: over the half-hour gap
+        rec("b3", "turn b3", days_ago=2 - 41 * minute),
+        rec("n1", "a note", days_ago=3 - minute, kind=Kind.NOTE),  # notes stand alone
+        rec("s1", "turn s1", days_ago=3 - minute, session="s"),  # a session keeps its own window
+    ]
+    index.upsert(turns, np.stack([OFF[0]] * len(turns)))
+    assert index.neighbours("a2") == (["a1"], ["a3"])
+    assert index.neighbours("a3") == (["a2", "a1"], [])
+    assert index.neighbours("b1") == ([], [])
+    assert index.neighbours("b3") == (["b2"], [])
+    assert index.neighbours("n1") == ([], [])
+    assert index.neighbours("s1") == ([], [])
+    index.upsert([rec("b0", "turn b0", days_ago=2 - 20 * minute)], OFF[0][None, :])  # bridges the gap
+    assert index.neighbours("b3") == (["b2", "b0"], [])
+    assert index.neighbours("b1") == ([], ["b0"])
+    index.remove(["b0"])
+    assert index.neighbours("b2") == ([], ["b3"])
+    lone = UserIndex(RetrievalConfig(timeline_kinds=frozenset()))
+    lone.upsert(turns[:3], np.stack([OFF[0]] * 3))
+    assert lone.neighbours("a2") == ([], [])
+
+
+def test_a_sessionless_answer_borrows_the_question_said_just_before() -> None:
+    items = [
+        (rec("q", "Ann: what did you paint last week?", days_ago=3), OFF[0]),
+        (rec("a", "Bob: a sunset over the lake", days_ago=3), OFF[1]),
+        (rec("z", "Bob: a sunset over the lake", days_ago=1), OFF[2]),
+    ]
+    index = build(items, RetrievalConfig(conflict_pool=0, question_factor=1.0, recency_weight=0.0))
+    hits = dict(index.search("what did Bob paint?", Q, k=3, now=NOW))
+    assert hits["a"] > hits["z"]
+
+
 def test_date_time_and_name_bonuses() -> None:
     june = dt.datetime(2024, 6, 3, 15, tzinfo=dt.timezone.utc).timestamp()
     may = dt.datetime(2024, 5, 20, 15, tzinfo=dt.timezone.utc).timestamp()

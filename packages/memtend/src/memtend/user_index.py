@@ -6,7 +6,10 @@ rebuild, and a query is one matrix-vector product, one BM25 pass over the query'
 vectorised array operations, handed to the pure ranking policy in ``memtend.policies.retrieval``.
 
 Records of one session are ordered by ``(created_at, order of first insertion)``; when the index is
-rebuilt from storage, feed records in that order so same-timestamp records keep their sequence.
+rebuilt from storage, feed records in that order so same-timestamp records keep their sequence. Records
+logged without a session (of the kinds in ``RetrievalConfig.timeline_kinds``) share one timeline per kind,
+where neighbours count only while each step between them is at most ``context_gap_seconds``: turns said
+close together form the context windows a session would.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ class UserIndex:
         self._update_terms: list[frozenset[str]] = []  # terms of its sentences announcing a change
         self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
         self._next_seq = 0
-        self._sessions: dict[str, list[tuple[float, int, int]]] = {}  # session -> sorted (time, seq, slot)
+        # ("session", name) or ("timeline", kind) -> its members, sorted (time, seq, slot)
+        self._sessions: dict[tuple[str, str], list[tuple[float, int, int]]] = {}
         self._speakers: dict[str, int] = {}  # speaker name -> code
         self._text_bytes = 0  # size of the texts held (for nbytes)
 
@@ -187,40 +191,59 @@ class UserIndex:
         assert record is not None
         return (float(self._created[slot]), self._seq[record.id], slot)
 
+    def _group(self, record: Record) -> tuple[tuple[str, str] | None, float]:
+        """The sequence a record's neighbours come from, and the largest time step allowed between them:
+        its session (any step), else its kind's timeline (steps up to ``context_gap_seconds``), else none."""
+        if record.session:
+            return ("session", record.session), float("inf")
+        if record.kind in self.config.timeline_kinds:
+            return ("timeline", record.kind.value), self.config.context_gap_seconds
+        return None, 0.0
+
     def _join_session(self, slot: int, record: Record) -> None:
         self._nbr[slot] = -1
-        if not record.session:
+        group, gap = self._group(record)
+        if group is None:
             return
-        members = self._sessions.setdefault(record.session, [])
+        members = self._sessions.setdefault(group, [])
         key = self._session_key(slot)
         position = bisect.bisect_left(members, key)
         members.insert(position, key)
-        self._refresh(members, position - self._after, position + self._before)
+        self._refresh(members, position - self._after, position + self._before, gap)
 
     def _leave_session(self, slot: int) -> None:
         record = self._records[slot]
-        if record is None or not record.session:
+        if record is None:
             return
-        members = self._sessions[record.session]
+        group, gap = self._group(record)
+        if group is None:
+            return
+        members = self._sessions[group]
         position = bisect.bisect_left(members, self._session_key(slot))
         del members[position]
         self._nbr[slot] = -1
         if not members:
-            del self._sessions[record.session]
+            del self._sessions[group]
             return
-        self._refresh(members, position - self._after, position + self._before - 1)
+        self._refresh(members, position - self._after, position + self._before - 1, gap)
 
-    def _refresh(self, members: list[tuple[float, int, int]], low: int, high: int) -> None:
-        """Recompute the neighbour rows of session positions ``low..high`` (clipped)."""
+    def _refresh(self, members: list[tuple[float, int, int]], low: int, high: int, gap: float) -> None:
+        """Recompute the neighbour rows of positions ``low..high`` (clipped) of one sequence; a neighbour
+        counts only if no step on the way to it is longer than ``gap`` seconds."""
         before, after = self._before, self._after
         for position in range(max(low, 0), min(high, len(members) - 1) + 1):
             row = self._nbr[members[position][2]]
+            row[:] = -1
             for c in range(before):  # nearest first
                 p = position - 1 - c
-                row[c] = members[p][2] if p >= 0 else -1
+                if p < 0 or members[p + 1][0] - members[p][0] > gap:
+                    break
+                row[c] = members[p][2]
             for c in range(after):
                 p = position + 1 + c
-                row[before + c] = members[p][2] if p < len(members) else -1
+                if p >= len(members) or members[p][0] - members[p - 1][0] > gap:
+                    break
+                row[before + c] = members[p][2]
 
     # -- reads -----------------------------------------------------------------------------
     def search(

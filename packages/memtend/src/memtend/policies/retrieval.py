@@ -10,7 +10,8 @@ How a record's score is built, and why each part holds for any user's memory:
    drift per query, so each is rescaled to 0..1 over the records being ranked before a weighted sum.
 2. **Context window.** A memory is often only meaningful next to its neighbours: "yes, last Friday"
    answers the question asked in the turn before it. Records of the same session/thread, ordered by
-   time, lend part of their score to the records around them.
+   time, lend part of their score to the records around them. Events logged without a session form one
+   timeline, where records said close together (no gap over half an hour) are each other's window.
 3. **Recency.** Each kind has a half-life: events and notes fade, facts and rules do not (a fact is
    true until superseded). It is a small additive term: it breaks near-ties, it never buries relevance.
 4. **Small bonuses.** A question that names a date favours records made on that date; a "when"
@@ -85,6 +86,10 @@ class RetrievalConfig:
     context_before: tuple[float, ...] = (1.0, 1.0)
     context_after: tuple[float, ...] = (1.0,)
     context_share: float = 0.67
+    # records logged without a session: those of these kinds form one timeline per kind, and records close
+    # in time (no step between neighbours longer than the gap) are each other's context window
+    timeline_kinds: frozenset[Kind] = frozenset({Kind.EVENT})
+    context_gap_seconds: float = 1800.0
     # recency: half-life in days per kind (None: never fades), added with this weight
     half_life_days: Mapping[Kind, float | None] = field(default_factory=_default_half_lives)
     recency_weight: float = 0.01
