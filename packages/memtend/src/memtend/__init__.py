@@ -31,8 +31,13 @@ from memtend.memory import (
 from memtend.memory_tool import MemoryTool
 from memtend.policies.forgetting import RetentionPolicy
 from memtend.policies.precedence import FactOutcome, canonical_key
-from memtend.policies.summary import StructuredSummary, SummaryValidationError, llm_summarizer
-from memtend.policies.transcript_compaction import CompactionResult, clear_tool_results, compact_transcript
+from memtend.policies.summary import StructuredSummary, SummaryValidationError, allm_summarizer, llm_summarizer
+from memtend.policies.transcript_compaction import (
+    CompactionResult,
+    acompact_transcript,
+    clear_tool_results,
+    compact_transcript,
+)
 from memtend.records import Kind, Record, Source, Status
 from memtend.session import SessionState
 from memtend.transcript import Message, ToolCall
@@ -72,6 +77,8 @@ __all__ = [
     "UnknownKindError",
     "UntrustedContentError",
     "UserMemory",
+    "acompact_transcript",
+    "allm_summarizer",
     "canonical_key",
     "clear_tool_results",
     "compact_transcript",

@@ -5,7 +5,8 @@ Pure functions over ``list[Message]`` (see :mod:`memtend.transcript`); nothing h
 * :func:`count_tokens` — the default, offline token estimate.
 * :func:`safe_cut_points` — where a kept tail may start.
 * :func:`compact_transcript` — replaces the older part with ONE user turn holding a structured
-  summary, and reports the user's constraints separately.
+  summary, and reports the user's constraints separately; :func:`acompact_transcript` is the same with a
+  summariser that may be async.
 * :func:`clear_tool_results` — replaces bulky old tool results by a short placeholder.
 
 The original goal (the first user message) is kept **in the summary's goal field, verbatim**
@@ -19,12 +20,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from memtend.errors import InvalidInputError
 from memtend.policies.summary import (
     CRITICAL_FIELDS,
+    AsyncSummarizer,
     StructuredSummary,
     Summarizer,
     coerce_summary,
@@ -160,8 +163,76 @@ def compact_transcript(
 
     Raises ``InvalidInputError`` when no trigger is given (pass ``max_turns``, ``max_tokens`` or
     ``force=True``), a limit is not a positive integer, or a keep limit would re-trigger at once
-    (``keep_recent_turns > max_turns``, ``keep_tokens >= max_tokens``).
+    (``keep_recent_turns > max_turns``, ``keep_tokens >= max_tokens``), or ``summarizer`` is async (use
+    :func:`acompact_transcript`).
     """
+    flow = _compaction(
+        messages, max_turns, max_tokens, keep_recent_turns, keep_tokens, summarizer is not None,
+        token_counter, force, ensure_extracted,
+    )  # fmt: skip
+    try:
+        fresh, earlier = next(flow)
+        assert summarizer is not None  # the flow asks only when there is one
+        produced = summarizer(fresh, earlier)
+        if isinstance(produced, Awaitable):
+            close = getattr(produced, "close", None)
+            if callable(close):
+                close()  # no "never awaited" warning
+            raise InvalidInputError(
+                "summarizer is async: call acompact_transcript (and await it) to use an async summarizer"
+            )
+        flow.send(produced)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    raise AssertionError("the compaction flow asks for one summary at most")
+
+
+async def acompact_transcript(
+    messages: Iterable[Message],
+    *,
+    max_turns: int | None = None,
+    max_tokens: int | None = None,
+    keep_recent_turns: int | None = None,
+    keep_tokens: int | None = None,
+    summarizer: Summarizer | AsyncSummarizer | None = None,
+    token_counter: TokenCounter | None = None,
+    force: bool = False,
+    ensure_extracted: bool = True,
+) -> CompactionResult:
+    """:func:`compact_transcript` with a summariser that may be async (an :data:`AsyncSummarizer` such as
+    :func:`allm_summarizer` gives, or a sync one); the same rules, limits and result."""
+    flow = _compaction(
+        messages, max_turns, max_tokens, keep_recent_turns, keep_tokens, summarizer is not None,
+        token_counter, force, ensure_extracted,
+    )  # fmt: skip
+    try:
+        fresh, earlier = next(flow)
+        assert summarizer is not None  # the flow asks only when there is one
+        produced = summarizer(fresh, earlier)
+        if isinstance(produced, Awaitable):
+            produced = await produced
+        flow.send(produced)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    raise AssertionError("the compaction flow asks for one summary at most")
+
+
+_SummaryRequest = tuple[list[Message], StructuredSummary | None]
+
+
+def _compaction(
+    messages: Iterable[Message],
+    max_turns: int | None,
+    max_tokens: int | None,
+    keep_recent_turns: int | None,
+    keep_tokens: int | None,
+    custom: bool,
+    token_counter: TokenCounter | None,
+    force: bool,
+    ensure_extracted: bool,
+) -> Generator[_SummaryRequest, Any, CompactionResult]:
+    """The compaction, without the summariser call: yields ``(fresh, earlier)`` when a custom summariser must
+    summarise (``custom``), is sent what it returned, and returns the result. One flow for sync and async."""
     items = ensure_messages(messages)
     for name, value in (
         ("max_turns", max_turns),
@@ -207,10 +278,10 @@ def compact_transcript(
     fresh = [m for m in removed_part if m.role != "system" and not is_summary_message(m)]
     turns += count_turns(fresh)
 
-    if summarizer is None:
+    if not custom:
         summary = extractive_summarize(fresh, earlier)
     else:
-        produced = coerce_summary(summarizer(fresh, earlier))
+        produced = coerce_summary((yield fresh, earlier))
         summary = fill_gaps(produced, earlier) if earlier is not None else produced
         if ensure_extracted:
             summary = fill_gaps(summary, extractive_summarize(fresh), CRITICAL_FIELDS)
