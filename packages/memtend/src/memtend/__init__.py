@@ -2,7 +2,16 @@
 
 One core implements every memory policy (gate, precedence, retrieval, compaction, forgetting, erasure) over
 Chroma; the framework adapters present it to LangChain, LangGraph and LlamaIndex.
+
+``import memtend`` loads only the errors; every other name is imported on first use (module ``__getattr__``), so
+``from memtend import Message`` or ``memtend --help`` never load chromadb or the embedding model. Type checkers
+read the ``TYPE_CHECKING`` imports below; ``_LAZY`` must name the same module for each (a test checks both).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from memtend.errors import (
     EmbeddingModelUnavailableError,
@@ -16,31 +25,81 @@ from memtend.errors import (
     UnknownKindError,
     UntrustedContentError,
 )
-from memtend.keyed_store import KeyedStore
-from memtend.ledger import Ledger, LedgerEntry
-from memtend.memory import (
-    CompactionReport,
-    ErasureReceipt,
-    Event,
-    FactResult,
-    ForgetReport,
-    Hit,
-    Memory,
-    UserMemory,
-)
-from memtend.memory_tool import MemoryTool
-from memtend.policies.forgetting import RetentionPolicy
-from memtend.policies.precedence import FactOutcome, canonical_key
-from memtend.policies.summary import StructuredSummary, SummaryValidationError, allm_summarizer, llm_summarizer
-from memtend.policies.transcript_compaction import (
-    CompactionResult,
-    acompact_transcript,
-    clear_tool_results,
-    compact_transcript,
-)
-from memtend.records import Kind, Record, Source, Status
-from memtend.session import SessionState
-from memtend.transcript import Message, ToolCall
+
+if TYPE_CHECKING:
+    from memtend.keyed_store import KeyedStore
+    from memtend.ledger import Ledger, LedgerEntry
+    from memtend.memory import (
+        CompactionReport,
+        ErasureReceipt,
+        Event,
+        FactResult,
+        ForgetReport,
+        Hit,
+        Memory,
+        UserMemory,
+    )
+    from memtend.memory_tool import MemoryTool
+    from memtend.policies.forgetting import RetentionPolicy
+    from memtend.policies.precedence import FactOutcome, canonical_key
+    from memtend.policies.summary import StructuredSummary, SummaryValidationError, allm_summarizer, llm_summarizer
+    from memtend.policies.transcript_compaction import (
+        CompactionResult,
+        acompact_transcript,
+        clear_tool_results,
+        compact_transcript,
+    )
+    from memtend.records import Kind, Record, Source, Status
+    from memtend.session import SessionState
+    from memtend.transcript import Message, ToolCall
+
+# Where each lazily loaded name lives.
+_LAZY: dict[str, str] = {
+    "KeyedStore": "memtend.keyed_store",
+    "Ledger": "memtend.ledger",
+    "LedgerEntry": "memtend.ledger",
+    "CompactionReport": "memtend.memory",
+    "ErasureReceipt": "memtend.memory",
+    "Event": "memtend.memory",
+    "FactResult": "memtend.memory",
+    "ForgetReport": "memtend.memory",
+    "Hit": "memtend.memory",
+    "Memory": "memtend.memory",
+    "UserMemory": "memtend.memory",
+    "MemoryTool": "memtend.memory_tool",
+    "RetentionPolicy": "memtend.policies.forgetting",
+    "FactOutcome": "memtend.policies.precedence",
+    "canonical_key": "memtend.policies.precedence",
+    "StructuredSummary": "memtend.policies.summary",
+    "SummaryValidationError": "memtend.policies.summary",
+    "allm_summarizer": "memtend.policies.summary",
+    "llm_summarizer": "memtend.policies.summary",
+    "CompactionResult": "memtend.policies.transcript_compaction",
+    "acompact_transcript": "memtend.policies.transcript_compaction",
+    "clear_tool_results": "memtend.policies.transcript_compaction",
+    "compact_transcript": "memtend.policies.transcript_compaction",
+    "Kind": "memtend.records",
+    "Record": "memtend.records",
+    "Source": "memtend.records",
+    "Status": "memtend.records",
+    "SessionState": "memtend.session",
+    "Message": "memtend.transcript",
+    "ToolCall": "memtend.transcript",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memtend' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "CompactionReport",

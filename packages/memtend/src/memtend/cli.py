@@ -9,16 +9,20 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtend.errors import MemtendError
-from memtend.memory import Event, Memory
 from memtend.records import Kind, Source
+
+if TYPE_CHECKING:  # loaded by the commands that open a store, so `memtend --help` does not load chromadb
+    from memtend.memory import Memory
 
 DAY = 86_400.0
 
 
 def _memory(args: argparse.Namespace) -> Memory:
+    from memtend.memory import Memory
+
     return Memory(path=args.path) if args.path else Memory()
 
 
@@ -112,6 +116,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
 def run_demo(folder: Path, out: Callable[[str], None] = print) -> dict[str, Any]:
     """The whole memory cycle for two users on embedded Chroma in ``folder``; returns what it observed."""
     from memtend.errors import SensitiveDataError
+    from memtend.memory import Event, Memory
 
     seen: dict[str, Any] = {}
 
