@@ -14,11 +14,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from memtend.errors import (
+    DocumentTooLargeError,
     EmbeddingModelUnavailableError,
     InvalidInputError,
     InvalidUserIdError,
     MemtendError,
     RecordNotFoundError,
+    ReservedNamespaceError,
     SensitiveDataError,
     StorageUnavailableError,
     StoreLockedError,
@@ -27,6 +29,16 @@ from memtend.errors import (
 )
 
 if TYPE_CHECKING:
+    from memtend.documents import (
+        DeleteDocument,
+        Document,
+        DocumentOp,
+        DocumentStore,
+        GetDocument,
+        ListNamespaces,
+        PutDocument,
+        SearchDocuments,
+    )
     from memtend.keyed_store import KeyedStore
     from memtend.ledger import Ledger, LedgerEntry
     from memtend.memory import (
@@ -55,6 +67,14 @@ if TYPE_CHECKING:
 
 # Where each lazily loaded name lives.
 _LAZY: dict[str, str] = {
+    "DeleteDocument": "memtend.documents",
+    "Document": "memtend.documents",
+    "DocumentOp": "memtend.documents",
+    "DocumentStore": "memtend.documents",
+    "GetDocument": "memtend.documents",
+    "ListNamespaces": "memtend.documents",
+    "PutDocument": "memtend.documents",
+    "SearchDocuments": "memtend.documents",
     "KeyedStore": "memtend.keyed_store",
     "Ledger": "memtend.ledger",
     "LedgerEntry": "memtend.ledger",
@@ -104,12 +124,18 @@ def __dir__() -> list[str]:
 __all__ = [
     "CompactionReport",
     "CompactionResult",
+    "DeleteDocument",
+    "Document",
+    "DocumentOp",
+    "DocumentStore",
+    "DocumentTooLargeError",
     "EmbeddingModelUnavailableError",
     "ErasureReceipt",
     "Event",
     "FactOutcome",
     "FactResult",
     "ForgetReport",
+    "GetDocument",
     "Hit",
     "InvalidInputError",
     "InvalidUserIdError",
@@ -117,13 +143,17 @@ __all__ = [
     "Kind",
     "Ledger",
     "LedgerEntry",
+    "ListNamespaces",
     "Memory",
     "MemoryTool",
     "MemtendError",
     "Message",
+    "PutDocument",
     "Record",
     "RecordNotFoundError",
+    "ReservedNamespaceError",
     "RetentionPolicy",
+    "SearchDocuments",
     "SensitiveDataError",
     "SessionState",
     "Source",

@@ -15,6 +15,14 @@ class InvalidUserIdError(InvalidInputError):
     """A user id that is empty, not a string, or too long."""
 
 
+class DocumentTooLargeError(InvalidInputError):
+    """A document value is larger than the document store's limit (named in the message)."""
+
+
+class ReservedNamespaceError(InvalidInputError):
+    """A namespace reserved for memtend's own data was named from outside."""
+
+
 class UnknownKindError(InvalidInputError):
     """A record kind memtend does not know."""
 

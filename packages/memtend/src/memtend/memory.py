@@ -6,6 +6,7 @@ Capture (remember, log, add_rule, set_fact) -> judge (gate, precedence) -> write
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import os
@@ -45,6 +46,7 @@ from memtend.twins import with_async_twins
 from memtend.user_index import UserIndex
 
 if TYPE_CHECKING:
+    from memtend.documents import DocumentStore, GateMode, Namespace
     from memtend.ledger import Ledger
     from memtend.session import SessionState
 
@@ -216,6 +218,30 @@ class Memory:
 
     def users(self) -> list[str]:
         return self.storage.users()
+
+    def documents(self, user_id: str, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
+        """One user's document store (see :mod:`memtend.documents`); no I/O on creation."""
+        from memtend.documents import DocumentStore
+
+        return DocumentStore(self, check_user_id(user_id), gate=gate, redact=redact)
+
+    def document_owners(self, namespace_prefix: Namespace) -> list[str]:
+        """Ids of the users holding a document under the prefix (an admin lookup across users; never values)."""
+        from memtend.documents import document_owners
+
+        return document_owners(self, namespace_prefix)
+
+    def sweep_documents(self, now: float | None = None) -> int:
+        """Delete every user's expired documents; returns how many (a TTL sweeper calls this)."""
+        from memtend.documents import sweep_documents
+
+        return sweep_documents(self, now)
+
+    async def adocument_owners(self, namespace_prefix: Namespace) -> list[str]:
+        return await asyncio.to_thread(self.document_owners, namespace_prefix)
+
+    async def asweep_documents(self, now: float | None = None) -> int:
+        return await asyncio.to_thread(self.sweep_documents, now)
 
     def close(self) -> None:
         with self._lock:
@@ -971,6 +997,10 @@ class UserMemory:
         Isolation, export and erasure cover it."""
         return KeyedStore(self._storage, self.user_id, namespace)
 
+    def documents(self, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
+        """This user's document store (see :mod:`memtend.documents`); no I/O on creation."""
+        return self.memory.documents(self.user_id, gate=gate, redact=redact)
+
     def export(self) -> dict[str, Any]:
         """Everything stored about this user, as JSON-able data."""
         records, _ = self._storage.get_records(self.user_id)
@@ -989,6 +1019,7 @@ class UserMemory:
                 }
                 for i in self._storage.kv_list(self.user_id)
             ],
+            "documents": self.documents().export(),
         }
 
     def stats(self) -> dict[str, Any]:

@@ -7,7 +7,8 @@ Three collections hold everything memtend keeps about users:
 - ``<prefix>_history``: one row per write, listing its changes (operation, record id, before, after, source),
   stamped with the time it was written;
 - ``<prefix>_kv``: a user-scoped keyed store (namespace, key) -> JSON value, for working memory and for
-  what adapters keep that is not a memory (checkpoints, chat messages, store items).
+  what adapters keep that is not a memory (checkpoints, chat messages, store items);
+- ``<prefix>_documents``: the document store (:mod:`memtend.documents`), rows written by :class:`DocumentRows`.
 
 Every read, write and delete takes a ``user_id`` and carries a ``user_id`` clause, so no caller can reach
 another user's rows by accident.
@@ -15,9 +16,11 @@ another user's rows by accident.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -163,6 +166,7 @@ class Storage:
         )
         self.history: Collection = self._collection(f"{prefix}_history", None, hnsw)
         self.kv: Collection = self._collection(f"{prefix}_kv", None, hnsw)
+        self.documents = DocumentRows(self._collection(f"{prefix}_documents", None, hnsw))
 
     @guarded
     def _collection(self, name: str, embedding_function: Any, configuration: dict[str, Any]) -> Collection:
@@ -171,7 +175,12 @@ class Storage:
         )
 
     def collections(self) -> dict[str, Collection]:
-        return {"memories": self.memories, "history": self.history, "kv": self.kv}
+        return {
+            "memories": self.memories,
+            "history": self.history,
+            "kv": self.kv,
+            "documents": self.documents.collection,
+        }
 
     # ---------------------------------------------------------------- memory records
     @guarded
@@ -476,3 +485,332 @@ def _kv_items(got: Any) -> list[KVItem]:
     # Insertion order: created_at survives updates, so a rewritten key keeps its place.
     items.sort(key=lambda i: (i.namespace, i.created_at, i.key))
     return items
+
+
+# ---------------------------------------------------------------------------------------------------- documents
+# Row layout of the document store (``<prefix>_documents``). Chroma evaluates every clause of a where-filter over
+# the whole collection (a clause costs about as much as the rows it matches, whatever the limit), so no read adds
+# a clause that matches every row of a user or of the collection. Instead one "scope code" field per namespace
+# depth names user, space and namespace at once: ``p<d>`` (``t<d>`` for rows with an expiry) holds
+# ``[user_id, space, *namespace[:d]]`` as JSON, so a segment-bounded prefix of depth d is one equality clause.
+#
+# - document rows: ``user_id``, ``key``, ``depth``, the scope codes, ``created_at``, ``updated_at``, ``type``
+#   (json | bytes), ``parts`` (when the text is split), ``exp`` and ``ttl`` (rows with an expiry), ``f:<path>``
+#   (filterable scalar fields of a JSON object value; see ``documents.filter_fields``);
+# - chunk rows (the rest of a text longer than ``CHUNK_CHARS``): ``user_id``, ``of`` (the document row's id);
+# - namespace rows, one per (user, space, namespace) holding documents: ``user_id``, ``depth``, ``count``,
+#   ``m<d>`` (the scope codes) and ``o<d>`` (the same without the user, for ``Memory.document_owners``);
+# - tombstones (``dead``): what one atomic upsert leaves of rows it removes; deleted right after, and by a sweep.
+# Chroma returns ``get`` results in the order rows were first added (an upsert keeps a row's place; a delete and
+# add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
+
+CHUNK_CHARS = 4_000_000
+_DOC_FIELDS = ("user_id", "key", "depth", "created_at", "updated_at", "type", "parts", "exp", "ttl")
+
+
+def scope_code(user_id: str, space: str, labels: Sequence[str]) -> str:
+    return json.dumps([user_id, space, *labels], ensure_ascii=False)
+
+
+def _owner_code(space: str, labels: Sequence[str]) -> str:
+    return json.dumps([space, *labels], ensure_ascii=False)
+
+
+def doc_id(user_id: str, space: str, namespace: Sequence[str], key: str) -> str:
+    return "doc:" + hashlib.sha256(json.dumps([user_id, space, list(namespace), key]).encode()).hexdigest()[:40]
+
+
+def _marker_id(user_id: str, space: str, namespace: Sequence[str]) -> str:
+    return "ns:" + hashlib.sha256(json.dumps([user_id, space, list(namespace)]).encode()).hexdigest()[:40]
+
+
+@dataclass(frozen=True)
+class DocRow:
+    """One document as stored: its namespace and text, and ``fields`` (key, times, type, filter fields, expiry)."""
+
+    id: str
+    space: str
+    namespace: tuple[str, ...]
+    text: str | None  # None when only metadata was read
+    fields: dict[str, Any]
+
+    @property
+    def expires_at(self) -> float | None:
+        exp = self.fields.get("exp")
+        return float(exp) if exp is not None else None
+
+
+class DocumentRows:
+    """Reads and writes of document rows; every call is scoped to one user (or, for admin calls, says so)."""
+
+    def __init__(self, collection: Collection) -> None:
+        self.collection = collection
+        self.lock = threading.RLock()  # a read-modify-write of one process is not interleaved with another's
+        try:
+            self.max_batch = min(int(collection._client.get_max_batch_size()), 5_000)
+        except Exception:  # a client without the call: Chroma's smallest default
+            self.max_batch = 1_000
+
+    # ------------------------------------------------------------------ reads
+    @guarded
+    def read(self, user_id: str, ids: Sequence[str], *, text: bool = True) -> dict[str, DocRow]:
+        """Live or expired document rows by id (an id read is cheap; a where-filter here would scan the user)."""
+        if not ids:
+            return {}
+        include: list[Any] = ["metadatas", "documents"] if text else ["metadatas"]
+        out: dict[str, DocRow] = {}
+        for start in range(0, len(ids), self.max_batch):
+            got = self.collection.get(ids=list(ids[start : start + self.max_batch]), include=include)
+            docs = got["documents"] if text else None
+            for n, (i, m) in enumerate(zip(got["ids"], got["metadatas"] or [], strict=True)):
+                row = _doc_row(i, m, docs[n] if docs is not None else None, user_id)
+                if row is not None:
+                    out[i] = row
+        if text:
+            self._join_chunks(out)
+        return out
+
+    @guarded
+    def find(
+        self,
+        user_id: str,
+        space: str,
+        prefix: Sequence[str],
+        clauses: Sequence[tuple[str, str, Any]] = (),
+        *,
+        at: float,
+        limit: int | None = None,
+        offset: int = 0,
+        text: bool = True,
+    ) -> list[DocRow]:
+        """Documents under a namespace prefix matching every ``(field, op, value)`` clause, in insertion order,
+        paged by Chroma. Expired rows in the scope are deleted first (so a page never has to skip one)."""
+        d = len(prefix)
+        code = scope_code(user_id, space, prefix)
+        self._purge_expired(user_id, {f"t{d}": code}, at)
+        scope: Where = {"$or": [{f"p{d}": code}, {f"t{d}": code}]}
+        flt = {"$and": [scope, *({f: {op: v}} for f, op, v in clauses)]} if clauses else scope
+        include: list[Any] = ["metadatas", "documents"] if text else ["metadatas"]
+        got = self.collection.get(where=flt, limit=limit, offset=offset or None, include=include)
+        docs = got["documents"] if text else None
+        rows: dict[str, DocRow] = {}
+        for n, (i, m) in enumerate(zip(got["ids"], got["metadatas"] or [], strict=True)):
+            row = _doc_row(i, m, docs[n] if docs is not None else None, user_id)
+            if row is not None:
+                rows[i] = row
+        if text:
+            self._join_chunks(rows)
+        return list(rows.values())
+
+    @guarded
+    def any_with(self, user_id: str, space: str, prefix: Sequence[str], field: str) -> bool:
+        """Whether any document under the prefix has metadata ``field`` set to True."""
+        d, code = len(prefix), scope_code(user_id, space, prefix)
+        scope: Where = {"$or": [{f"p{d}": code}, {f"t{d}": code}]}
+        got = self.collection.get(where={"$and": [scope, {field: {"$eq": True}}]}, limit=1, include=[])
+        return bool(got["ids"])
+
+    @guarded
+    def namespaces(self, user_id: str, space: str, prefix: Sequence[str]) -> list[tuple[str, ...]]:
+        """The namespaces under a prefix that hold documents (from their namespace rows)."""
+        got = self.collection.get(
+            where={f"m{len(prefix)}": {"$eq": scope_code(user_id, space, prefix)}}, include=["metadatas"]
+        )
+        out = []
+        for m in got["metadatas"] or []:
+            if m and m.get("user_id") == user_id and int(m.get("count", 0)) > 0:
+                out.append(tuple(json.loads(str(m[f"m{m['depth']}"]))[2:]))
+        return out
+
+    @guarded
+    def owners(self, space: str, prefix: Sequence[str]) -> list[str]:
+        """Every user holding a document under the prefix (an admin call across users)."""
+        got = self.collection.get(where={f"o{len(prefix)}": {"$eq": _owner_code(space, prefix)}}, include=["metadatas"])
+        return sorted({str(m["user_id"]) for m in got["metadatas"] or [] if m and int(m.get("count", 0)) > 0})
+
+    def _join_chunks(self, rows: dict[str, DocRow]) -> None:
+        wanted = [f"{i}#{n}" for i, r in rows.items() for n in range(1, int(r.fields.get("parts") or 1))]
+        if not wanted:
+            return
+        got = self.collection.get(ids=wanted, include=["documents"])
+        pieces = dict(zip(got["ids"], got["documents"] or [], strict=True))
+        for i, r in list(rows.items()):
+            parts = int(r.fields.get("parts") or 1)
+            if parts > 1:
+                rest = [pieces.get(f"{i}#{n}") for n in range(1, parts)]
+                if any(p is None for p in rest):  # a write replaced the row between the two reads
+                    raise StorageUnavailableError("a large document changed while it was read; read it again")
+                rows[i] = DocRow(r.id, r.space, r.namespace, (r.text or "") + "".join(p or "" for p in rest), r.fields)
+
+    # ------------------------------------------------------------------ writes
+    @guarded
+    def write(
+        self,
+        user_id: str,
+        puts: Sequence[DocRow],
+        deletes: Sequence[DocRow],
+        stored: dict[str, DocRow],
+    ) -> None:
+        """Apply puts (rows to upsert) and deletes (stored rows to remove) as one Chroma upsert when possible.
+
+        ``stored`` holds the current rows of every id written (from ``read``): their metadata keys are cleared
+        (Chroma merges metadata), their chunks past the new end removed, namespace counts moved by the change.
+        """
+        with self.lock:
+            ids: list[str] = []
+            texts: list[str] = []
+            metas: list[dict[str, Any]] = []
+            doomed: dict[str, dict[str, Any]] = {}  # id -> metadata keys to clear on a tombstone
+            counts: dict[tuple[str, tuple[str, ...]], int] = {}
+            for row in puts:
+                old = stored.get(row.id)
+                meta = _row_metadata(user_id, row)
+                for name in old.fields if old is not None else ():
+                    meta.setdefault(name, None)
+                meta["dead"] = None
+                text = row.text or ""
+                pieces = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
+                meta["parts"] = len(pieces) if len(pieces) > 1 else None
+                ids.append(row.id)
+                texts.append(pieces[0])
+                metas.append(meta)
+                for n, piece in enumerate(pieces[1:], 1):
+                    ids.append(f"{row.id}#{n}")
+                    texts.append(piece)
+                    metas.append({"user_id": user_id, "of": row.id, "dead": None})
+                old_parts = int(old.fields.get("parts") or 1) if old is not None else 1
+                for n in range(len(pieces), old_parts):
+                    doomed[f"{row.id}#{n}"] = {"of": None}
+                if old is None:
+                    counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) + 1
+            for row in deletes:
+                doomed[row.id] = dict.fromkeys(row.fields)
+                for n in range(1, int(row.fields.get("parts") or 1)):
+                    doomed[f"{row.id}#{n}"] = {"of": None}
+                counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) - 1
+            marker_ids, marker_metas, dead_markers = self._markers(user_id, counts)
+            for i, m in zip(marker_ids, marker_metas, strict=True):
+                ids.append(i)
+                texts.append("")
+                metas.append(m)
+            doomed.update(dead_markers)
+            if not ids:  # deletes only: one delete call
+                self._delete_ids(list(doomed))
+                return
+            for i, clear in doomed.items():  # tombstones in the same upsert, removed right after
+                ids.append(i)
+                texts.append("")
+                metas.append({**clear, "user_id": user_id, "dead": True})
+            for start in range(0, len(ids), self.max_batch):
+                chunk = slice(start, start + self.max_batch)
+                self.collection.upsert(
+                    ids=ids[chunk],
+                    embeddings=[_NO_VECTOR] * len(ids[chunk]),
+                    documents=texts[chunk],
+                    metadatas=metas[chunk],
+                )
+            if doomed:
+                with contextlib.suppress(Exception):  # a tombstone left behind is invisible; a sweep removes it
+                    self._delete_ids(list(doomed), where={"dead": {"$eq": True}})
+
+    def _markers(
+        self, user_id: str, counts: dict[tuple[str, tuple[str, ...]], int]
+    ) -> tuple[list[str], list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        """Namespace rows with their document counts moved by ``counts``; the ones that reach zero go."""
+        changed = {k: v for k, v in counts.items() if v}
+        if not changed:
+            return [], [], {}
+        ids = {k: _marker_id(user_id, k[0], k[1]) for k in changed}
+        got = self.collection.get(ids=list(ids.values()), include=["metadatas"])
+        have = {i: dict(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
+        out_ids, out_metas, dead = [], [], {}
+        for (space, namespace), delta in changed.items():
+            mid = ids[(space, namespace)]
+            count = int(have.get(mid, {}).get("count", 0)) + delta
+            if count <= 0:
+                if mid in have:
+                    dead[mid] = dict.fromkeys(have[mid])
+                continue
+            meta: dict[str, Any] = {"user_id": user_id, "depth": len(namespace), "count": count, "dead": None}
+            for d in range(len(namespace) + 1):
+                meta[f"m{d}"] = scope_code(user_id, space, namespace[:d])
+                meta[f"o{d}"] = _owner_code(space, namespace[:d])
+            out_ids.append(mid)
+            out_metas.append(meta)
+        return out_ids, out_metas, dead
+
+    def _delete_ids(self, ids: list[str], where: Where | None = None) -> None:
+        for start in range(0, len(ids), self.max_batch):
+            self.collection.delete(ids=ids[start : start + self.max_batch], where=where)
+
+    @guarded
+    def touch(self, expiries: dict[str, float], *, ttl: float | None = None) -> None:
+        """Set the expiry (and with ``ttl``, the ttl) of expiring rows read from this user (a metadata merge:
+        nothing else changes)."""
+        if expiries:
+            extra = {"ttl": ttl} if ttl is not None else {}
+            self.collection.update(ids=list(expiries), metadatas=[{"exp": t, **extra} for t in expiries.values()])
+
+    @guarded
+    def expired(self, user_id: str | None, at: float) -> list[DocRow]:
+        """Document rows whose expiry is at or before ``at`` (of one user, or of everyone for a global sweep)."""
+        got = self.collection.get(where={"exp": {"$lte": at}}, include=["metadatas"])
+        rows = []
+        for i, m in zip(got["ids"], got["metadatas"] or [], strict=True):
+            if user_id is None or (m or {}).get("user_id") == user_id:
+                row = _doc_row(i, m, None, str((m or {}).get("user_id")))
+                if row is not None:
+                    rows.append(row)
+        return rows
+
+    @guarded
+    def tombstones(self) -> list[str]:
+        return list(self.collection.get(where={"dead": {"$eq": True}}, include=[])["ids"])
+
+    def remove(self, rows: Sequence[DocRow], at: float | None = None) -> int:
+        """Delete rows (grouped per user) and move their namespace counts; with ``at``, only rows still expired
+        then (a row refreshed meanwhile stays). Returns how many went."""
+        by_user: dict[str, list[DocRow]] = {}
+        for r in rows:
+            by_user.setdefault(str(r.fields["user_id"]), []).append(r)
+        gone = 0
+        with self.lock:
+            for user_id, user_rows in by_user.items():
+                if at is not None:  # re-read under the lock: only what is still expired goes
+                    fresh = self.read(user_id, [r.id for r in user_rows], text=False)
+                    user_rows = [r for r in fresh.values() if r.expires_at is not None and r.expires_at <= at]
+                self.write(user_id, [], user_rows, {r.id: r for r in user_rows})
+                gone += len(user_rows)
+        return gone
+
+    def _purge_expired(self, user_id: str, scope: Where, at: float) -> None:
+        ((field, code),) = scope.items()
+        got = self.collection.get(
+            where={"$and": [{field: {"$eq": code}}, {"exp": {"$lte": at}}]}, include=["metadatas"]
+        )
+        rows = [
+            r for i, m in zip(got["ids"], got["metadatas"] or [], strict=True) if (r := _doc_row(i, m, None, user_id))
+        ]
+        if rows:
+            self.remove(rows, at)
+
+
+def _row_metadata(user_id: str, row: DocRow) -> dict[str, Any]:
+    meta: dict[str, Any] = {"user_id": user_id, "depth": len(row.namespace)}
+    field = "t" if row.fields.get("exp") is not None else "p"
+    for d in range(len(row.namespace) + 1):
+        meta[f"{field}{d}"] = scope_code(user_id, row.space, row.namespace[:d])
+    meta.update((k, v) for k, v in row.fields.items() if v is not None)
+    return meta
+
+
+def _doc_row(row_id: str, meta: Any, text: str | None, user_id: str) -> DocRow | None:
+    """A document row of ``user_id`` from Chroma's answer, or None (another user's row, a chunk, a namespace
+    row, a tombstone)."""
+    meta = dict(meta or {})
+    if meta.get("user_id") != user_id or "key" not in meta or meta.get("dead"):
+        return None
+    depth = int(meta["depth"])
+    code = meta.get(f"p{depth}", meta.get(f"t{depth}"))
+    labels = json.loads(str(code))
+    return DocRow(row_id, str(labels[1]), tuple(labels[2:]), text, meta)

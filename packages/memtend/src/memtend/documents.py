@@ -1,0 +1,879 @@
+"""The document store: one user's JSON and bytes values under (namespace, key), for what adapters keep.
+
+LangGraph's store items and checkpoints, LangChain and LlamaIndex chat messages live here, next to the user's
+memories, so isolation, export (``user.export()["documents"]``) and ``Memory.erase_user`` cover them with no code
+of their own. Get a store with ``memory.user(uid).documents()`` (no I/O on creation).
+
+- Namespaces are tuples of non-empty str labels (no ``"\\x00"``); a prefix is segment-bounded: ``("a",)`` covers
+  ``("a",)`` and ``("a", "b")``, not ``("ab",)``; ``()`` covers everything of the user.
+- Values are JSON (returned as stored) or ``bytes`` (returned as bytes), up to ``MAX_VALUE_BYTES`` (16 MB; the
+  JSON text or the bytes); larger raises :class:`DocumentTooLargeError`. Big values are split across rows and
+  written in the same single Chroma call as the rest of the write.
+- TTL: ``ttl`` seconds from the write; an expired document is never returned (a read that meets one deletes it),
+  ``touch``/``refresh_ttl`` push the expiry to now + the document's ttl, ``sweep`` deletes what expired.
+- Ordering (without ``query``): ``insertion`` (default) is the order keys were first put; an update keeps its
+  place, a delete and re-put moves it to the end. It is Chroma's own ``get`` order (rows in the order they were
+  first added), so a page is read with Chroma's limit/offset. ``key`` and ``updated`` sort the matching rows'
+  metadata in Python, then read only the page's values.
+- Filters: ``{"field": value}`` or ``{"field": {"$eq|$ne|$gt|$gte|$lt|$lte": value}}``; dotted fields are paths
+  into JSON object values. Equality is JSON's (``True`` is not ``1``; ``1 == 1.0``; objects and arrays compare
+  whole); ``$ne`` matches a missing field; ordering operators compare numbers with numbers and strings with
+  strings and never match anything else or a missing field. Scalar fields of object values are kept as Chroma
+  metadata, so scalar filters are evaluated by Chroma; others are checked in Python over the namespace.
+
+The write gate, decided here and nowhere else (:func:`gated_value`): with ``gate="text"`` (the default) every
+str in a JSON value, every object key in it and the document key pass the core's write gate, because text in a
+chat message or a store item is text a person or a model wrote: a secret raises :class:`SensitiveDataError`
+(or is masked with ``redact=True``) and nothing of the call is written. ``bytes`` values (serialized checkpoints,
+opaque blobs) are never gated. ``gate="off"`` is for stores holding only opaque data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Union
+
+from memtend.errors import DocumentTooLargeError, InvalidInputError, MemtendError, ReservedNamespaceError
+from memtend.policies import gate as write_gate
+from memtend.records import MAX_KEY_CHARS, Source, check_encodable, check_time, now
+from memtend.storage import DocRow, DocumentRows, doc_id
+
+if TYPE_CHECKING:
+    from memtend.memory import Memory
+
+__all__ = [
+    "DeleteDocument",
+    "Document",
+    "DocumentOp",
+    "DocumentStore",
+    "DocumentTooLargeError",
+    "GetDocument",
+    "ListNamespaces",
+    "Namespace",
+    "PutDocument",
+    "ReservedNamespaceError",
+    "SearchDocuments",
+]
+
+Namespace = tuple[str, ...]
+GateMode = Literal["text", "off"]
+Order = Literal["insertion", "key", "updated"]
+
+MAX_VALUE_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 64  # nesting of a JSON value
+MAX_LABELS = 16  # labels of a namespace
+MAX_FILTER_FIELDS = 256  # scalar fields of one value kept for Chroma-side filters
+MAX_FILTER_CHARS = 512  # a longer string field is kept as a digest (equality filters still work)
+PUBLIC_SPACE = ""
+CORE_SPACE = "core"
+_OPS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+_PARTIAL = "fpart"  # set on a document whose filter fields could not all be kept
+
+
+@dataclass(frozen=True)
+class Document:
+    namespace: Namespace
+    key: str
+    value: Any
+    created_at: float
+    updated_at: float
+    expires_at: float | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class GetDocument:
+    namespace: Namespace
+    key: str
+    refresh_ttl: bool = False
+
+
+@dataclass(frozen=True)
+class PutDocument:
+    namespace: Namespace
+    key: str
+    value: Any
+    ttl: float | None = None
+    index: list[str] | bool | None = None
+
+
+@dataclass(frozen=True)
+class DeleteDocument:
+    namespace: Namespace
+    key: str
+
+
+@dataclass(frozen=True)
+class SearchDocuments:
+    namespace_prefix: Namespace
+    filter: dict[str, Any] | None = None
+    query: str | None = None
+    limit: int = 10
+    offset: int = 0
+    refresh_ttl: bool = False
+
+
+@dataclass(frozen=True)
+class ListNamespaces:
+    prefix: Namespace | None = None
+    suffix: Namespace | None = None
+    max_depth: int | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+DocumentOp = Union[GetDocument, PutDocument, DeleteDocument, SearchDocuments, ListNamespaces]  # noqa: UP007
+
+
+# --------------------------------------------------------------------------------------------- validation
+def check_namespace(namespace: object, what: str = "namespace", *, empty: bool = False) -> Namespace:
+    if isinstance(namespace, list):
+        namespace = tuple(namespace)
+    if not isinstance(namespace, tuple):
+        raise InvalidInputError(f"{what} must be a tuple of str labels, got {type(namespace).__name__}")
+    if not namespace and not empty:
+        raise InvalidInputError(f"{what} must have at least one label")
+    if len(namespace) > MAX_LABELS:
+        raise InvalidInputError(f"{what} has {len(namespace)} labels; the limit is {MAX_LABELS}")
+    for label in namespace:
+        check_label(label, f"a label of {what}")
+    return namespace
+
+
+def check_label(label: object, what: str) -> str:
+    if not isinstance(label, str):
+        raise InvalidInputError(f"{what} must be a str, got {type(label).__name__}")
+    if not label:
+        raise InvalidInputError(f"{what} must not be empty")
+    if "\x00" in label:
+        raise InvalidInputError(f'{what} must not contain "\\x00"')
+    if len(label) > MAX_KEY_CHARS * 4:
+        raise InvalidInputError(f"{what} is {len(label)} characters; the limit is {MAX_KEY_CHARS * 4}")
+    check_encodable(label, what)
+    return label
+
+
+def check_ttl(ttl: object) -> float | None:
+    if ttl is None:
+        return None
+    if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not math.isfinite(ttl) or ttl < 0:
+        raise InvalidInputError(f"ttl must be a finite number of seconds >= 0 or None, got {ttl!r:.40}")
+    return float(ttl)
+
+
+def check_page(limit: object, offset: object) -> tuple[int, int]:
+    for name, n in (("limit", limit), ("offset", offset)):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InvalidInputError(f"{name} must be an int >= 0, got {n!r:.40}")
+    return int(limit), int(offset)  # type: ignore[call-overload]
+
+
+def _check_json(value: Any, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise InvalidInputError(f"value is nested deeper than {MAX_DEPTH} levels; flatten it")
+    if value is None or isinstance(value, bool | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInputError(f"value holds {value}; only finite numbers can be stored")
+        return
+    if isinstance(value, str):
+        check_encodable(value, "a string in the value")
+        return
+    if isinstance(value, list | tuple):
+        for v in value:
+            _check_json(v, depth + 1)
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidInputError(f"object keys in a value must be str, got {type(k).__name__}")
+            check_encodable(k, "an object key in the value")
+            _check_json(v, depth + 1)
+        return
+    raise InvalidInputError(f"value holds a {type(value).__name__}, which is neither JSON nor bytes; convert it first")
+
+
+# --------------------------------------------------------------------------------------------- the gate
+def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> tuple[Any, str]:
+    """The one place that decides what of a document passes the write gate (see the module docstring).
+
+    Returns the value and key to store: unchanged, or with sensitive values masked when ``redact``. Raises
+    :class:`SensitiveDataError` (naming kinds, never values) otherwise."""
+    if mode == "off" or isinstance(value, bytes | bytearray | memoryview):
+        return value, key
+    return _gate_json(value, redact), _gate_text(key, redact)
+
+
+def _gate_text(text: str, redact: bool) -> str:
+    if not text:
+        return text
+    return write_gate.check_write(text, Source.USER, redact=redact).text
+
+
+def _gate_json(value: Any, redact: bool) -> Any:
+    if isinstance(value, str):
+        return _gate_text(value, redact)
+    if isinstance(value, dict):
+        return {_gate_text(k, redact): _gate_json(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_gate_json(v, redact) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------------------------- encoding
+def encode_value(value: Any) -> tuple[str, str]:
+    """(type, text) of a value as stored: JSON text, or bytes as base64. Raises on what cannot be stored."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        raw = bytes(value)
+        if len(raw) > MAX_VALUE_BYTES:
+            raise DocumentTooLargeError(_too_large(len(raw), "bytes"))
+        return "bytes", base64.b64encode(raw).decode("ascii")
+    _check_json(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (ValueError, RecursionError) as exc:  # e.g. an int too long to print
+        raise InvalidInputError(f"value cannot be stored as JSON: {str(exc)[:200]}") from None
+    size = len(text.encode("utf-8")) if len(text) * 4 > MAX_VALUE_BYTES else len(text)
+    if size > MAX_VALUE_BYTES:
+        raise DocumentTooLargeError(_too_large(size, "JSON"))
+    return "json", text
+
+
+def _too_large(size: int, what: str) -> str:
+    return (
+        f"the value is {size} bytes as {what}; a document holds at most {MAX_VALUE_BYTES} bytes (16 MB). "
+        "Split it into several documents or keep a reference to it instead"
+    )
+
+
+def decode_value(kind: str, text: str) -> Any:
+    if kind == "bytes":
+        try:
+            return base64.b64decode(text.encode("ascii"), validate=True)
+        except (binascii.Error, ValueError):
+            raise MemtendError("a stored bytes document is damaged (not base64)") from None
+    return json.loads(text)
+
+
+def filter_fields(value: Any) -> dict[str, Any]:
+    """Scalar fields of a JSON object value, as Chroma metadata ``f:<dotted path>`` (for Chroma-side filters).
+
+    Paths go through objects only; keys holding ``"."`` cannot be named by a filter path and are skipped.
+    A string longer than ``MAX_FILTER_CHARS`` is kept as a digest; numbers beyond int64 as floats. A value with
+    more than ``MAX_FILTER_FIELDS`` scalar fields is marked partial (its filters are checked in Python)."""
+    out: dict[str, Any] = {}
+    if not isinstance(value, dict):
+        return out
+
+    def walk(obj: dict[str, Any], path: str) -> None:
+        for k, v in obj.items():
+            if not k or "." in k or len(out) > MAX_FILTER_FIELDS:
+                continue
+            name = f"{path}.{k}" if path else k
+            if isinstance(v, dict):
+                walk(v, name)
+            elif (leaf := _filter_scalar(v)) is not None:
+                out["f:" + name] = leaf
+
+    walk(value, "")
+    if len(out) > MAX_FILTER_FIELDS:
+        return {_PARTIAL: True}
+    return out
+
+
+def _filter_scalar(v: Any) -> str | int | float | bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return v if -(2**63) < v < 2**63 else float(v)
+    if isinstance(v, float):
+        return v
+    if isinstance(v, str):
+        return v if len(v) <= MAX_FILTER_CHARS else _digest(v)
+    return None
+
+
+def _digest(text: str) -> str:
+    return "\x00sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------- filters
+@dataclass(frozen=True)
+class _Clause:
+    path: tuple[str, ...]
+    op: str
+    operand: Any
+
+    def pushable(self) -> tuple[str, str, Any] | None:
+        """The clause as a Chroma metadata clause, or None when Chroma cannot evaluate it exactly."""
+        name = "f:" + ".".join(self.path)
+        v = self.operand
+        if any(not p or "." in p for p in self.path):
+            return None
+        if self.op in ("$eq", "$ne"):
+            if isinstance(v, str) and len(v) > MAX_FILTER_CHARS:
+                return name, self.op, _digest(v)
+            leaf = _filter_scalar(v)
+            return (name, self.op, leaf) if leaf is not None else None
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+            return name, self.op, v
+        return None
+
+    def matches(self, value: Any) -> bool:
+        found, field = _at_path(value, self.path)
+        if self.op == "$ne":
+            return not found or not json_equal(field, self.operand)
+        if not found:
+            return False
+        if self.op == "$eq":
+            return json_equal(field, self.operand)
+        both_numbers = _is_number(field) and _is_number(self.operand)
+        if not (both_numbers or (isinstance(field, str) and isinstance(self.operand, str))):
+            return False
+        return {
+            "$gt": field > self.operand,
+            "$gte": field >= self.operand,
+            "$lt": field < self.operand,
+            "$lte": field <= self.operand,
+        }[self.op]
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON has it: booleans are not numbers, 1 == 1.0, arrays and objects compare whole."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and bool(a == b)
+
+
+def _at_path(value: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
+    for part in path:
+        if not isinstance(value, dict) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+def parse_filter(flt: object) -> list[_Clause]:
+    if flt is None:
+        return []
+    if not isinstance(flt, Mapping):
+        raise InvalidInputError(f"filter must be a dict, got {type(flt).__name__}")
+    clauses = []
+    for field, cond in flt.items():
+        if not isinstance(field, str) or not field:
+            raise InvalidInputError(f"filter fields must be non-empty str, got {field!r:.40}")
+        path = tuple(field.split("."))
+        if isinstance(cond, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in cond):
+            for op, operand in cond.items():
+                if op not in _OPS:
+                    raise InvalidInputError(
+                        f"unsupported filter operator {op!r} on {field!r}; use one of {', '.join(_OPS)}"
+                    )
+                _check_json(operand)
+                clauses.append(_Clause(path, op, operand))
+        else:
+            _check_json(cond)
+            clauses.append(_Clause(path, "$eq", cond))
+    return clauses
+
+
+# --------------------------------------------------------------------------------------------- the store
+class DocumentStore:
+    """One user's documents. Get it with ``memory.user(uid).documents()``; it does no I/O on creation."""
+
+    def __init__(
+        self, memory: Memory, user_id: str, *, gate: GateMode = "text", redact: bool = False, _space: str = ""
+    ) -> None:
+        if gate not in ("text", "off"):
+            raise InvalidInputError(f"gate must be 'text' or 'off', got {gate!r:.40}")
+        self._memory = memory
+        self._rows: DocumentRows = memory.storage.documents
+        self.user_id = user_id
+        self.gate: GateMode = gate
+        self.redact = bool(redact)
+        self._space = _space
+
+    def __repr__(self) -> str:
+        return f"DocumentStore(user_id={self.user_id!r})"
+
+    def _id(self, namespace: Namespace, key: str) -> str:
+        return doc_id(self.user_id, self._space, namespace, key)
+
+    def _document(self, row: DocRow) -> Document:
+        exp = row.expires_at
+        return Document(
+            namespace=row.namespace,
+            key=str(row.fields["key"]),
+            value=decode_value(str(row.fields.get("type", "json")), row.text or ""),
+            created_at=float(row.fields["created_at"]),
+            updated_at=float(row.fields["updated_at"]),
+            expires_at=exp,
+        )
+
+    # ------------------------------------------------------------------ reads
+    def get(self, namespace: Namespace, key: str, *, refresh_ttl: bool = False) -> Document | None:
+        namespace = check_namespace(namespace)
+        key = check_label(key, "key")
+        return self._get_many([(namespace, key)], refresh_ttl=refresh_ttl)[0]
+
+    def get_many(self, namespace: Namespace, keys: Sequence[str]) -> dict[str, Document]:
+        namespace = check_namespace(namespace)
+        keys = [check_label(k, "key") for k in _as_list(keys, "keys")]
+        found = self._get_many([(namespace, k) for k in keys], refresh_ttl=False)
+        return {d.key: d for d in found if d is not None}
+
+    def _get_many(self, wanted: Sequence[tuple[Namespace, str]], *, refresh_ttl: bool) -> list[Document | None]:
+        ids = [self._id(ns, k) for ns, k in wanted]
+        rows = self._rows.read(self.user_id, list(dict.fromkeys(ids)))
+        t = now()
+        live = {i: r for i, r in rows.items() if r.expires_at is None or r.expires_at > t}
+        if len(live) < len(rows):
+            self._rows.remove([r for i, r in rows.items() if i not in live], t)
+        if refresh_ttl:
+            live = self._refresh(live, t)
+        docs = {i: self._document(r) for i, r in live.items()}
+        return [docs.get(i) for i in ids]
+
+    def _refresh(self, rows: dict[str, DocRow], t: float) -> dict[str, DocRow]:
+        expiries = {i: t + float(r.fields["ttl"]) for i, r in rows.items() if r.fields.get("ttl") is not None}
+        if not expiries:
+            return rows
+        self._rows.touch(expiries)
+        return {
+            i: DocRow(r.id, r.space, r.namespace, r.text, {**r.fields, "exp": expiries[i]}) if i in expiries else r
+            for i, r in rows.items()
+        }
+
+    def search(
+        self,
+        namespace_prefix: Namespace,
+        *,
+        filter: dict[str, Any] | None = None,
+        query: str | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool = False,
+        order: Order = "insertion",
+        descending: bool = False,
+    ) -> list[Document]:
+        """Documents under a namespace prefix that match ``filter``, in ``order``, paged by ``limit``/``offset``."""
+        prefix = check_namespace(namespace_prefix, "namespace_prefix", empty=True)
+        clauses = parse_filter(filter)
+        limit, offset = check_page(limit, offset)
+        if order not in ("insertion", "key", "updated"):
+            raise InvalidInputError(f"order must be 'insertion', 'key' or 'updated', got {order!r:.40}")
+        if query is not None:
+            raise NotImplementedError("search(query=...) is not implemented yet")
+        t = now()
+        pushed = [c.pushable() for c in clauses]
+        exact = all(p is not None for p in pushed) and not (
+            clauses and self._rows.any_with(self.user_id, self._space, prefix, _PARTIAL)
+        )
+        if exact and order == "insertion" and not descending:
+            rows = self._rows.find(
+                self.user_id, self._space, prefix, [p for p in pushed if p], at=t, limit=limit, offset=offset
+            )
+        else:
+            rows = self._select(prefix, clauses, pushed if exact else [], t, order, descending, limit, offset)
+        live = {r.id: r for r in rows}
+        if refresh_ttl:
+            live = self._refresh(live, t)
+        return [self._document(r) for r in live.values()]
+
+    def _select(
+        self,
+        prefix: Namespace,
+        clauses: list[_Clause],
+        pushed: Sequence[tuple[str, str, Any] | None],
+        t: float,
+        order: Order,
+        descending: bool,
+        limit: int,
+        offset: int,
+    ) -> list[DocRow]:
+        """A page that Chroma cannot cut by itself: match (Chroma, then Python for the rest), sort, slice."""
+        exact = bool(pushed) or not clauses
+        rows = self._rows.find(self.user_id, self._space, prefix, [p for p in pushed if p], at=t, text=not exact)
+        if not exact:
+            rows = [r for r in rows if _row_matches(r, clauses)]
+        sort_key: Callable[[DocRow], Any] | None = {
+            "key": lambda r: str(r.fields["key"]),
+            "updated": lambda r: float(r.fields["updated_at"]),
+        }.get(order)
+        if sort_key is not None:
+            rows.sort(key=sort_key, reverse=descending)
+        elif descending:
+            rows.reverse()
+        page = rows[offset : offset + limit]
+        if exact:  # only metadata was read: fetch the page's values
+            full = self._rows.read(self.user_id, [r.id for r in page])
+            page = [full[r.id] for r in page if r.id in full]
+        return page
+
+    def list_namespaces(
+        self,
+        *,
+        prefix: Namespace | None = None,
+        suffix: Namespace | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Namespace]:
+        """Namespaces holding documents, sorted; ``"*"`` in ``prefix``/``suffix`` matches any one label;
+        ``max_depth`` truncates (then deduplicates)."""
+        limit, offset = check_page(limit, offset)
+        pre = check_namespace(prefix, "prefix", empty=True) if prefix is not None else ()
+        suf = check_namespace(suffix, "suffix", empty=True) if suffix is not None else ()
+        if max_depth is not None and (not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1):
+            raise InvalidInputError(f"max_depth must be an int >= 1 or None, got {max_depth!r:.40}")
+        fixed = tuple(_until_wildcard(pre))
+        found = self._rows.namespaces(self.user_id, self._space, fixed)
+        out = {
+            ns[:max_depth] if max_depth is not None else ns
+            for ns in found
+            if _labels_match(ns[: len(pre)], pre)
+            and len(ns) >= len(suf)
+            and _labels_match(ns[len(ns) - len(suf) :], suf)
+        }
+        return sorted(out)[offset : offset + limit]
+
+    # ------------------------------------------------------------------ writes
+    def put(
+        self,
+        namespace: Namespace,
+        key: str,
+        value: Any,
+        *,
+        ttl: float | None = None,
+        index: list[str] | bool | None = None,
+        if_absent: bool = False,
+    ) -> bool:
+        """Store ``value`` under (namespace, key); with ``if_absent``, only when no live document has that key.
+        Returns True if written."""
+        return self.put_many([PutDocument(namespace, key, value, ttl, index)], if_absent=if_absent)[0]
+
+    def put_many(self, puts: Sequence[PutDocument], *, if_absent: bool = False) -> list[bool]:
+        """Store several documents, across namespaces, all or none. Returns, per put, whether it was written."""
+        ops = _as_list(puts, "puts")
+        for op in ops:
+            if not isinstance(op, PutDocument):
+                raise InvalidInputError(f"put_many takes PutDocument items, got {type(op).__name__}")
+        return self._write(ops, if_absent=if_absent)
+
+    def delete(self, namespace: Namespace, key: str) -> bool:
+        return self.delete_many(namespace, [key]) > 0
+
+    def delete_many(self, namespace: Namespace, keys: Sequence[str]) -> int:
+        namespace = check_namespace(namespace)
+        dels = [DeleteDocument(namespace, check_label(k, "key")) for k in _as_list(keys, "keys")]
+        return sum(self._write(dels))
+
+    def delete_prefix(self, namespace_prefix: Namespace) -> int:
+        """Delete every document whose namespace starts with the prefix (segment-bounded); returns how many."""
+        prefix = check_namespace(namespace_prefix, "namespace_prefix", empty=True)
+        rows = self._rows.find(self.user_id, self._space, prefix, at=now(), text=False)
+        if rows:
+            self._rows.write(self.user_id, [], rows, {r.id: r for r in rows})
+        return len(rows)
+
+    def touch(self, namespace: Namespace, keys: Sequence[str], ttl: float) -> int:
+        """Set the expiry of live documents to now + ``ttl`` seconds (and keep ``ttl`` for later refreshes)."""
+        namespace = check_namespace(namespace)
+        ttl_s = check_ttl(ttl)
+        if ttl_s is None:
+            raise InvalidInputError("touch needs a ttl in seconds")
+        ids = [self._id(namespace, check_label(k, "key")) for k in _as_list(keys, "keys")]
+        t = now()
+        rows = self._rows.read(self.user_id, ids, text=False)
+        live = [r for r in rows.values() if r.expires_at is None or r.expires_at > t]
+        # a document without expiry moves to the expiring scope fields: rewrite its metadata
+        untimed = [r for r in live if r.expires_at is None]
+        if untimed:
+            full = self._rows.read(self.user_id, [r.id for r in untimed])
+            rewritten = [
+                DocRow(r.id, r.space, r.namespace, r.text, {**_content_fields(r), "exp": t + ttl_s, "ttl": ttl_s})
+                for r in full.values()
+            ]
+            self._rows.write(self.user_id, rewritten, [], full)
+        timed = {r.id: t + ttl_s for r in live if r.expires_at is not None}
+        if timed:
+            self._rows.touch(timed, ttl=ttl_s)
+        return len(live)
+
+    def sweep(self, now: float | None = None) -> int:
+        """Delete this user's expired documents; returns how many."""
+        t = check_time(now, "now") if now is not None else _clock()
+        return self._rows.remove(self._rows.expired(self.user_id, t), t)
+
+    def _write(self, ops: Sequence[PutDocument | DeleteDocument], *, if_absent: bool = False) -> list[bool]:
+        """Validate, gate and encode every op first (nothing is written on an error), then apply the writes as
+        one Chroma write. Later ops on the same (namespace, key) win."""
+        t = now()
+        planned: dict[str, tuple[int, PutDocument | DeleteDocument, DocRow | None]] = {}
+        order: list[str] = []
+        for n, op in enumerate(ops):
+            ns = check_namespace(op.namespace)
+            key = check_label(op.key, "key")
+            row = None
+            if isinstance(op, PutDocument):
+                row = self._planned_row(ns, key, op, t)
+            i = self._id(ns, key)
+            planned[i] = (n, op, row)
+            order.append(i)
+        with self._rows.lock:
+            stored = self._rows.read(self.user_id, list(planned), text=False)
+            written = [False] * len(ops)
+            puts, deletes = [], []
+            for i, (n, _op, row) in planned.items():
+                old = stored.get(i)
+                old_live = old is not None and (old.expires_at is None or old.expires_at > t)
+                if row is None:
+                    if old is not None:
+                        deletes.append(old)
+                        written[n] = old_live
+                    continue
+                if if_absent and old_live:
+                    continue
+                if old_live and old is not None:
+                    row.fields["created_at"] = float(old.fields["created_at"])
+                puts.append(row)
+                written[n] = True
+            if puts or deletes:
+                self._rows.write(self.user_id, puts, deletes, stored)
+        return written
+
+    def _planned_row(self, ns: Namespace, key: str, op: PutDocument, t: float) -> DocRow:
+        ttl = check_ttl(op.ttl)
+        if op.index is not None and not isinstance(op.index, bool | list):
+            raise InvalidInputError(f"index must be a list of JSON paths, False or None, got {type(op.index).__name__}")
+        if not isinstance(op.value, bytes | bytearray | memoryview):
+            _check_json(op.value)  # before the gate reads it
+        value, gated_key = gated_value(op.value, key, self.gate, redact=self.redact)
+        if gated_key != key:
+            raise InvalidInputError("a document key holds sensitive data; use a key without it")
+        kind, text = encode_value(value)
+        fields: dict[str, Any] = {"key": key, "created_at": t, "updated_at": t, "type": kind}
+        if ttl is not None:
+            fields["exp"] = t + ttl
+            fields["ttl"] = ttl
+        if kind == "json":
+            fields.update(filter_fields(value))
+        return DocRow(self._id(ns, key), self._space, ns, text, fields)
+
+    # ------------------------------------------------------------------ batch
+    def batch(self, ops: Sequence[DocumentOp]) -> list[Any]:
+        """Run ops in one go: results in op order (Get -> Document | None, Search -> list[Document],
+        ListNamespaces -> list[Namespace], Put and Delete -> None). Reads see the state before the batch's writes;
+        the writes are applied together, all or none, the last op on a (namespace, key) winning."""
+        ops = _as_list(ops, "ops")
+        results: list[Any] = [None] * len(ops)
+        gets: list[tuple[int, GetDocument]] = []
+        writes: list[PutDocument | DeleteDocument] = []
+        for n, op in enumerate(ops):
+            if isinstance(op, GetDocument):
+                gets.append((n, op))
+            elif isinstance(op, PutDocument | DeleteDocument):
+                writes.append(op)
+            elif not isinstance(op, SearchDocuments | ListNamespaces):
+                raise InvalidInputError(f"batch takes document ops, got {type(op).__name__}")
+        if writes:  # validate (and gate) the writes before any read, so a bad op costs nothing
+            for w in writes:
+                check_namespace(w.namespace)
+                check_label(w.key, "key")
+        for refresh in (False, True):
+            group = [(n, op) for n, op in gets if op.refresh_ttl == refresh]
+            if group:
+                docs = self._get_many(
+                    [(check_namespace(op.namespace), check_label(op.key, "key")) for _, op in group],
+                    refresh_ttl=refresh,
+                )
+                for (n, _), doc in zip(group, docs, strict=True):
+                    results[n] = doc
+        for n, op in enumerate(ops):
+            if isinstance(op, SearchDocuments):
+                results[n] = self.search(
+                    op.namespace_prefix,
+                    filter=op.filter,
+                    query=op.query,
+                    limit=op.limit,
+                    offset=op.offset,
+                    refresh_ttl=op.refresh_ttl,
+                )
+            elif isinstance(op, ListNamespaces):
+                results[n] = self.list_namespaces(
+                    prefix=op.prefix, suffix=op.suffix, max_depth=op.max_depth, limit=op.limit, offset=op.offset
+                )
+        if writes:
+            self._write(writes)
+        return results
+
+    # ------------------------------------------------------------------ export
+    def export(self) -> list[dict[str, Any]]:
+        """Every document of the user as JSON-able data (bytes values as base64 text)."""
+        out = []
+        for r in self._rows.find(self.user_id, self._space, (), at=now()):
+            doc = self._document(r)
+            value = doc.value
+            out.append(
+                {
+                    "namespace": list(doc.namespace),
+                    "key": doc.key,
+                    "value": base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value,
+                    "type": str(r.fields.get("type", "json")),
+                    "created_at": doc.created_at,
+                    "updated_at": doc.updated_at,
+                    "expires_at": doc.expires_at,
+                }
+            )
+        return out
+
+    # ------------------------------------------------------------------ async twins
+    async def aget(self, namespace: Namespace, key: str, *, refresh_ttl: bool = False) -> Document | None:
+        return await asyncio.to_thread(self.get, namespace, key, refresh_ttl=refresh_ttl)
+
+    async def aget_many(self, namespace: Namespace, keys: Sequence[str]) -> dict[str, Document]:
+        return await asyncio.to_thread(self.get_many, namespace, keys)
+
+    async def aput(
+        self,
+        namespace: Namespace,
+        key: str,
+        value: Any,
+        *,
+        ttl: float | None = None,
+        index: list[str] | bool | None = None,
+        if_absent: bool = False,
+    ) -> bool:
+        return await asyncio.to_thread(self.put, namespace, key, value, ttl=ttl, index=index, if_absent=if_absent)
+
+    async def aput_many(self, puts: Sequence[PutDocument], *, if_absent: bool = False) -> list[bool]:
+        return await asyncio.to_thread(self.put_many, puts, if_absent=if_absent)
+
+    async def adelete(self, namespace: Namespace, key: str) -> bool:
+        return await asyncio.to_thread(self.delete, namespace, key)
+
+    async def adelete_many(self, namespace: Namespace, keys: Sequence[str]) -> int:
+        return await asyncio.to_thread(self.delete_many, namespace, keys)
+
+    async def adelete_prefix(self, namespace_prefix: Namespace) -> int:
+        return await asyncio.to_thread(self.delete_prefix, namespace_prefix)
+
+    async def asearch(
+        self,
+        namespace_prefix: Namespace,
+        *,
+        filter: dict[str, Any] | None = None,
+        query: str | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool = False,
+        order: Order = "insertion",
+        descending: bool = False,
+    ) -> list[Document]:
+        return await asyncio.to_thread(
+            self.search,
+            namespace_prefix,
+            filter=filter,
+            query=query,
+            limit=limit,
+            offset=offset,
+            refresh_ttl=refresh_ttl,
+            order=order,
+            descending=descending,
+        )
+
+    async def alist_namespaces(
+        self,
+        *,
+        prefix: Namespace | None = None,
+        suffix: Namespace | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Namespace]:
+        return await asyncio.to_thread(
+            self.list_namespaces, prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
+    async def atouch(self, namespace: Namespace, keys: Sequence[str], ttl: float) -> int:
+        return await asyncio.to_thread(self.touch, namespace, keys, ttl)
+
+    async def asweep(self, now: float | None = None) -> int:
+        return await asyncio.to_thread(self.sweep, now)
+
+    async def abatch(self, ops: Sequence[DocumentOp]) -> list[Any]:
+        return await asyncio.to_thread(self.batch, ops)
+
+
+def core_documents(memory: Memory, user_id: str) -> DocumentStore:
+    """The user's documents in memtend's reserved space (session state, ledger, keyed stores): no public call
+    reaches, lists or collides with them."""
+    return DocumentStore(memory, user_id, gate="off", _space=CORE_SPACE)
+
+
+def document_owners(memory: Memory, namespace_prefix: Namespace) -> list[str]:
+    prefix = check_namespace(namespace_prefix, "namespace_prefix", empty=True)
+    return memory.storage.documents.owners(PUBLIC_SPACE, prefix)
+
+
+def sweep_documents(memory: Memory, at: float | None = None) -> int:
+    t = check_time(at, "now") if at is not None else _clock()
+    rows = memory.storage.documents
+    return rows.remove(rows.expired(None, t), t)
+
+
+_clock = now
+
+
+def _content_fields(row: DocRow) -> dict[str, Any]:
+    """A stored row's own fields (no scope codes or row bookkeeping), to write it again."""
+    return {
+        k: v
+        for k, v in row.fields.items()
+        if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", _PARTIAL) or k.startswith("f:")
+    }
+
+
+def _row_matches(row: DocRow, clauses: list[_Clause]) -> bool:
+    # bytes values have no fields (only $ne matches them, as in Chroma)
+    value = None if row.fields.get("type") == "bytes" else decode_value("json", row.text or "null")
+    return all(c.matches(value) for c in clauses)
+
+
+def _until_wildcard(labels: Namespace) -> list[str]:
+    out = []
+    for label in labels:
+        if label == "*":
+            break
+        out.append(label)
+    return out
+
+
+def _labels_match(labels: Namespace, pattern: Namespace) -> bool:
+    return len(labels) == len(pattern) and all(p in ("*", a) for a, p in zip(labels, pattern, strict=True))
+
+
+def _as_list(items: object, what: str) -> list[Any]:
+    if isinstance(items, str | bytes) or not isinstance(items, Sequence | set | frozenset):
+        if hasattr(items, "__iter__") and not isinstance(items, str | bytes | Mapping):
+            return list(items)  # type: ignore[call-overload]
+        raise InvalidInputError(f"{what} must be a sequence, got {type(items).__name__}")
+    return list(items)
