@@ -1,0 +1,387 @@
+"""``MemtendSaver``: LangGraph's checkpointer, keeping each thread's checkpoints among its user's memtend documents."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    SerializerProtocol,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+
+from memtend_langgraph.saver_codec import (
+    CHECKPOINTS,
+    RUNS,
+    WRITES,
+    StoredCheckpoint,
+    StoredWrite,
+    checkpoint_ns_of,
+    checkpoints_ns,
+    runs_ns,
+    write_key,
+    writes_ns,
+)
+from memtend_langgraph.users import ConfigUser, user_from_config
+
+if TYPE_CHECKING:
+    from memtend import Memory
+    from memtend.documents import Document, DocumentStore
+
+PAGE = 200  # checkpoints read per round trip while listing
+WRITES_PAGE = 1000  # pending writes read per round trip
+
+
+class MemtendSaver(BaseCheckpointSaver[str]):
+    """Checkpoints of LangGraph threads, stored in memtend under the thread's user.
+
+    The user of a call is ``user_resolver(config)`` if given, else ``config["configurable"]["user_id"]``, else
+    ``default_user``; with none of them a call raises ``UserNotFoundError``. So ``Memory.erase_user`` removes a
+    user's threads and ``export()`` lists them. The calls that name only a thread (``delete_thread``,
+    ``copy_thread``, ``prune``, ``delete_for_runs``, ``list(None)``) find the thread's owners through the core.
+    Checkpoints are the serializer's bytes, stored opaque (the write gate reads text, not bytes). Thread-safe:
+    it keeps no state of its own, and the async methods run the same code off the event loop.
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        user_resolver: ConfigUser | None = None,
+        default_user: str | None = None,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        super().__init__(serde=serde)
+        self.memory = memory
+        self.user_resolver = user_resolver
+        self.default_user = default_user
+
+    # ------------------------------------------------------------------ helpers
+    def _user(self, config: RunnableConfig | None) -> str:
+        return user_from_config(config, self.user_resolver, self.default_user)
+
+    def _documents(self, user: str) -> DocumentStore:
+        return self.memory.documents(user, gate="off")
+
+    def _thread_owners(self, thread_id: str) -> list[str]:
+        owners = set(self.memory.document_owners(checkpoints_ns(thread_id)))
+        owners.update(self.memory.document_owners(writes_ns(thread_id)))
+        return sorted(owners)
+
+    def _pending_writes(self, docs: DocumentStore, namespace: tuple[str, ...]) -> list[tuple[str, str, Any]]:
+        stored: list[StoredWrite] = []
+        offset = 0
+        while True:
+            page = docs.search(namespace, limit=WRITES_PAGE, offset=offset)
+            stored.extend(StoredWrite.decode(doc.value) for doc in page)
+            if len(page) < WRITES_PAGE:
+                break
+            offset += WRITES_PAGE
+        stored.sort(key=StoredWrite.sort_key)
+        return [(w.task_id, w.channel, self.serde.loads_typed(w.value)) for w in stored]
+
+    def _tuple(self, doc: Document, writes: list[tuple[str, str, Any]], user_id: Any = None) -> CheckpointTuple:
+        _, thread_id, label = doc.namespace
+        checkpoint_ns = checkpoint_ns_of(label)
+        stored = StoredCheckpoint.decode(doc.value)
+        parent = stored.parent_id
+        return CheckpointTuple(
+            config=_config(thread_id, checkpoint_ns, doc.key, user_id),
+            checkpoint=self.serde.loads_typed(stored.checkpoint),
+            metadata=self.serde.loads_typed(stored.metadata),
+            parent_config=_config(thread_id, checkpoint_ns, parent, user_id) if parent else None,
+            pending_writes=writes,
+        )
+
+    # ------------------------------------------------------------------ the base five
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        checkpoint_ns = configurable.get("checkpoint_ns", "")
+        docs = self._documents(self._user(config))
+        if checkpoint_id := get_checkpoint_id(config):
+            doc = docs.get(checkpoints_ns(thread_id, checkpoint_ns), checkpoint_id)
+        else:
+            latest = docs.search(checkpoints_ns(thread_id, checkpoint_ns), order="key", descending=True, limit=1)
+            doc = latest[0] if latest else None
+        if doc is None:
+            return None
+        writes = self._pending_writes(docs, writes_ns(thread_id, checkpoint_ns, doc.key))
+        return self._tuple(doc, writes, configurable.get("user_id"))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        before_id = get_checkpoint_id(before) if before else None
+        remaining = limit
+        for user, prefix, only_id in self._list_scopes(config):
+            docs = self._documents(user)
+            for doc in self._checkpoint_docs(docs, prefix, only_id):
+                if remaining is not None and remaining <= 0:
+                    return
+                if before_id is not None and doc.key >= before_id:
+                    continue
+                if filter:
+                    metadata = self.serde.loads_typed(StoredCheckpoint.decode(doc.value).metadata)
+                    if not all(metadata.get(k) == v for k, v in filter.items()):
+                        continue
+                _, thread_id, label = doc.namespace
+                writes = self._pending_writes(docs, writes_ns(thread_id, checkpoint_ns_of(label), doc.key))
+                yield self._tuple(doc, writes, ((config or {}).get("configurable") or {}).get("user_id"))
+                if remaining is not None:
+                    remaining -= 1
+
+    def _list_scopes(self, config: RunnableConfig | None) -> list[tuple[str, tuple[str, ...], str | None]]:
+        configurable = (config or {}).get("configurable") or {}
+        if "thread_id" not in configurable:
+            return [(user, (CHECKPOINTS,), None) for user in self.memory.document_owners((CHECKPOINTS,))]
+        thread_id = str(configurable["thread_id"])
+        prefix = checkpoints_ns(thread_id, configurable.get("checkpoint_ns"))
+        return [(self._user(config), prefix, configurable.get("checkpoint_id"))]
+
+    def _checkpoint_docs(self, docs: DocumentStore, prefix: tuple[str, ...], only_id: str | None) -> Iterator[Any]:
+        """Checkpoint documents under ``prefix``, newest first, read a page at a time."""
+        if only_id is not None:
+            if len(prefix) == 3:
+                doc = docs.get(prefix, only_id)
+                if doc is not None:
+                    yield doc
+                return
+            for doc in self._checkpoint_docs(docs, prefix, None):
+                if doc.key == only_id:
+                    yield doc
+            return
+        offset = 0
+        while True:
+            page = docs.search(prefix, order="key", descending=True, limit=PAGE, offset=offset)
+            yield from page
+            if len(page) < PAGE:
+                return
+            offset += PAGE
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        from memtend.documents import PutDocument
+
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        checkpoint_ns = configurable.get("checkpoint_ns", "")
+        stored_metadata = get_checkpoint_metadata(config, metadata)
+        stored = StoredCheckpoint(
+            parent_id=configurable.get("checkpoint_id"),
+            checkpoint=self.serde.dumps_typed(checkpoint),
+            metadata=self.serde.dumps_typed(stored_metadata),
+        )
+        puts = [PutDocument(checkpoints_ns(thread_id, checkpoint_ns), checkpoint["id"], stored.encode())]
+        run_id = stored_metadata.get("run_id")
+        if isinstance(run_id, str) and run_id:
+            puts.append(PutDocument(runs_ns(run_id, thread_id, checkpoint_ns), checkpoint["id"], b""))
+        self._documents(self._user(config)).put_many(puts)
+        return _config(thread_id, checkpoint_ns, checkpoint["id"], configurable.get("user_id"))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        from memtend.documents import PutDocument
+
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        namespace = writes_ns(thread_id, configurable.get("checkpoint_ns", ""), configurable["checkpoint_id"])
+        regular: list[Any] = []
+        special: list[Any] = []
+        for position, (channel, value) in enumerate(writes):
+            idx = WRITES_IDX_MAP.get(channel, position)
+            record = StoredWrite(task_id, channel, self.serde.dumps_typed(value), task_path, idx)
+            (special if idx < 0 else regular).append(PutDocument(namespace, write_key(task_id, idx), record.encode()))
+        docs = self._documents(self._user(config))
+        if regular:  # a regular write is kept as first saved (a retried task does not overwrite it)
+            docs.put_many(regular, if_absent=True)
+        if special:  # errors, interrupts, resumes: the latest wins
+            docs.put_many(special)
+
+    def delete_thread(self, thread_id: str) -> None:
+        thread_id = str(thread_id)
+        for user in self._thread_owners(thread_id):
+            docs = self._documents(user)
+            for namespace in docs.list_namespaces(prefix=(RUNS, "*", thread_id), limit=1_000_000):
+                docs.delete_prefix(namespace)
+            docs.delete_prefix(writes_ns(thread_id))
+            docs.delete_prefix(checkpoints_ns(thread_id))
+
+    # ------------------------------------------------------------------ the extended three
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        from memtend.documents import DeleteDocument
+
+        for run_id in dict.fromkeys(str(r) for r in run_ids):
+            for user in self.memory.document_owners(runs_ns(run_id)):
+                docs = self._documents(user)
+                deletes: list[Any] = []
+                write_prefixes: list[tuple[str, ...]] = []
+                for entry in _all(docs, runs_ns(run_id)):
+                    _, _, thread_id, label = entry.namespace
+                    checkpoint_ns = checkpoint_ns_of(label)
+                    deletes.append(DeleteDocument(checkpoints_ns(thread_id, checkpoint_ns), entry.key))
+                    deletes.append(DeleteDocument(entry.namespace, entry.key))
+                    write_prefixes.append(writes_ns(thread_id, checkpoint_ns, entry.key))
+                for prefix in write_prefixes:
+                    docs.delete_prefix(prefix)
+                if deletes:
+                    docs.batch(deletes)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        from memtend.documents import PutDocument
+
+        source, target = str(source_thread_id), str(target_thread_id)
+        for owner in self._thread_owners(source):
+            docs = self._documents(owner)
+            target_user = self._target_user(target, owner)
+            copies: list[Any] = []
+            for prefix in (checkpoints_ns(source), writes_ns(source)):
+                for doc in _all(docs, prefix):
+                    moved = (doc.namespace[0], target, *doc.namespace[2:])
+                    copies.append(PutDocument(moved, doc.key, doc.value))
+            for namespace in docs.list_namespaces(prefix=(RUNS, "*", source), limit=1_000_000):
+                for doc in _all(docs, namespace):
+                    copies.append(PutDocument((RUNS, namespace[1], target, namespace[3]), doc.key, doc.value))
+            if copies:
+                self._documents(target_user).put_many(copies)
+
+    def _target_user(self, target_thread_id: str, source_owner: str) -> str:
+        """The owner of a copied thread: whom the config of the target names, else the source's owner."""
+        try:
+            return user_from_config({"configurable": {"thread_id": target_thread_id}}, self.user_resolver, None)
+        except ValueError:
+            return source_owner
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        if strategy == "delete":
+            for thread_id in thread_ids:
+                self.delete_thread(thread_id)
+            return
+        if strategy != "keep_latest":
+            raise ValueError(f"unknown prune strategy {strategy!r}: use 'keep_latest' or 'delete'")
+        for thread_id in map(str, thread_ids):
+            for user in self._thread_owners(thread_id):
+                self._keep_latest(self._documents(user), thread_id)
+
+    def _keep_latest(self, docs: DocumentStore, thread_id: str) -> None:
+        from memtend.documents import DeleteDocument
+
+        latest: dict[str, str] = {}  # checkpoint_ns label -> newest checkpoint id
+        deletes: list[Any] = []
+        for namespace in docs.list_namespaces(prefix=checkpoints_ns(thread_id), limit=1_000_000):
+            ids = [doc.key for doc in _all(docs, namespace, order="key", descending=True)]
+            if ids:
+                latest[namespace[2]] = ids[0]
+                deletes.extend(DeleteDocument(namespace, old) for old in ids[1:])
+        for namespace in docs.list_namespaces(prefix=writes_ns(thread_id), limit=1_000_000):
+            if latest.get(namespace[2]) != namespace[3]:
+                docs.delete_prefix(namespace)
+        for namespace in docs.list_namespaces(prefix=(RUNS, "*", thread_id), limit=1_000_000):
+            for entry in _all(docs, namespace):
+                if latest.get(namespace[3]) != entry.key:
+                    deletes.append(DeleteDocument(namespace, entry.key))
+        if deletes:
+            docs.batch(deletes)
+
+    # ------------------------------------------------------------------ versions
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Monotonic string versions ("<counter>.<random>"), like LangGraph's own savers."""
+        if current is None:
+            number = 0
+        elif isinstance(current, int):
+            number = current
+        else:
+            number = int(str(current).split(".")[0])
+        return f"{number + 1:032}.{random.random():016}"
+
+    # ------------------------------------------------------------------ async: the same code off the event loop
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        found = await asyncio.to_thread(lambda: list(self.list(config, filter=filter, before=before, limit=limit)))
+        for item in found:
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+
+def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str, user_id: Any = None) -> RunnableConfig:
+    """A checkpoint's config; the caller's ``user_id`` is carried along so the config can be used again as is."""
+    configurable = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}
+    if user_id is not None:
+        configurable["user_id"] = user_id
+    return {"configurable": configurable}
+
+
+def _all(docs: DocumentStore, prefix: tuple[str, ...], **order: Any) -> Iterator[Any]:
+    offset = 0
+    while True:
+        page = docs.search(prefix, limit=PAGE, offset=offset, **order)
+        yield from page
+        if len(page) < PAGE:
+            return
+        offset += PAGE
+
+
+__all__ = ["CHECKPOINTS", "WRITES", "MemtendSaver"]

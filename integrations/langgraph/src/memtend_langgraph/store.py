@@ -1,0 +1,320 @@
+"""``MemtendStore``: LangGraph's ``BaseStore`` over memtend's per-user document store."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+)
+
+from memtend_langgraph.errors import UserNotFoundError
+from memtend_langgraph.store_ops import Namespace, OpTranslator, prefix_and_suffix, routing_namespace
+from memtend_langgraph.sweeper import Sweeper
+from memtend_langgraph.users import WILDCARD, NamespaceUser, UserInNamespace
+
+if TYPE_CHECKING:
+    from memtend import Memory
+    from memtend.documents import DocumentStore
+
+DEFAULT_ROOT = "langgraph_store"
+
+
+class MemtendStore(BaseStore):
+    """LangGraph's long-term memory store, kept in memtend under the user each namespace names.
+
+    ``MemtendStore(memory)`` takes the user from label 0 of every namespace (``("alice", "memories")``);
+    ``user_label=1`` reads ``("memories", "alice")``; ``user_of=fn`` lets a function decide (None = no user).
+    Every operation runs on that user's documents only, so isolation, export and ``Memory.erase_user`` cover the
+    items. A search or listing whose prefix stops short of the user label is refused with ``UserNotFoundError``
+    unless the store was opened with ``cross_user=True`` (administration: it then spans every user holding
+    matching items). Text values pass memtend's write gate (a secret raises ``SensitiveDataError`` and nothing of
+    the batch is written, or is masked with ``redact=True``).
+
+    ``index`` is LangGraph's ``IndexConfig``: ``fields`` (JSON paths, default ``["$"]``) are embedded with the
+    core's model and ``search(query=...)`` ranks through the core's retrieval. ``ttl`` is LangGraph's
+    ``TTLConfig`` (minutes); with ``sweep_interval_minutes`` a sweeper runs until ``close()``.
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        user_label: int = 0,
+        user_of: NamespaceUser | None = None,
+        cross_user: bool = False,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        redact: bool = False,
+        root: str = DEFAULT_ROOT,
+    ) -> None:
+        if user_label < 0:
+            raise ValueError(f"user_label is a label position (0, 1, ...), got {user_label}")
+        self.memory = memory
+        self.users = UserInNamespace(position=user_label, function=user_of)
+        self.cross_user = cross_user
+        self.redact = redact
+        self.index_config = index
+        self.ttl_config = ttl
+        fields = None if index is None else list(index.get("fields") or ["$"])
+        refresh_on_read = True if ttl is None else bool(ttl.get("refresh_on_read", True))
+        self._ops = OpTranslator(root, fields, refresh_on_read)
+        self._sweeper: Sweeper | None = None
+        if ttl and ttl.get("sweep_interval_minutes"):
+            self.start_ttl_sweeper()
+
+    # ------------------------------------------------------------------ lifecycle and TTL
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
+        """Start deleting expired items in the background (every ``sweep_interval_minutes``, default from ttl)."""
+        if self._sweeper is not None and self._sweeper.running:
+            return
+        minutes = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        self._sweeper = Sweeper(self.sweep_ttl, float(minutes) * 60.0, name="memtend-langgraph-ttl-sweeper")
+        self._sweeper.start()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the background sweeper; True when it has stopped within ``timeout`` seconds."""
+        if self._sweeper is None:
+            return True
+        stopped = self._sweeper.stop(timeout)
+        self._sweeper = None
+        return stopped
+
+    def sweep_ttl(self) -> int:
+        """Delete every expired document now (all users: an expired item is gone for whoever owned it)."""
+        return int(self.memory.sweep_documents())
+
+    async def asweep_ttl(self) -> int:
+        return int(await self.memory.asweep_documents())
+
+    def close(self) -> None:
+        self.stop_ttl_sweeper()
+
+    def __enter__(self) -> MemtendStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ batch
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        plan = self._plan(list(ops))
+        results: list[Result] = [None] * len(plan.ops)
+        for i in plan.spanning:  # reads across users first: they see the state before the batch's writes
+            results[i] = self._spanning_read(plan.ops[i])
+        done: list[tuple[str, list[int]]] = []
+        snapshots = self._snapshot(plan) if plan.writers > 1 else {}
+        for user, indexes in plan.by_user.items():
+            try:
+                out = self._documents(user).batch([plan.doc_ops[i] for i in indexes])
+            except BaseException:
+                self._roll_back(done, plan, snapshots)
+                raise
+            done.append((user, indexes))
+            for i, result in zip(indexes, out, strict=True):
+                results[i] = self._ops.to_result(plan.ops[i], result)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        plan = self._plan(list(ops))
+        results: list[Result] = [None] * len(plan.ops)
+        for i in plan.spanning:
+            results[i] = await self._aspanning_read(plan.ops[i])
+        done: list[tuple[str, list[int]]] = []
+        snapshots = await self._asnapshot(plan) if plan.writers > 1 else {}
+        for user, indexes in plan.by_user.items():
+            try:
+                out = await self._documents(user).abatch([plan.doc_ops[i] for i in indexes])
+            except BaseException:
+                await self._aroll_back(done, plan, snapshots)
+                raise
+            done.append((user, indexes))
+            for i, result in zip(indexes, out, strict=True):
+                results[i] = self._ops.to_result(plan.ops[i], result)
+        return results
+
+    # ------------------------------------------------------------------ planning (no I/O)
+    def _plan(self, ops: list[Op]) -> _Plan:
+        plan = _Plan(ops)
+        last_put: dict[tuple[str, Namespace, str], int] = {}
+        for i, op in enumerate(ops):
+            namespace = routing_namespace(op)
+            user = self.users.of_pattern(namespace) if isinstance(op, ListNamespacesOp) else self.users.of(namespace)
+            if user is None:
+                if isinstance(op, (GetOp, PutOp)) or not self.cross_user:
+                    raise self._no_user(op, namespace)
+                plan.spanning.append(i)
+                continue
+            plan.doc_ops[i] = self._ops.to_document_op(op)
+            plan.user_of[i] = user
+            if isinstance(op, PutOp):
+                last_put[(user, tuple(op.namespace), str(op.key))] = i
+        superseded = {
+            i
+            for i, op in enumerate(ops)
+            if isinstance(op, PutOp) and last_put.get((plan.user_of[i], tuple(op.namespace), str(op.key))) != i
+        }
+        writers = {plan.user_of[i] for i in last_put.values()}
+        # users who only read run first, so a refused read leaves nothing written; one writer is then all or nothing
+        for i in sorted(plan.user_of, key=lambda i: (plan.user_of[i] in writers, i)):
+            if i not in superseded:  # LangGraph: the last put of a key in a batch wins
+                plan.by_user[plan.user_of[i]].append(i)
+        plan.writers = len(writers)
+        return plan
+
+    def _no_user(self, op: Op, namespace: Namespace) -> UserNotFoundError:
+        kind = type(op).__name__
+        if isinstance(op, (GetOp, PutOp)):
+            return UserNotFoundError(
+                f"{kind} on namespace {namespace!r} names no user ({self.users.describe()}): every item belongs "
+                "to one user; put the user id in the namespace, or open the store with another user_label/user_of"
+            )
+        return UserNotFoundError(
+            f"{kind} with prefix {namespace!r} names no user ({self.users.describe()}): name the user in the "
+            "prefix, or open MemtendStore(..., cross_user=True) to search or list across users (administration)"
+        )
+
+    def _documents(self, user: str) -> DocumentStore:
+        return self.memory.documents(user, redact=self.redact)
+
+    # ------------------------------------------------------------------ reads across users (cross_user=True)
+    def _spanning_read(self, op: Op) -> Result:
+        owners = self.memory.document_owners(self._owners_prefix(op))
+        if isinstance(op, SearchOp):
+            found = [doc for user in owners for doc in self._documents(user).search(**self._spanning_search_args(op))]
+            return self._merge_search(op, found)
+        assert isinstance(op, ListNamespacesOp)
+        listed = [ns for user in owners for ns in self._documents(user).list_namespaces(**self._spanning_list_args(op))]
+        return self._merge_list(op, listed)
+
+    async def _aspanning_read(self, op: Op) -> Result:
+        owners = await self.memory.adocument_owners(self._owners_prefix(op))
+        if isinstance(op, SearchOp):
+            found = []
+            for user in owners:
+                found.extend(await self._documents(user).asearch(**self._spanning_search_args(op)))
+            return self._merge_search(op, found)
+        assert isinstance(op, ListNamespacesOp)
+        listed = []
+        for user in owners:
+            listed.extend(await self._documents(user).alist_namespaces(**self._spanning_list_args(op)))
+        return self._merge_list(op, listed)
+
+    def _owners_prefix(self, op: Op) -> Namespace:
+        """What every namespace the op may reach starts with (a listing's labels before its first wildcard)."""
+        namespace = routing_namespace(op)
+        if isinstance(op, ListNamespacesOp) and WILDCARD in namespace:
+            namespace = namespace[: namespace.index(WILDCARD)]
+        return self._ops.inner(namespace)
+
+    def _spanning_search_args(self, op: SearchOp) -> dict[str, Any]:
+        doc_op = self._ops.to_document_op(op._replace(limit=op.offset + op.limit, offset=0))
+        return {
+            "namespace_prefix": doc_op.namespace_prefix,
+            "filter": doc_op.filter,
+            "query": doc_op.query,
+            "limit": doc_op.limit,
+            "offset": 0,
+            "refresh_ttl": doc_op.refresh_ttl,
+        }
+
+    def _spanning_list_args(self, op: ListNamespacesOp) -> dict[str, Any]:
+        doc_op = self._ops.to_list_op(op, limit=op.offset + op.limit, offset=0)
+        return {
+            "prefix": doc_op.prefix,
+            "suffix": doc_op.suffix,
+            "max_depth": doc_op.max_depth,
+            "limit": doc_op.limit,
+            "offset": 0,
+        }
+
+    def _merge_search(self, op: SearchOp, docs: list[Any]) -> list[SearchItem]:
+        if op.query:
+            docs.sort(key=lambda d: (d.score is None, -(d.score or 0.0)))
+        else:
+            docs.sort(key=lambda d: d.created_at)
+        return [self._ops.search_item(d) for d in docs[op.offset : op.offset + op.limit]]
+
+    def _merge_list(self, op: ListNamespacesOp, namespaces: list[Any]) -> list[Namespace]:
+        merged = sorted({tuple(ns) for ns in namespaces})
+        return [self._ops.outer(ns) for ns in merged[op.offset : op.offset + op.limit]]
+
+    # ------------------------------------------------------------------ all or nothing across users
+    def _written(self, plan: _Plan, indexes: list[int]) -> dict[Namespace, list[str]]:
+        keys: dict[Namespace, list[str]] = defaultdict(list)
+        for i in indexes:
+            op = plan.ops[i]
+            if isinstance(op, PutOp):
+                keys[self._ops.inner(op.namespace)].append(str(op.key))
+        return keys
+
+    def _snapshot(self, plan: _Plan) -> dict[str, dict[Namespace, dict[str, Any]]]:
+        """The documents a multi-user batch will overwrite, to put back if a later user's part is refused."""
+        return {
+            user: {ns: self._documents(user).get_many(ns, keys) for ns, keys in self._written(plan, idx).items()}
+            for user, idx in plan.by_user.items()
+        }
+
+    async def _asnapshot(self, plan: _Plan) -> dict[str, dict[Namespace, dict[str, Any]]]:
+        snapshots: dict[str, dict[Namespace, dict[str, Any]]] = {}
+        for user, idx in plan.by_user.items():
+            docs = self._documents(user)
+            snapshots[user] = {ns: await docs.aget_many(ns, keys) for ns, keys in self._written(plan, idx).items()}
+        return snapshots
+
+    def _restore_ops(self, plan: _Plan, indexes: list[int], before: dict[Namespace, dict[str, Any]]) -> list[Any]:
+        from memtend.documents import DeleteDocument, PutDocument
+
+        restore: list[Any] = []
+        for ns, keys in self._written(plan, indexes).items():
+            for key in keys:
+                old = before.get(ns, {}).get(key)
+                if old is None:
+                    restore.append(DeleteDocument(ns, key))
+                else:
+                    ttl = None if old.expires_at is None else max(old.expires_at - old.updated_at, 1.0)
+                    restore.append(PutDocument(ns, key, old.value, ttl=ttl, index=self._ops.index_for(None)))
+        return restore
+
+    def _roll_back(self, done: list[tuple[str, list[int]]], plan: _Plan, snapshots: dict[str, Any]) -> None:
+        for user, indexes in reversed(done):
+            restore = self._restore_ops(plan, indexes, snapshots.get(user, {}))
+            if restore:
+                self._documents(user).batch(restore)
+
+    async def _aroll_back(self, done: list[tuple[str, list[int]]], plan: _Plan, snapshots: dict[str, Any]) -> None:
+        for user, indexes in reversed(done):
+            restore = self._restore_ops(plan, indexes, snapshots.get(user, {}))
+            if restore:
+                await self._documents(user).abatch(restore)
+
+
+class _Plan:
+    """A batch split by user: per-user document ops in op order, and the reads that span users."""
+
+    def __init__(self, ops: list[Op]) -> None:
+        self.ops = ops
+        self.doc_ops: dict[int, Any] = {}
+        self.user_of: dict[int, str] = {}
+        self.by_user: dict[str, list[int]] = defaultdict(list)
+        self.spanning: list[int] = []
+        self.writers = 0
+
+
+__all__ = ["MemtendStore", "prefix_and_suffix"]

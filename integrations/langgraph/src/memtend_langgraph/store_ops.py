@@ -1,0 +1,143 @@
+"""Pure translation between LangGraph store ops/items and memtend document ops/documents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchItem, SearchOp
+from langgraph.store.base import Item as LangGraphItem
+from memtend.documents import (
+    DeleteDocument,
+    Document,
+    DocumentOp,
+    GetDocument,
+    ListNamespaces,
+    PutDocument,
+    SearchDocuments,
+)
+
+Namespace = tuple[str, ...]
+SECONDS_PER_MINUTE = 60.0
+
+
+def prefix_and_suffix(op: ListNamespacesOp) -> tuple[Namespace | None, Namespace | None]:
+    """The one prefix and one suffix of a listing (LangGraph builds at most one of each)."""
+    prefix: Namespace | None = None
+    suffix: Namespace | None = None
+    for condition in op.match_conditions or ():
+        if condition.match_type == "prefix":
+            prefix = tuple(condition.path)
+        elif condition.match_type == "suffix":
+            suffix = tuple(condition.path)
+        else:
+            raise ValueError(f"unknown match_type {condition.match_type!r}: use 'prefix' or 'suffix'")
+    return prefix, suffix
+
+
+def routing_namespace(op: Op) -> Namespace:
+    """The namespace (or prefix) that names an op's user."""
+    if isinstance(op, (GetOp, PutOp)):
+        return tuple(op.namespace)
+    if isinstance(op, SearchOp):
+        return tuple(op.namespace_prefix)
+    if isinstance(op, ListNamespacesOp):
+        return prefix_and_suffix(op)[0] or ()
+    raise TypeError(f"unknown store op {type(op).__name__}; expected GetOp, PutOp, SearchOp or ListNamespacesOp")
+
+
+class OpTranslator:
+    """Turns LangGraph ops into document ops under ``root`` and documents back into LangGraph items."""
+
+    def __init__(self, root: str, index_fields: list[str] | None, refresh_on_read: bool) -> None:
+        self.root = root
+        self.index_fields = index_fields  # None: the store has no index config, nothing is embedded
+        self.refresh_on_read = refresh_on_read
+
+    def inner(self, namespace: Sequence[str]) -> Namespace:
+        return (self.root, *namespace)
+
+    def outer(self, namespace: Namespace) -> Namespace:
+        return tuple(namespace[1:])
+
+    def index_for(self, index: list[str] | bool | None) -> list[str] | bool:
+        if self.index_fields is None or index is False:
+            return False
+        if index is None or index is True:
+            return list(self.index_fields)
+        return list(index)
+
+    def to_document_op(self, op: Op) -> DocumentOp:
+        if isinstance(op, GetOp):
+            return GetDocument(self.inner(op.namespace), str(op.key), refresh_ttl=self._refresh(op.refresh_ttl))
+        if isinstance(op, PutOp):
+            if op.value is None:
+                return DeleteDocument(self.inner(op.namespace), str(op.key))
+            ttl = None if op.ttl is None else float(op.ttl) * SECONDS_PER_MINUTE
+            return PutDocument(
+                self.inner(op.namespace), str(op.key), dict(op.value), ttl=ttl, index=self.index_for(op.index)
+            )
+        if isinstance(op, SearchOp):
+            return SearchDocuments(
+                self.inner(op.namespace_prefix),
+                filter=op.filter,
+                query=op.query if op.query else None,
+                limit=op.limit,
+                offset=op.offset,
+                refresh_ttl=self._refresh(op.refresh_ttl),
+            )
+        if isinstance(op, ListNamespacesOp):
+            return self.to_list_op(op, limit=op.limit, offset=op.offset)
+        raise TypeError(f"unknown store op {type(op).__name__}")
+
+    def to_list_op(self, op: ListNamespacesOp, *, limit: int, offset: int) -> ListNamespaces:
+        prefix, suffix = prefix_and_suffix(op)
+        prefix = prefix or ()
+        if suffix and len(prefix) < len(suffix):
+            # a suffix never reaches into the root label: only namespaces at least as long as the suffix match
+            prefix = prefix + ("*",) * (len(suffix) - len(prefix))
+        return ListNamespaces(
+            prefix=self.inner(prefix),
+            suffix=suffix,
+            max_depth=None if op.max_depth is None else op.max_depth + 1,
+            limit=limit,
+            offset=offset,
+        )
+
+    def _refresh(self, refresh_ttl: bool) -> bool:
+        return bool(refresh_ttl) and self.refresh_on_read
+
+    def to_result(self, op: Op, result: Any) -> Any:
+        if isinstance(op, GetOp):
+            return None if result is None else self.item(result)
+        if isinstance(op, PutOp):
+            return None
+        if isinstance(op, SearchOp):
+            return [self.search_item(doc) for doc in result]
+        if isinstance(op, ListNamespacesOp):
+            return [self.outer(tuple(ns)) for ns in result]
+        raise TypeError(f"unknown store op {type(op).__name__}")
+
+    def item(self, doc: Document) -> LangGraphItem:
+        return LangGraphItem(
+            value=doc.value,
+            key=doc.key,
+            namespace=self.outer(doc.namespace),
+            created_at=_datetime(doc.created_at),
+            updated_at=_datetime(doc.updated_at),
+        )
+
+    def search_item(self, doc: Document) -> SearchItem:
+        return SearchItem(
+            self.outer(doc.namespace),
+            doc.key,
+            doc.value,
+            _datetime(doc.created_at),
+            _datetime(doc.updated_at),
+            score=doc.score,
+        )
+
+
+def _datetime(epoch_seconds: float) -> datetime:
+    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc)
