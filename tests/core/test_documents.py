@@ -233,6 +233,16 @@ def test_gate_refuses_secrets_in_text_but_not_bytes(memory: Memory) -> None:
     masked.put(("chat",), "m1", {"content": f"my card is {CARD}"})
     stored = docs.get(("chat",), "m1")
     assert stored is not None and CARD not in str(stored.value) and "[REDACTED:" in stored.value["content"]
+    with pytest.raises(SensitiveDataError):  # a field name gives a value its meaning
+        docs.put(("chat",), "m4", {"db": {"password": "Tr0ub4dor&3xyzzy"}})
+    with pytest.raises(SensitiveDataError):  # a number is text too
+        docs.put(("chat",), "m5", {"n": int(CARD.replace(" ", ""))})
+    with pytest.raises(SensitiveDataError):  # a key cannot be masked and still name the document
+        masked_store = user.documents(redact=True)
+        masked_store.put(("chat",), f"k {SECRET}", 1)
+    masked_store.put(("chat",), "m4", {"db": {"password": "Tr0ub4dor&3xyzzy"}, "ok": "kept"})
+    m4 = docs.get(("chat",), "m4")
+    assert m4 is not None and "Tr0ub4dor" not in str(m4.value) and m4.value["ok"] == "kept"
     user.documents(gate="off").put(("raw",), "k", {"content": f"card {CARD}"})
     assert docs.get(("raw",), "k").value == {"content": f"card {CARD}"}  # type: ignore[union-attr]
     with pytest.raises(InvalidInputError):

@@ -40,9 +40,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Union
 
-from memtend.errors import DocumentTooLargeError, InvalidInputError, MemtendError, ReservedNamespaceError
+from memtend.errors import (
+    DocumentTooLargeError,
+    InvalidInputError,
+    MemtendError,
+    ReservedNamespaceError,
+    SensitiveDataError,
+)
 from memtend.policies import gate as write_gate
-from memtend.records import MAX_KEY_CHARS, Source, check_encodable, check_time, now
+from memtend.records import MAX_KEY_CHARS, check_encodable, check_time, now
 from memtend.storage import DocRow, DocumentRows, doc_id
 
 if TYPE_CHECKING:
@@ -202,29 +208,66 @@ def _check_json(value: Any, depth: int = 0) -> None:
 
 
 # --------------------------------------------------------------------------------------------- the gate
-def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> tuple[Any, str]:
+def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> Any:
     """The one place that decides what of a document passes the write gate (see the module docstring).
 
-    Returns the value and key to store: unchanged, or with sensitive values masked when ``redact``. Raises
-    :class:`SensitiveDataError` (naming kinds, never values) otherwise."""
+    The key and the value are read as one text (``name: value`` lines, so a detector sees a value beside its
+    field name, as in ``password: ...``). Returns the value to store: unchanged, or with sensitive values masked
+    when ``redact``. Raises :class:`SensitiveDataError` (naming kinds, never values) otherwise, and always when
+    the key itself holds sensitive data (a key cannot be masked and still name the document)."""
     if mode == "off" or isinstance(value, bytes | bytearray | memoryview):
-        return value, key
-    return _gate_json(value, redact), _gate_text(key, redact)
+        return value
+    findings = write_gate.find_sensitive("\n".join([key, *_lines(value, "")]))
+    if not findings:
+        return value
+    key_findings = write_gate.find_sensitive(key)
+    if not redact or key_findings:
+        raise SensitiveDataError([f.kind for f in (key_findings or findings)])
+    masked = _masked(value)
+    left = write_gate.find_sensitive("\n".join([key, *_lines(masked, "")]))
+    if left:
+        raise SensitiveDataError([f.kind for f in left])
+    return masked
 
 
-def _gate_text(text: str, redact: bool) -> str:
-    if not text:
-        return text
-    return write_gate.check_write(text, Source.USER, redact=redact).text
-
-
-def _gate_json(value: Any, redact: bool) -> Any:
-    if isinstance(value, str):
-        return _gate_text(value, redact)
+def _lines(value: Any, name: str) -> list[str]:
+    """The text the gate reads for a JSON value: scalars as ``name: value`` lines, containers walked."""
     if isinstance(value, dict):
-        return {_gate_text(k, redact): _gate_json(v, redact) for k, v in value.items()}
+        out = []
+        for k, v in value.items():
+            out.extend(_lines(v, k) if isinstance(v, dict | list | tuple) else [_line(k, v)])
+        return out
     if isinstance(value, list | tuple):
-        return [_gate_json(v, redact) for v in value]
+        return [line for v in value for line in _lines(v, name)]
+    return [_line(name, value)]
+
+
+def _line(name: str, value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return f"{name}: {text}" if name else text
+
+
+def _masked(value: Any) -> Any:
+    """The value with sensitive values masked (``[REDACTED:<kind>]``), each read beside its field name."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            name = write_gate.redact(k)
+            if isinstance(v, dict | list | tuple):
+                out[name] = _masked(v)
+            elif isinstance(v, str) or write_gate.find_sensitive(_line(k, v)):
+                text = v if isinstance(v, str) else json.dumps(v)
+                line, head = write_gate.redact(f"{name}: {text}"), f"{name}: "
+                out[name] = line[len(head) :] if line.startswith(head) else write_gate.redact(text)
+            else:
+                out[name] = v
+        return out
+    if isinstance(value, list | tuple):
+        return [_masked(v) for v in value]
+    if isinstance(value, str):
+        return write_gate.redact(value)
+    if value is not None and not isinstance(value, bool) and write_gate.find_sensitive(json.dumps(value)):
+        return write_gate.redact(json.dumps(value))
     return value
 
 
@@ -666,11 +709,11 @@ class DocumentStore:
             raise InvalidInputError(f"index must be a list of JSON paths, False or None, got {type(op.index).__name__}")
         if not isinstance(op.value, bytes | bytearray | memoryview):
             _check_json(op.value)  # before the gate reads it
-        value, gated_key = gated_value(op.value, key, self.gate, redact=self.redact)
-        if gated_key != key:
-            raise InvalidInputError("a document key holds sensitive data; use a key without it")
+        value = gated_value(op.value, key, self.gate, redact=self.redact)
         kind, text = encode_value(value)
-        fields: dict[str, Any] = {"key": key, "created_at": t, "updated_at": t, "type": kind}
+        fields: dict[str, Any] = {"key": key, "created_at": t, "updated_at": t}
+        if kind != "json":
+            fields["type"] = kind
         if ttl is not None:
             fields["exp"] = t + ttl
             fields["ttl"] = ttl

@@ -500,7 +500,8 @@ def _kv_items(got: Any) -> list[KVItem]:
 # - chunk rows (the rest of a text longer than ``CHUNK_CHARS``): ``user_id``, ``of`` (the document row's id);
 # - namespace rows, one per (user, space, namespace) holding documents: ``user_id``, ``depth``, ``count``,
 #   ``m<d>`` (the scope codes) and ``o<d>`` (the same without the user, for ``Memory.document_owners``);
-# - tombstones (``dead``): what one atomic upsert leaves of rows it removes; deleted right after, and by a sweep.
+# - tombstones (``dead``, every other field but ``user_id`` cleared): what one atomic upsert leaves of rows it
+#   removes; deleted right after (``where dead``), and by erasure.
 # Chroma returns ``get`` results in the order rows were first added (an upsert keeps a row's place; a delete and
 # add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
 
@@ -665,19 +666,21 @@ class DocumentRows:
             for row in puts:
                 old = stored.get(row.id)
                 meta = _row_metadata(user_id, row)
-                for name in old.fields if old is not None else ():
-                    meta.setdefault(name, None)
-                meta["dead"] = None
                 text = row.text or ""
                 pieces = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
-                meta["parts"] = len(pieces) if len(pieces) > 1 else None
+                if len(pieces) > 1:
+                    meta["parts"] = len(pieces)
+                # Chroma merges metadata: what the old row had and the new one lacks is cleared. (A None for a key
+                # the row never had costs as much as a stored value, so only those keys are sent.)
+                for name in old.fields if old is not None else ():
+                    meta.setdefault(name, None)
                 ids.append(row.id)
                 texts.append(pieces[0])
                 metas.append(meta)
                 for n, piece in enumerate(pieces[1:], 1):
                     ids.append(f"{row.id}#{n}")
                     texts.append(piece)
-                    metas.append({"user_id": user_id, "of": row.id, "dead": None})
+                    metas.append({"user_id": user_id, "of": row.id})
                 old_parts = int(old.fields.get("parts") or 1) if old is not None else 1
                 for n in range(len(pieces), old_parts):
                     doomed[f"{row.id}#{n}"] = {"of": None}
@@ -731,7 +734,7 @@ class DocumentRows:
                 if mid in have:
                     dead[mid] = dict.fromkeys(have[mid])
                 continue
-            meta: dict[str, Any] = {"user_id": user_id, "depth": len(namespace), "count": count, "dead": None}
+            meta: dict[str, Any] = {"user_id": user_id, "depth": len(namespace), "count": count}
             for d in range(len(namespace) + 1):
                 meta[f"m{d}"] = scope_code(user_id, space, namespace[:d])
                 meta[f"o{d}"] = _owner_code(space, namespace[:d])
@@ -763,10 +766,6 @@ class DocumentRows:
                     rows.append(row)
         return rows
 
-    @guarded
-    def tombstones(self) -> list[str]:
-        return list(self.collection.get(where={"dead": {"$eq": True}}, include=[])["ids"])
-
     def remove(self, rows: Sequence[DocRow], at: float | None = None) -> int:
         """Delete rows (grouped per user) and move their namespace counts; with ``at``, only rows still expired
         then (a row refreshed meanwhile stays). Returns how many went."""
@@ -797,18 +796,22 @@ class DocumentRows:
 
 def _row_metadata(user_id: str, row: DocRow) -> dict[str, Any]:
     meta: dict[str, Any] = {"user_id": user_id, "depth": len(row.namespace)}
-    field = "t" if row.fields.get("exp") is not None else "p"
-    for d in range(len(row.namespace) + 1):
-        meta[f"{field}{d}"] = scope_code(user_id, row.space, row.namespace[:d])
+    meta.update(_scope_fields(user_id, row.space, row.namespace, row.fields.get("exp") is not None))
     meta.update((k, v) for k, v in row.fields.items() if v is not None)
     return meta
+
+
+@functools.lru_cache(maxsize=4096)
+def _scope_fields(user_id: str, space: str, namespace: tuple[str, ...], expiring: bool) -> dict[str, str]:
+    field = "t" if expiring else "p"
+    return {f"{field}{d}": scope_code(user_id, space, namespace[:d]) for d in range(len(namespace) + 1)}
 
 
 def _doc_row(row_id: str, meta: Any, text: str | None, user_id: str) -> DocRow | None:
     """A document row of ``user_id`` from Chroma's answer, or None (another user's row, a chunk, a namespace
     row, a tombstone)."""
     meta = dict(meta or {})
-    if meta.get("user_id") != user_id or "key" not in meta or meta.get("dead"):
+    if meta.get("user_id") != user_id or "key" not in meta:  # a tombstone has no key (its "dead" mark may stay)
         return None
     depth = int(meta["depth"])
     code = meta.get(f"p{depth}", meta.get(f"t{depth}"))
