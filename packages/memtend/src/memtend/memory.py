@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import builtins
 import contextlib
 import os
 import threading
@@ -742,10 +743,10 @@ class UserMemory:
         records, _ = self._storage.get_records(self.user_id, kinds=kind_list, statuses=statuses)
         return sorted(records, key=lambda r: (r.created_at, r.id))
 
-    def history(self, record_id: str | None = None) -> list[dict[str, Any]]:
+    def history(self, record_id: str | None = None) -> builtins.list[dict[str, Any]]:
         return [e.to_dict() for e in self._storage.get_history(self.user_id, record_id=record_id)]
 
-    def pending(self) -> list[Record]:
+    def pending(self) -> builtins.list[Record]:  # `list` is a method here
         """Records from untrusted sources waiting for review."""
         return self.list(status=Status.PENDING_REVIEW)
 

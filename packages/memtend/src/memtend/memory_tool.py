@@ -103,7 +103,7 @@ class MemoryTool:
         self.source = Source.parse(source)
         self.name = name
         self.definition = tool_definition(name=name, with_seen=ledger is not None)
-        self.ops = tuple(self.definition["input_schema"]["properties"]["op"]["enum"])
+        self.ops: tuple[str, ...] = tuple(self.definition["input_schema"]["properties"]["op"]["enum"])
 
     def anthropic(self) -> dict[str, Any]:
         return anthropic_format(self.definition)

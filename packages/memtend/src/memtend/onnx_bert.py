@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -55,7 +56,7 @@ class _Graph:
         self.constants[name] = value
         return name
 
-    def op(self, op_type: str, *inputs: str, **attrs: object) -> str:
+    def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
         self._count += 1
         out = f"{op_type.lower()}_{self._count}"
         self.nodes.append(helper.make_node(op_type, list(inputs), [out], name=out, **attrs))

@@ -11,6 +11,7 @@ The side-effect ledger of a session is :class:`memtend.ledger.Ledger`.
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -193,7 +194,7 @@ class SessionState(SessionScoped):
             "unflushed": unflushed,
         }
 
-    def log(self) -> list[CallRecord]:
+    def log(self) -> builtins.list[CallRecord]:  # `list` is a method here
         """The calls made on this session in this process, oldest first (the newest ``LOG_SIZE``)."""
         tally = self._tally()
         with tally.lock:

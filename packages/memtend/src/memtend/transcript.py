@@ -268,7 +268,7 @@ def to_openai(messages: Iterable[Message]) -> list[dict[str, Any]]:
         if message.role == "tool":
             out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content})
             continue
-        role = message.role
+        role: str = message.role
         if role == "system" and message.metadata.get("openai_role") == "developer":
             role = "developer"
         item: dict[str, Any] = {"role": role, "content": message.content}
@@ -351,8 +351,10 @@ def _openai_call(raw: Any, where: str) -> ToolCall:
             raise _fail(f"{where}.function.arguments", f"not valid JSON ({exc})") from None
     if not isinstance(arguments, Mapping):
         raise _fail(f"{where}.function.arguments", "must be a JSON object")
+    call_id: Any = raw.get("id")  # ToolCall checks the types
+    name: Any = function.get("name")
     try:
-        return ToolCall(id=raw.get("id"), name=function.get("name"), arguments=arguments)
+        return ToolCall(id=call_id, name=name, arguments=dict(arguments))
     except InvalidInputError as exc:
         raise _fail(where, str(exc)) from None
 

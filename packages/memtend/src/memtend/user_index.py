@@ -304,8 +304,8 @@ class UserIndex:
 
     def _top(self, scores: np.ndarray, k: int, eligible: int, subject: set[str]) -> list[tuple[str, float]]:
         pool = min(max(k, self.config.conflict_pool), eligible)
-        top = np.argpartition(-scores, pool - 1)[:pool] if pool < len(scores) else np.arange(len(scores))
-        top = [int(i) for i in top if np.isfinite(scores[i])]
+        picked = np.argpartition(-scores, pool - 1)[:pool] if pool < len(scores) else np.arange(len(scores))
+        top = [int(i) for i in picked if np.isfinite(scores[i])]
         top.sort(key=lambda i: (-scores[i], self._id(i)))
         if len(top) > 1 and self.config.conflict_pool > 1:
             vectors = self._emb[top]

@@ -206,7 +206,8 @@ def token_hits(text: str, lower: str) -> Iterator[Hit]:
             if start < 0 or start == end or start < covered:
                 continue
             if rule.extend is not None:
-                end = rule.extend.match(text, end).end()
+                extended = rule.extend.match(text, end)  # a `[...]*` pattern: always matches
+                end = extended.end() if extended is not None else end
                 covered = end  # even if invalid: the rest of this token must not be re-extended (quadratic)
             if rule.validate is not None and not rule.validate(text[start:end]):
                 continue

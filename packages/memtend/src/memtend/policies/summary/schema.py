@@ -191,7 +191,15 @@ class StructuredSummary:
         effects = _side_effects(obj.get("side_effects", []), problems)
         if problems:
             raise SummaryValidationError(problems)
-        return cls(goal=goal.strip(), side_effects=effects, **lists)
+        return cls(
+            goal=goal.strip(),
+            plan=lists["plan"],
+            facts=lists["facts"],
+            side_effects=effects,
+            constraints=lists["constraints"],
+            open_questions=lists["open_questions"],
+            files=lists["files"],
+        )
 
 
 def _json_object(text: str) -> Any:
