@@ -381,12 +381,14 @@ class _Clause:
         both_numbers = _is_number(field) and _is_number(self.operand)
         if not (both_numbers or (isinstance(field, str) and isinstance(self.operand, str))):
             return False
-        return {
-            "$gt": field > self.operand,
-            "$gte": field >= self.operand,
-            "$lt": field < self.operand,
-            "$lte": field <= self.operand,
-        }[self.op]
+        return bool(
+            {
+                "$gt": field > self.operand,
+                "$gte": field >= self.operand,
+                "$lt": field < self.operand,
+                "$lte": field <= self.operand,
+            }[self.op]
+        )
 
 
 def _is_number(v: Any) -> bool:
@@ -917,6 +919,6 @@ def _labels_match(labels: Namespace, pattern: Namespace) -> bool:
 def _as_list(items: object, what: str) -> list[Any]:
     if isinstance(items, str | bytes) or not isinstance(items, Sequence | set | frozenset):
         if hasattr(items, "__iter__") and not isinstance(items, str | bytes | Mapping):
-            return list(items)  # type: ignore[call-overload]
+            return list(items)
         raise InvalidInputError(f"{what} must be a sequence, got {type(items).__name__}")
     return list(items)
