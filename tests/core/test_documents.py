@@ -344,3 +344,52 @@ def test_async_twins_and_sync_calls_inside_a_loop(ephemeral_memory: Memory) -> N
     ]
     for name in twins:
         assert asyncio.iscoroutinefunction(getattr(type(docs), "a" + name)), name
+
+
+# ------------------------------------------------------------------------------------------ vector search
+def test_texts_at_paths() -> None:
+    from memtend.documents import check_index, texts_at
+
+    value = {"a": {"b": "deep"}, "arr": [{"x": "one"}, {"x": "two"}], "n": 3, "tags": ["t1", "t2"]}
+    assert texts_at(value, ["a.b"]) == ["deep"]
+    assert texts_at(value, ["arr[*].x"]) == ["one", "two"]
+    assert texts_at(value, ["tags[0]", "tags[-1]", "n", "missing", "arr[5].x"]) == ["t1", "t2", "3"]
+    assert texts_at("plain", ["$"]) == ["plain"]
+    assert texts_at({"k": "v"}, ["$"]) == ['{"k": "v"}']
+    assert check_index(True) == ["$"] and check_index(None) == [] and check_index(False) == []
+    for bad in (["a[x]"], ["a[0"], [""], "a.b", [1]):
+        with pytest.raises(InvalidInputError):
+            check_index(bad)
+
+
+def test_search_by_query_ranks_indexed_fields(memory: Memory) -> None:
+    docs = memory.user("alice").documents()
+    notes = {
+        "pets": "My dog loves running in the park every morning",
+        "food": "I cook pasta with tomato sauce on Sundays",
+        "work": "The quarterly report is due to finance next week",
+        "car": "The car needs new tyres before winter",
+    }
+    for k, text in notes.items():
+        docs.put(("notes",), k, {"text": text, "kind": "note" if k != "car" else "chore"}, index=["text"])
+    docs.put(("notes",), "plain", {"text": "a dog and a park", "kind": "note"})  # not indexed
+    docs.put(("other",), "dogs", {"text": "Dogs and parks"}, index=["text"])
+    memory.user("bob").documents().put(("notes",), "b", {"text": "my dog in the park"}, index=["text"])
+
+    found = docs.search(("notes",), query="puppy playing outside", limit=10)
+    assert found[0].key == "pets" and found[0].score is not None
+    assert [d.key for d in found if d.score is None] == ["plain"]  # unindexed matches follow
+    scored = [d.score for d in found if d.score is not None]
+    assert len(found) == 5 and scored == sorted(scored, reverse=True)
+    assert keys(docs.search(("notes",), query="money and accounting", limit=1)) == ["work"]
+    assert keys(docs.search(("notes",), query="money and accounting", limit=2, offset=1))[0] != "work"
+    assert "car" not in keys(docs.search(("notes",), query="vehicle maintenance", filter={"kind": "note"}))
+    assert keys(docs.search(("notes",), query="vehicle maintenance", filter={"kind": "chore"})) == ["car"]
+    assert keys(docs.search((), query="dogs in parks", limit=2)) == ["pets", "dogs"] or keys(
+        docs.search((), query="dogs in parks", limit=2)
+    ) == ["dogs", "pets"]
+    docs.put(("notes",), "pets", {"text": "My dog loves running in the park"}, index=False)  # no longer embedded
+    assert docs.search(("notes",), query="puppy playing outside", limit=10)[0].key != "pets"
+    docs.delete(("notes",), "work")
+    assert "work" not in keys(docs.search(("notes",), query="money and accounting", limit=10))
+    assert memory.user("bob").documents().search(("notes",), query="dog")[0].key == "b"

@@ -69,7 +69,7 @@ def test_erasure_leaves_nothing(memory: Memory) -> None:
     before_bob = memory.storage.count_user("bob")
     receipt = memory.erase_user("alice")
     assert receipt.counts["memories"] >= 11 and receipt.counts["history"] > 0 and receipt.counts["kv"] == 1
-    assert memory.storage.count_user("alice") == {"memories": 0, "history": 0, "kv": 0, "documents": 0}
+    assert set(memory.storage.count_user("alice").values()) == {0}
     for name, col in memory.storage.collections().items():
         everything = col.get(include=["documents", "metadatas"])
         assert all(m["user_id"] != "alice" for m in everything["metadatas"] or []), name

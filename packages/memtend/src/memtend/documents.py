@@ -37,8 +37,10 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Union
+
+import numpy as np
 
 from memtend.errors import (
     DocumentTooLargeError,
@@ -348,6 +350,73 @@ def _digest(text: str) -> str:
     return "\x00sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# --------------------------------------------------------------------------------------------- indexed text
+def check_index(index: object) -> list[str]:
+    """The JSON paths to embed: None or False -> none, True -> the whole value, a list -> those paths."""
+    if index is None or index is False:
+        return []
+    if index is True:
+        return ["$"]
+    if not isinstance(index, list) or not all(isinstance(p, str) and p for p in index):
+        raise InvalidInputError(f"index must be a list of JSON paths, False or None, got {index!r:.60}")
+    for path in index:
+        _path_tokens(path)
+    return list(dict.fromkeys(index))
+
+
+def _path_tokens(path: str) -> list[str | int]:
+    """``"a.b[0].c"``, ``"arr[*].x"``, ``"arr[-1]"`` -> ``["a", "b", 0, "c"]`` (``"*"`` for every item)."""
+    if path == "$":
+        return []
+    tokens: list[str | int] = []
+    for part in path.removeprefix("$.").split("."):
+        name, _, rest = part.partition("[")
+        if name:
+            tokens.append(name)
+        while rest:
+            inner, sep, rest = rest.partition("]")
+            if not sep:
+                raise InvalidInputError(f"index path {path!r:.60} has an unclosed '['")
+            rest = rest.removeprefix("[")
+            if inner == "*":
+                tokens.append("*")
+            else:
+                try:
+                    tokens.append(int(inner))
+                except ValueError:
+                    raise InvalidInputError(f"index path {path!r:.60}: [{inner}] is not an index or *") from None
+        if not name and not tokens:
+            raise InvalidInputError(f"index path {path!r:.60} has an empty part")
+    return tokens
+
+
+def texts_at(value: Any, paths: list[str]) -> list[str]:
+    """The texts to embed: what each path reaches in the value (strings as they are, the rest as JSON)."""
+    out: list[str] = []
+    for path in paths:
+        found = [value]
+        for token in _path_tokens(path):
+            nxt: list[Any] = []
+            for v in found:
+                if token == "*" and isinstance(v, list):
+                    nxt.extend(v)
+                elif _reaches(v, token):
+                    nxt.append(v[token])
+            found = nxt
+        for v in found:
+            if v is not None:
+                text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+                if text.strip():
+                    out.append(text)
+    return list(dict.fromkeys(out))
+
+
+def _reaches(v: Any, token: str | int) -> bool:
+    if isinstance(token, int):
+        return isinstance(v, list) and -len(v) <= token < len(v)
+    return token != "*" and isinstance(v, dict) and token in v
+
+
 # --------------------------------------------------------------------------------------------- filters
 @dataclass(frozen=True)
 class _Clause:
@@ -525,9 +594,14 @@ class DocumentStore:
         limit, offset = check_page(limit, offset)
         if order not in ("insertion", "key", "updated"):
             raise InvalidInputError(f"order must be 'insertion', 'key' or 'updated', got {order!r:.40}")
-        if query is not None:
-            raise NotImplementedError("search(query=...) is not implemented yet")
         t = now()
+        if query is not None:
+            if not isinstance(query, str):
+                raise InvalidInputError(f"query must be a str, got {type(query).__name__}")
+            rows, scores = self._ranked(prefix, clauses, query, t, limit, offset)
+            if refresh_ttl:
+                rows = list(self._refresh({r.id: r for r in rows}, t).values())
+            return [replace(self._document(r), score=scores.get(r.id)) for r in rows]
         pushed = [c.pushable() for c in clauses]
         exact = all(p is not None for p in pushed) and not (
             clauses and self._rows.any_with(self.user_id, self._space, prefix, _PARTIAL)
@@ -542,6 +616,43 @@ class DocumentStore:
         if refresh_ttl:
             live = self._refresh(live, t)
         return [self._document(r) for r in live.values()]
+
+    def _ranked(
+        self, prefix: Namespace, clauses: list[_Clause], query: str, t: float, limit: int, offset: int
+    ) -> tuple[list[DocRow], dict[str, float]]:
+        """A page of documents ranked by similarity of their indexed texts to ``query`` (best text per document),
+        then the unindexed matches in insertion order (score None)."""
+        need = limit + offset
+        q = self._memory.embed([query])[0]
+        scores: dict[str, float] = {}
+        ranked: list[DocRow] = []
+        n = max(need * 2, 10)
+        while True:
+            hits = self._rows.nearest(self.user_id, self._space, prefix, q, n)
+            rows = self._rows.read(self.user_id, list(dict.fromkeys(d for d, _, _ in hits)))
+            best: dict[str, float] = {}
+            for doc, num, score in hits:  # a vector past a document's ``vecs`` is a leftover of an older value
+                row = rows.get(doc)
+                if row is not None and num < int(row.fields.get("vecs") or 0) and score > best.get(doc, -2.0):
+                    best[doc] = score
+            ranked = [
+                rows[d]
+                for d in best
+                if (rows[d].expires_at is None or rows[d].expires_at > t)
+                and (not clauses or _row_matches(rows[d], clauses))
+            ]
+            scores = {r.id: best[r.id] for r in ranked}
+            if len(ranked) >= need or len(hits) < n:
+                break
+            n *= 4
+        ranked.sort(key=lambda r: -scores[r.id])
+        if len(ranked) < need:  # every scored match is in: the unscored ones follow
+            pushed = [c.pushable() for c in clauses]
+            exact = all(p is not None for p in pushed)
+            rest = self._rows.find(self.user_id, self._space, prefix, [p for p in pushed if p] if exact else [], at=t)
+            seen = {r.id for r in ranked}
+            ranked += [r for r in rest if r.id not in seen and not r.fields.get("vecs") and _row_matches(r, clauses)]
+        return ranked[offset : offset + limit], scores
 
     def _select(
         self,
@@ -673,16 +784,19 @@ class DocumentStore:
         one Chroma write. Later ops on the same (namespace, key) win."""
         t = now()
         planned: dict[str, tuple[int, PutDocument | DeleteDocument, DocRow | None]] = {}
-        order: list[str] = []
+        to_embed: dict[str, list[str]] = {}
         for n, op in enumerate(ops):
             ns = check_namespace(op.namespace)
             key = check_label(op.key, "key")
             row = None
-            if isinstance(op, PutDocument):
-                row = self._planned_row(ns, key, op, t)
             i = self._id(ns, key)
+            to_embed.pop(i, None)
+            if isinstance(op, PutDocument):
+                row, texts = self._planned_row(ns, key, op, t)
+                if texts:
+                    to_embed[i] = texts
             planned[i] = (n, op, row)
-            order.append(i)
+        vectors = self._embed(to_embed)
         with self._rows.lock:
             stored = self._rows.read(self.user_id, list(planned), text=False)
             written = [False] * len(ops)
@@ -702,13 +816,27 @@ class DocumentStore:
                 puts.append(row)
                 written[n] = True
             if puts or deletes:
-                self._rows.write(self.user_id, puts, deletes, stored)
+                written_ids = {r.id for r in puts}
+                self._rows.write(
+                    self.user_id, puts, deletes, stored, {i: v for i, v in vectors.items() if i in written_ids}
+                )
         return written
 
-    def _planned_row(self, ns: Namespace, key: str, op: PutDocument, t: float) -> DocRow:
+    def _embed(self, texts: dict[str, list[str]]) -> dict[str, np.ndarray]:
+        """Embed every text of a write in one call of the core's model; vectors per document id."""
+        flat = [t for ts in texts.values() for t in ts]
+        if not flat:
+            return {}
+        vectors = self._memory.embed(flat)
+        out, start = {}, 0
+        for i, ts in texts.items():
+            out[i] = vectors[start : start + len(ts)]
+            start += len(ts)
+        return out
+
+    def _planned_row(self, ns: Namespace, key: str, op: PutDocument, t: float) -> tuple[DocRow, list[str]]:
         ttl = check_ttl(op.ttl)
-        if op.index is not None and not isinstance(op.index, bool | list):
-            raise InvalidInputError(f"index must be a list of JSON paths, False or None, got {type(op.index).__name__}")
+        paths = check_index(op.index)
         if not isinstance(op.value, bytes | bytearray | memoryview):
             _check_json(op.value)  # before the gate reads it
         value = gated_value(op.value, key, self.gate, redact=self.redact)
@@ -719,9 +847,13 @@ class DocumentStore:
         if ttl is not None:
             fields["exp"] = t + ttl
             fields["ttl"] = ttl
+        texts: list[str] = []
         if kind == "json":
             fields.update(filter_fields(value))
-        return DocRow(self._id(ns, key), self._space, ns, text, fields)
+            texts = texts_at(value, paths)
+        if texts:
+            fields["vecs"] = len(texts)
+        return DocRow(self._id(ns, key), self._space, ns, text, fields), texts
 
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Sequence[DocumentOp]) -> list[Any]:

@@ -8,7 +8,8 @@ Three collections hold everything memtend keeps about users:
   stamped with the time it was written;
 - ``<prefix>_kv``: a user-scoped keyed store (namespace, key) -> JSON value, for working memory and for
   what adapters keep that is not a memory (checkpoints, chat messages, store items);
-- ``<prefix>_documents``: the document store (:mod:`memtend.documents`), rows written by :class:`DocumentRows`.
+- ``<prefix>_documents``: the document store (:mod:`memtend.documents`), rows written by :class:`DocumentRows`;
+- ``<prefix>_document_vectors``: embeddings of the indexed fields of documents, for ``search(query=...)``.
 
 Every read, write and delete takes a ``user_id`` and carries a ``user_id`` clause, so no caller can reach
 another user's rows by accident.
@@ -166,7 +167,13 @@ class Storage:
         )
         self.history: Collection = self._collection(f"{prefix}_history", None, hnsw)
         self.kv: Collection = self._collection(f"{prefix}_kv", None, hnsw)
-        self.documents = DocumentRows(self._collection(f"{prefix}_documents", None, hnsw))
+        # Document vectors (for ``search(query=...)``) are searched through Chroma's graph: it is built well.
+        self.documents = DocumentRows(
+            self._collection(f"{prefix}_documents", None, hnsw),
+            self._collection(
+                f"{prefix}_document_vectors", None, {"hnsw": {"space": "cosine", "sync_threshold": sync_threshold}}
+            ),
+        )
 
     @guarded
     def _collection(self, name: str, embedding_function: Any, configuration: dict[str, Any]) -> Collection:
@@ -180,6 +187,7 @@ class Storage:
             "history": self.history,
             "kv": self.kv,
             "documents": self.documents.collection,
+            "document_vectors": self.documents.vectors,
         }
 
     # ---------------------------------------------------------------- memory records
@@ -502,6 +510,8 @@ def _kv_items(got: Any) -> list[KVItem]:
 #   ``m<d>`` (the scope codes) and ``o<d>`` (the same without the user, for ``Memory.document_owners``);
 # - tombstones (``dead``, every other field but ``user_id`` cleared): what one atomic upsert leaves of rows it
 #   removes; deleted right after (``where dead``), and by erasure.
+# - vector rows (``<prefix>_document_vectors``): ``<doc id>~<n>`` for the n-th indexed text of a document, with
+#   ``user_id``, ``of`` and the ``p<d>`` scope codes; a document row's ``vecs`` says how many are current.
 # Chroma returns ``get`` results in the order rows were first added (an upsert keeps a row's place; a delete and
 # add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
 
@@ -544,8 +554,9 @@ class DocRow:
 class DocumentRows:
     """Reads and writes of document rows; every call is scoped to one user (or, for admin calls, says so)."""
 
-    def __init__(self, collection: Collection) -> None:
+    def __init__(self, collection: Collection, vectors: Collection) -> None:
         self.collection = collection
+        self.vectors = vectors
         self.lock = threading.RLock()  # a read-modify-write of one process is not interleaved with another's
         try:
             self.max_batch = min(int(collection._client.get_max_batch_size()), 5_000)
@@ -651,13 +662,16 @@ class DocumentRows:
         puts: Sequence[DocRow],
         deletes: Sequence[DocRow],
         stored: dict[str, DocRow],
+        vectors: dict[str, np.ndarray] | None = None,
     ) -> None:
         """Apply puts (rows to upsert) and deletes (stored rows to remove) as one Chroma upsert when possible.
 
         ``stored`` holds the current rows of every id written (from ``read``): their metadata keys are cleared
         (Chroma merges metadata), their chunks past the new end removed, namespace counts moved by the change.
         """
+        vectors = vectors or {}
         with self.lock:
+            stale_vectors = self._write_vectors(user_id, puts, deletes, stored, vectors)
             ids: list[str] = []
             texts: list[str] = []
             metas: list[dict[str, Any]] = []
@@ -699,6 +713,7 @@ class DocumentRows:
             doomed.update(dead_markers)
             if not ids:  # deletes only: one delete call
                 self._delete_ids(list(doomed))
+                self._drop_vectors(stale_vectors)
                 return
             for i, clear in doomed.items():  # tombstones in the same upsert, removed right after
                 ids.append(i)
@@ -713,8 +728,67 @@ class DocumentRows:
                     metadatas=metas[chunk],
                 )
             if doomed:
-                with contextlib.suppress(Exception):  # a tombstone left behind is invisible; a sweep removes it
+                with contextlib.suppress(Exception):  # a tombstone left behind is invisible; erasure removes it
                     self._delete_ids(list(doomed), where={"dead": {"$eq": True}})
+            self._drop_vectors(stale_vectors)
+
+    def _write_vectors(
+        self,
+        user_id: str,
+        puts: Sequence[DocRow],
+        deletes: Sequence[DocRow],
+        stored: dict[str, DocRow],
+        vectors: dict[str, np.ndarray],
+    ) -> list[str]:
+        """Upsert the vectors of the puts (before their documents, which count them in ``vecs``); return the ids
+        of vector rows no document counts any more."""
+        ids: list[str] = []
+        embeddings: list[Any] = []
+        metas: list[dict[str, Any]] = []
+        stale: list[str] = []
+        for row in puts:
+            vecs = vectors.get(row.id)
+            new = len(vecs) if vecs is not None else 0
+            for n in range(new):
+                ids.append(f"{row.id}~{n}")
+                embeddings.append(vecs[n])  # type: ignore[index]
+                metas.append(
+                    {"user_id": user_id, "of": row.id, **_scope_fields(user_id, row.space, row.namespace, False)}
+                )
+            old = stored.get(row.id)
+            stale.extend(f"{row.id}~{n}" for n in range(new, int(old.fields.get("vecs") or 0) if old else 0))
+        for row in deletes:
+            stale.extend(f"{row.id}~{n}" for n in range(int(row.fields.get("vecs") or 0)))
+        for start in range(0, len(ids), self.max_batch):
+            chunk = slice(start, start + self.max_batch)
+            self.vectors.upsert(ids=ids[chunk], embeddings=np.asarray(embeddings[chunk]), metadatas=metas[chunk])
+        return stale
+
+    def _drop_vectors(self, ids: list[str]) -> None:
+        """Remove vector rows no document counts (a leftover is never read: queries check ``vecs``)."""
+        with contextlib.suppress(Exception):
+            for start in range(0, len(ids), self.max_batch):
+                self.vectors.delete(ids=ids[start : start + self.max_batch])
+
+    @guarded
+    def nearest(
+        self, user_id: str, space: str, prefix: Sequence[str], query: np.ndarray, n: int
+    ) -> list[tuple[str, int, float]]:
+        """The ``n`` vectors under a prefix nearest to ``query``: (document id, vector number, cosine similarity),
+        best first."""
+        code = scope_code(user_id, space, prefix)
+        got = self.vectors.query(
+            query_embeddings=np.asarray([query]),
+            n_results=n,
+            where={f"p{len(prefix)}": {"$eq": code}},
+            include=["metadatas", "distances"],
+        )
+        out = []
+        for i, m, dist in zip(got["ids"][0], (got["metadatas"] or [[]])[0], (got["distances"] or [[]])[0], strict=True):
+            if (m or {}).get("user_id") == user_id:
+                doc, _, num = i.rpartition("~")
+                out.append((doc, int(num), 1.0 - float(dist)))
+        return out
 
     def _markers(
         self, user_id: str, counts: dict[tuple[str, tuple[str, ...]], int]
