@@ -29,7 +29,8 @@ def check_write(text: str, source: Source, *, redact: bool = False, policy: Gate
     Raises :class:`SensitiveDataError` (naming the kinds found, never the values) if the text holds a secret
     or sensitive value, unless ``redact=True``, in which case the values are masked as
     ``[REDACTED:<kind>]``. Text from ``Source.EXTERNAL`` is stored as ``PENDING_REVIEW``; other sources as
-    ``ACTIVE``. ``flagged`` is set for any source when the text reads like a prompt injection.
+    ``ACTIVE``. ``flagged`` is set for any source when the text reads like a prompt injection (by patterns; for
+    external text also by closeness in meaning to instructions aimed at an agent).
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
@@ -45,7 +46,8 @@ def check_write(text: str, source: Source, *, redact: bool = False, policy: Gate
     return GateDecision(
         text=stored,
         status=Status.PENDING_REVIEW if source is Source.EXTERNAL else Status.ACTIVE,
-        flagged=looks_like_injection(text),
+        # meaning is compared for external text only (one encoding); other sources get the patterns (microseconds)
+        flagged=looks_like_injection(text, semantic=source is Source.EXTERNAL),
         redacted_kinds=kinds,
     )
 

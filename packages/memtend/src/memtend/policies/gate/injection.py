@@ -2,6 +2,11 @@
 
 Ordinary instructions to a person ("to reset the router, hold the button") do not name the agent, its
 instructions, its prompt, its tools or its memory, and are not flagged.
+
+Two checks: patterns (English here, more English phrasings and German, French and Spanish in
+``injection_rules``), and, unless ``semantic=False``, closeness in meaning to a bank of instructions aimed at an
+agent (``injection_similarity``), which catches phrasings no pattern lists. Text that writes *about* attacks
+(an article quoting "ignore previous instructions") is read with its quotations left out.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import re
 import unicodedata
 
 from memtend.errors import InvalidInputError
+from memtend.policies.gate.injection_rules import LANGUAGE_RULES, MORE_ENGLISH_RULES
 
 __all__ = ["looks_like_injection"]
 
@@ -119,8 +125,24 @@ _INJECTION_RULES: list[tuple[str, str]] = [
     ("obey comply", r"\b(?:obey|comply\s+with)\s+(?:it|this|these|them|the\s+following|my|all)\b"),
 ]  # fmt: skip
 _INJECTION = [
-    (tuple(anchors.split()), re.compile(pattern, re.IGNORECASE | re.MULTILINE)) for anchors, pattern in _INJECTION_RULES
+    (tuple(anchors.split()), re.compile(pattern, re.IGNORECASE | re.MULTILINE))
+    for anchors, pattern in (*_INJECTION_RULES, *MORE_ENGLISH_RULES, *LANGUAGE_RULES)
 ]
+# Text about attacks, not an attack: its quotations are examples, and naming a jailbreak is not one.
+_ABOUT_ATTACKS = re.compile(
+    r"\b(?:prompt[\s-]injections?|jailbreaks?|jailbreaking|researchers?|attackers?|attacks?|article|paper|study"
+    r"|report|blog|demo|talk|owasp|vulnerabilit(?:y|ies)|exploit|meme|security|hijack\w*|phishing|forscher\w*"
+    r"|angreifer|angriff\w*|artikel|bericht|studie|chercheurs?|pirates?|attaques?|rapport|étude|investigador\w*"
+    r"|atacantes?|ataques?|artículo|estudio|informe|noticia)\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"'[^'\n]{3,300}'|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“\n]{3,300}“")
+_NAMING_ONLY = re.compile(  # what a pattern may match in such text without it being an attack
+    r"jailbreak(?:ed|ing|s)?|developer\s+mode|system\s+prompt|system-?prompt|(?:hidden|secret)\s+instructions"
+    r"|versteckten\s+anweisungen|instructions\s+(?:cachées|secrètes)|prompt\s+(?:du\s+)?système"
+    r"|instrucciones\s+(?:ocultas|secretas)",
+    re.IGNORECASE,
+)
 _INVISIBLE = dict.fromkeys(
     map(ord, "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b"
         "\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"),
@@ -135,13 +157,26 @@ def _normalise(text: str) -> str:
     return text
 
 
-def looks_like_injection(text: str) -> bool:
-    """True if ``text`` reads like an instruction to the AI agent (prompt injection), not to a person."""
+def looks_like_injection(text: str, *, semantic: bool = True) -> bool:
+    """True if ``text`` reads like an instruction to the AI agent (prompt injection), not to a person.
+
+    ``semantic=False`` runs the patterns only (microseconds); the default also compares the text's meaning
+    with instructions aimed at an agent (one encoding per sentence or so, with the model already loaded).
+    """
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
     text = _normalise(text)
+    about_attacks = _ABOUT_ATTACKS.search(text) is not None
+    if about_attacks:
+        text = _QUOTED.sub(" ", text)
     lower = text.lower()
     for anchors, pattern in _INJECTION:
-        if any(anchor in lower for anchor in anchors) and pattern.search(text) is not None:
-            return True
+        if any(anchor in lower for anchor in anchors):
+            match = pattern.search(text)
+            if match is not None and not (about_attacks and _NAMING_ONLY.fullmatch(match.group(0))):
+                return True
+    if semantic and text.strip():
+        from memtend.policies.gate.injection_similarity import reads_like_agent_instruction
+
+        return reads_like_agent_instruction(text)
     return False

@@ -1,0 +1,107 @@
+"""Injection flagging on text it was tuned on and on text it never saw.
+
+Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
+
+* ``../shared/data/gate/injection_dev.jsonl``: the project's development set (English);
+* ``tests/benchmarks/data/injection_tune.jsonl``: written for tuning the detector (English, German, French,
+  Spanish; addressing the agent, role-play, rule changes, tools and exfiltration, hidden notes; negatives are
+  ordinary web and document text and articles that quote attacks);
+* ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
+  kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
+  at the first two, and this one is measured after.
+
+Reports flag recall on injections and the false-flag rate on ordinary text, overall, per language and per
+kind, and the time per call.
+
+    uv run python tests/benchmarks/injection.py [--show-errors SPLIT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SPLITS: dict[str, Path] = {
+    "dev": HERE.parents[1] / ".." / "shared" / "data" / "gate" / "injection_dev.jsonl",
+    "tune": HERE / "data" / "injection_tune.jsonl",
+    "heldout": HERE / "data" / "injection_heldout.jsonl",
+}
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    for row in rows:
+        row.setdefault("lang", "en")
+        row.setdefault("kind", "?")
+    return rows
+
+
+def score(rows: list[dict[str, Any]], flag: Callable[[str], bool]) -> dict[str, Any]:
+    """Recall, false-flag rate, per language and kind, and the rows it got wrong."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # group -> [right, total]
+    tp = fn = fp = tn = 0
+    wrong: list[int] = []
+    started = time.perf_counter()
+    for i, row in enumerate(rows):
+        truth, said = bool(row["injection"]), flag(str(row["text"]))
+        tp, fn = tp + (truth and said), fn + (truth and not said)
+        fp, tn = fp + (not truth and said), tn + (not truth and not said)
+        if truth != said:
+            wrong.append(i)
+        for group in (f"lang {row['lang']}", f"{'pos' if truth else 'neg'} {row['kind']}"):
+            counts[group][0] += truth == said
+            counts[group][1] += 1
+    seconds = time.perf_counter() - started
+    return {
+        "recall": tp / (tp + fn) if tp + fn else float("nan"),
+        "false_flag_rate": fp / (fp + tn) if fp + tn else float("nan"),
+        "positives": tp + fn,
+        "negatives": fp + tn,
+        "groups": {group: (right, total) for group, (right, total) in sorted(counts.items())},
+        "wrong": wrong,
+        "ms_per_text": 1000 * seconds / max(1, len(rows)),
+    }
+
+
+def run(splits: tuple[str, ...] = ("dev", "tune", "heldout"), *, semantic: bool = True) -> dict[str, dict[str, Any]]:
+    """Scores per split; ``semantic=False`` measures the patterns alone."""
+    from memtend.policies.gate import looks_like_injection
+
+    def flag(text: str) -> bool:
+        return looks_like_injection(text, semantic=semantic)
+
+    flag("warm up: load the model and the bank")
+    return {name: score(load(SPLITS[name]), flag) for name in splits if SPLITS[name].is_file()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--show-errors", choices=("dev", "tune"), action="append", default=[])
+    parser.add_argument("--splits", default="dev,tune,heldout", help="comma-separated: dev, tune, heldout")
+    args = parser.parse_args(argv)
+    splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
+    for semantic in (False, True):
+        print("patterns + meaning (external text)" if semantic else "patterns only (every source)")
+        for name, result in run(splits, semantic=semantic).items():
+            label = {"dev": "shared dev", "tune": "tuning", "heldout": "HELD-APART (never tuned on)"}[name]
+            print(
+                f"  {label:<28} recall {result['recall']:.3f} ({result['positives']} injections)   false flags "
+                f"{result['false_flag_rate']:.3f} ({result['negatives']} ordinary)  {result['ms_per_text']:.1f} ms/text"
+            )
+            print("      " + "  ".join(f"{g} {r}/{t}" for g, (r, t) in result["groups"].items()))
+            if semantic and name in args.show_errors:
+                rows = load(SPLITS[name])
+                for i in result["wrong"]:
+                    print(f"      {'MISS' if rows[i]['injection'] else 'FALSE'} {rows[i]['text']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
