@@ -72,10 +72,11 @@ def score(rows: list[dict[str, Any]], flag: Callable[[str], bool]) -> dict[str, 
 
 def run(splits: tuple[str, ...] = ("dev", "tune", "heldout"), *, semantic: bool = True) -> dict[str, dict[str, Any]]:
     """Scores per split; ``semantic=False`` measures the patterns alone."""
+    from memtend.injection_meaning import reads_like_agent_instruction
     from memtend.policies.gate import looks_like_injection
 
     def flag(text: str) -> bool:
-        return looks_like_injection(text, semantic=semantic)
+        return looks_like_injection(text, meaning=reads_like_agent_instruction if semantic else None)
 
     flag("warm up: load the model and the bank")
     return {name: score(load(SPLITS[name]), flag) for name in splits if SPLITS[name].is_file()}

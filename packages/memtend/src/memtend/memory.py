@@ -25,6 +25,7 @@ import numpy as np
 
 from memtend import locking
 from memtend.errors import InvalidInputError, RecordNotFoundError
+from memtend.injection_meaning import reads_like_agent_instruction
 from memtend.keyed_store import KeyedStore
 from memtend.policies import compaction, forgetting, gate, precedence
 from memtend.policies.precedence import FactOutcome
@@ -522,7 +523,7 @@ class UserMemory:
         session = check_name(session, "session")
         if at is not None:
             at = check_time(at, "at")
-        decision = gate.check_write(text, source, redact=redact)
+        decision = gate.check_write(text, source, redact=redact, meaning=reads_like_agent_instruction)
         t = now()
         created = float(at) if at is not None else t
         return Record(

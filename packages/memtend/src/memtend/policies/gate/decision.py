@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from memtend.errors import InvalidInputError, SensitiveDataError, UntrustedContentError
 from memtend.policies.gate.injection import looks_like_injection
+from memtend.policies.gate.injection_similarity import Meaning
 from memtend.policies.gate.policy import GatePolicy
 from memtend.policies.gate.sensitive import find_sensitive, redact_all
 from memtend.records import Source, Status
@@ -23,14 +24,22 @@ class GateDecision:
     redacted_kinds: tuple[str, ...]  # kinds masked in ``text``, sorted; empty if nothing was masked
 
 
-def check_write(text: str, source: Source, *, redact: bool = False, policy: GatePolicy | None = None) -> GateDecision:
+def check_write(
+    text: str,
+    source: Source,
+    *,
+    redact: bool = False,
+    policy: GatePolicy | None = None,
+    meaning: Meaning | None = None,
+) -> GateDecision:
     """Decide how ``text`` from ``source`` may be stored.
 
     Raises :class:`SensitiveDataError` (naming the kinds found, never the values) if the text holds a secret
     or sensitive value, unless ``redact=True``, in which case the values are masked as
     ``[REDACTED:<kind>]``. Text from ``Source.EXTERNAL`` is stored as ``PENDING_REVIEW``; other sources as
-    ``ACTIVE``. ``flagged`` is set for any source when the text reads like a prompt injection (by patterns; for
-    external text also by closeness in meaning to instructions aimed at an agent).
+    ``ACTIVE``. ``flagged`` is set for any source when the text reads like a prompt injection: by patterns, and
+    for external text also by ``meaning`` when given (``memtend.injection_meaning.reads_like_agent_instruction``
+    compares it with instructions aimed at an agent).
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
@@ -46,8 +55,8 @@ def check_write(text: str, source: Source, *, redact: bool = False, policy: Gate
     return GateDecision(
         text=stored,
         status=Status.PENDING_REVIEW if source is Source.EXTERNAL else Status.ACTIVE,
-        # meaning is compared for external text only (one encoding); other sources get the patterns (microseconds)
-        flagged=looks_like_injection(text, semantic=source is Source.EXTERNAL),
+        # meaning is checked for external text only (an encoding); other sources get the patterns (microseconds)
+        flagged=looks_like_injection(text, meaning=meaning if source is Source.EXTERNAL else None),
         redacted_kinds=kinds,
     )
 

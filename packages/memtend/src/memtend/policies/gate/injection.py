@@ -4,8 +4,9 @@ Ordinary instructions to a person ("to reset the router, hold the button") do no
 instructions, its prompt, its tools or its memory, and are not flagged.
 
 Two checks: patterns (English here, more English phrasings and German, French and Spanish in
-``injection_rules``), and, unless ``semantic=False``, closeness in meaning to a bank of instructions aimed at an
-agent (``injection_similarity``), which catches phrasings no pattern lists. Text that writes *about* attacks
+``injection_rules``), and, when a ``meaning`` check is passed, closeness in meaning to a bank of instructions
+aimed at an agent (``injection_similarity``; the encoding is done by ``memtend.injection_meaning``), which
+catches phrasings no pattern lists. Text that writes *about* attacks
 (an article quoting "ignore previous instructions") is read with its quotations left out.
 """
 
@@ -16,6 +17,7 @@ import unicodedata
 
 from memtend.errors import InvalidInputError
 from memtend.policies.gate.injection_rules import LANGUAGE_RULES, MORE_ENGLISH_RULES
+from memtend.policies.gate.injection_similarity import Meaning
 
 __all__ = ["looks_like_injection"]
 
@@ -157,11 +159,11 @@ def _normalise(text: str) -> str:
     return text
 
 
-def looks_like_injection(text: str, *, semantic: bool = True) -> bool:
+def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
     """True if ``text`` reads like an instruction to the AI agent (prompt injection), not to a person.
 
-    ``semantic=False`` runs the patterns only (microseconds); the default also compares the text's meaning
-    with instructions aimed at an agent (one encoding per sentence or so, with the model already loaded).
+    The patterns run first (microseconds); when none matches and a ``meaning`` check is given (such as
+    ``memtend.injection_meaning.reads_like_agent_instruction``, one encoding per sentence or so), it decides.
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
@@ -175,8 +177,4 @@ def looks_like_injection(text: str, *, semantic: bool = True) -> bool:
             match = pattern.search(text)
             if match is not None and not (about_attacks and _NAMING_ONLY.fullmatch(match.group(0))):
                 return True
-    if semantic and text.strip():
-        from memtend.policies.gate.injection_similarity import reads_like_agent_instruction
-
-        return reads_like_agent_instruction(text)
-    return False
+    return bool(meaning is not None and text.strip() and meaning(text))
