@@ -558,7 +558,7 @@ class DocumentStore:
         ids = [self._id(ns, k) for ns, k in wanted]
         rows = self._rows.read(self.user_id, list(dict.fromkeys(ids)))
         t = now()
-        live = {i: r for i, r in rows.items() if r.expires_at is None or r.expires_at > t}
+        live = {i: r for i, r in rows.items() if _live(r, t)}
         if len(live) < len(rows):
             self._rows.remove([r for i, r in rows.items() if i not in live], t)
         if refresh_ttl:
@@ -638,8 +638,7 @@ class DocumentStore:
             ranked = [
                 rows[d]
                 for d in best
-                if (rows[d].expires_at is None or rows[d].expires_at > t)
-                and (not clauses or _row_matches(rows[d], clauses))
+                if _live(rows[d], t) and (not clauses or _row_matches(rows[d], clauses))
             ]
             scores = {r.id: best[r.id] for r in ranked}
             if len(ranked) >= need or len(hits) < n:
@@ -759,7 +758,7 @@ class DocumentStore:
         ids = [self._id(namespace, check_label(k, "key")) for k in _as_list(keys, "keys")]
         t = now()
         rows = self._rows.read(self.user_id, ids, text=False)
-        live = [r for r in rows.values() if r.expires_at is None or r.expires_at > t]
+        live = [r for r in rows.values() if _live(r, t)]
         # a document without expiry moves to the expiring scope fields: rewrite its metadata
         untimed = [r for r in live if r.expires_at is None]
         if untimed:
@@ -803,7 +802,7 @@ class DocumentStore:
             puts, deletes = [], []
             for i, (n, _op, row) in planned.items():
                 old = stored.get(i)
-                old_live = old is not None and (old.expires_at is None or old.expires_at > t)
+                old_live = old is not None and _live(old, t)
                 if row is None:
                     if old is not None:
                         deletes.append(old)
@@ -1027,6 +1026,11 @@ def _content_fields(row: DocRow) -> dict[str, Any]:
         for k, v in row.fields.items()
         if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", _PARTIAL) or k.startswith("f:")
     }
+
+
+def _live(row: DocRow, t: float) -> bool:
+    exp = row.expires_at
+    return exp is None or exp > t
 
 
 def _row_matches(row: DocRow, clauses: list[_Clause]) -> bool:
