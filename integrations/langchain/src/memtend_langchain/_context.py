@@ -1,0 +1,106 @@
+"""What the adapters put into a prompt, read from the core: profile, rules, dated recalled memories.
+
+The core decides what is true (precedence), what is relevant (retrieval) and how old it is; this module only
+asks it and lays the answer out as text. Also here: finding the user and the thread in LangChain's runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memtend import Hit, InvalidUserIdError, Kind, UserMemory
+
+__all__ = ["MemoryContext", "agather", "gather", "thread_id_of", "user_id_of"]
+
+RECALL_KINDS = (Kind.NOTE, Kind.EVENT, Kind.SUMMARY)  # profile facts and rules are listed whole, not recalled
+
+
+@dataclass(frozen=True)
+class MemoryContext:
+    """The user's memory as it goes into a prompt."""
+
+    profile: dict[str, str] = field(default_factory=dict)
+    rules: list[str] = field(default_factory=list)
+    memories: list[str] = field(default_factory=list)  # "[YYYY-MM-DD] text", best first
+    constraints: list[str] = field(default_factory=list)  # kept by transcript compaction
+
+    def profile_text(self) -> str:
+        return "\n".join(f"- {key}: {value}" for key, value in self.profile.items())
+
+    def rules_text(self) -> str:
+        return "\n".join(f"- {rule}" for rule in self.rules)
+
+    def memories_text(self) -> str:
+        return "\n".join(f"- {label}" for label in self.memories)
+
+    def render(self) -> str:
+        """Sections for a system prompt; empty when there is nothing to say."""
+        parts = []
+        if self.profile:
+            parts.append("What the user told you about themselves (current values):\n" + self.profile_text())
+        if self.rules:
+            parts.append("The user's standing rules (always follow them):\n" + self.rules_text())
+        if self.constraints:
+            parts.append(
+                "Constraints the user set earlier in this conversation:\n"
+                + "\n".join(f"- {c}" for c in self.constraints)
+            )
+        if self.memories:
+            parts.append(
+                "Memories recalled for the user's latest message, with the date each was stored. They may be "
+                "outdated: what the user says now wins.\n" + self.memories_text()
+            )
+        return "\n\n".join(parts)
+
+
+def _labels(hits: Iterable[Hit]) -> list[str]:
+    return [hit.label() for hit in hits]
+
+
+def _rules(records: Iterable[Any]) -> list[str]:
+    return [record.text for record in records]
+
+
+def gather(user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = ()) -> MemoryContext:
+    hits = user.recall(query, k=k, kinds=RECALL_KINDS) if query and query.strip() else []
+    return MemoryContext(user.facts(), _rules(user.list(kinds=[Kind.RULE])), _labels(hits), list(constraints))
+
+
+async def agather(user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = ()) -> MemoryContext:
+    hits = await user.arecall(query, k=k, kinds=RECALL_KINDS) if query and query.strip() else []
+    facts = await user.afacts()
+    rules = await user.alist(kinds=[Kind.RULE])
+    return MemoryContext(facts, _rules(rules), _labels(hits), list(constraints))
+
+
+def _field(container: Any, name: str) -> Any:
+    if container is None:
+        return None
+    if isinstance(container, Mapping):
+        return container.get(name)
+    return getattr(container, name, None)
+
+
+def user_id_of(context: Any, field_name: str, who: str) -> str:
+    """The user id in a LangChain runtime context (a dict, dataclass or pydantic model), or a clear error."""
+    value = _field(context, field_name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InvalidUserIdError(
+            f"{who} needs the user id in the runtime context field {field_name!r}: invoke the agent with "
+            f"context={{{field_name!r}: '<user id>'}} (or a context_schema object with that field)"
+        )
+    if not isinstance(value, str):
+        raise InvalidUserIdError(
+            f"{who}: runtime context field {field_name!r} must be a string user id, got {type(value).__name__}"
+        )
+    return value
+
+
+def thread_id_of(execution_info: Any, config: Mapping[str, Any] | None) -> str | None:
+    """The LangGraph thread of this run, from the runtime's execution info or the run's config."""
+    thread = _field(execution_info, "thread_id")
+    if thread is None and config is not None:
+        thread = (config.get("configurable") or {}).get("thread_id")
+    return None if thread is None else str(thread)

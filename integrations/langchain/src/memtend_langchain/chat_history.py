@@ -1,0 +1,216 @@
+"""``MemtendChatMessageHistory``: LangChain's ``BaseChatMessageHistory`` over memtend's document store.
+
+Each message is one document in the user's store under ``("langchain", "chat", session_id)``, holding
+LangChain's own lossless message dict; its key sorts by write time, so ``messages`` is the full history in
+order. The document store's write gate sees every string of a message before anything is written (secrets are
+refused, or masked with ``redact=True``), and isolation, export and erasure cover the history with the user.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
+from langchain_core.runnables.history import RunnableWithMessageHistory
+from langchain_core.runnables.utils import ConfigurableFieldSpec
+from memtend import InvalidInputError, Memory, Message, PutDocument, compact_transcript
+
+from memtend_langchain._messages import (
+    from_memtend,
+    message_from_value,
+    message_to_value,
+    require_messages,
+    to_memtend,
+)
+
+__all__ = ["CHAT_NAMESPACE", "MemtendChatMessageHistory", "history_factory_config", "with_memtend_history"]
+
+CHAT_NAMESPACE = ("langchain", "chat")
+_PAGE = 500
+
+_key_lock = threading.Lock()
+_last_ns = 0
+_process_tag = f"{os.getpid():x}"
+_counter = itertools.count()
+
+
+def _keys(count: int) -> list[str]:
+    """``count`` keys that sort after every key this process made before (time, then order in the batch)."""
+    global _last_ns
+    with _key_lock:
+        stamp = max(time.time_ns(), _last_ns + 1)
+        _last_ns = stamp
+        serial = next(_counter)
+    return [f"{stamp:020d}-{i:06d}-{_process_tag}-{serial:x}" for i in range(count)]
+
+
+def _session_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InvalidInputError(
+            f"session_id must be a non-empty string, got {session_id!r}; pass the conversation's id "
+            "(RunnableWithMessageHistory: config={'configurable': {'session_id': ...}})"
+        )
+    return session_id
+
+
+class MemtendChatMessageHistory(BaseChatMessageHistory):
+    """The chat history of one (user, session), stored by memtend.
+
+    ``MemtendChatMessageHistory(user_id, session_id, memory=Memory(...))``; ``redact=True`` masks sensitive
+    data the write gate finds instead of refusing the whole batch.
+    """
+
+    def __init__(self, user_id: str, session_id: str, *, memory: Memory, redact: bool = False) -> None:
+        if not isinstance(memory, Memory):
+            raise InvalidInputError(f"memory must be a memtend Memory, got {type(memory).__name__}")
+        self.user = memory.user(user_id)
+        self.user_id = self.user.user_id
+        self.session_id = _session_id(session_id)
+        self.namespace = (*CHAT_NAMESPACE, self.session_id)
+        self._docs = self.user.documents(redact=redact)
+
+    def __repr__(self) -> str:
+        return f"MemtendChatMessageHistory(user_id={self.user_id!r}, session_id={self.session_id!r})"
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        """Every stored message of the session, oldest first."""
+        out: list[BaseMessage] = []
+        while True:
+            page = self._docs.search(self.namespace, order="key", limit=_PAGE, offset=len(out))
+            out.extend(message_from_value(doc.value) for doc in page)
+            if len(page) < _PAGE:
+                return out
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        out: list[BaseMessage] = []
+        while True:
+            page = await self._docs.asearch(self.namespace, order="key", limit=_PAGE, offset=len(out))
+            out.extend(message_from_value(doc.value) for doc in page)
+            if len(page) < _PAGE:
+                return out
+
+    # ------------------------------------------------------------------ writing
+    def _puts(self, messages: Sequence[BaseMessage]) -> list[PutDocument]:
+        items = require_messages(messages)
+        values = [message_to_value(m) for m in items]
+        return [PutDocument(self.namespace, key, value) for key, value in zip(_keys(len(values)), values, strict=True)]
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Store ``messages`` in one atomic write: all of them, or (on any error) none."""
+        puts = self._puts(messages)
+        if puts:
+            self._docs.put_many(puts)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        puts = self._puts(messages)
+        if puts:
+            await self._docs.aput_many(puts)
+
+    def add_message(self, message: BaseMessage) -> None:
+        self.add_messages([message])
+
+    def clear(self) -> None:
+        """Delete every message of this session (other sessions and users are untouched)."""
+        self._docs.delete_prefix(self.namespace)
+
+    async def aclear(self) -> None:
+        await self._docs.adelete_prefix(self.namespace)
+
+    # ------------------------------------------------------------------ the compacted view
+    def compacted_messages(
+        self,
+        *,
+        max_turns: int | None = 40,
+        max_tokens: int | None = 60_000,
+        keep_recent_turns: int | None = None,
+        summarizer: Any = None,
+    ) -> list[BaseMessage]:
+        """The history as a prompt should see it: when over ``max_turns`` user turns or ``max_tokens``, the
+        older part is one summary turn (the core's structured summary: goal, facts, side effects with ids, user
+        constraints, open questions) followed by the recent turns, tool calls never split from their results.
+        Nothing stored changes."""
+        return compact_view(
+            self.messages,
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            keep_recent_turns=keep_recent_turns,
+            summarizer=summarizer,
+        )
+
+    async def acompacted_messages(
+        self,
+        *,
+        max_turns: int | None = 40,
+        max_tokens: int | None = 60_000,
+        keep_recent_turns: int | None = None,
+        summarizer: Any = None,
+    ) -> list[BaseMessage]:
+        return compact_view(
+            await self.aget_messages(),
+            max_turns=max_turns,
+            max_tokens=max_tokens,
+            keep_recent_turns=keep_recent_turns,
+            summarizer=summarizer,
+        )
+
+
+def compact_view(
+    messages: Sequence[BaseMessage],
+    *,
+    max_turns: int | None,
+    max_tokens: int | None,
+    keep_recent_turns: int | None = None,
+    summarizer: Any = None,
+) -> list[BaseMessage]:
+    converted: list[Message] = to_memtend(messages)
+    result = compact_transcript(
+        converted,
+        max_turns=max_turns,
+        max_tokens=max_tokens,
+        keep_recent_turns=keep_recent_turns,
+        summarizer=summarizer,
+    )
+    return from_memtend(result.messages, messages)
+
+
+def history_factory_config() -> list[ConfigurableFieldSpec]:
+    """The two configurable fields (``user_id``, ``session_id``) that key a history by user and session."""
+    return [
+        ConfigurableFieldSpec(
+            id="user_id", annotation=str, name="User ID", description="Whose memory.", default="", is_shared=True
+        ),
+        ConfigurableFieldSpec(
+            id="session_id",
+            annotation=str,
+            name="Session ID",
+            description="Which conversation.",
+            default="",
+            is_shared=True,
+        ),
+    ]
+
+
+def with_memtend_history(
+    runnable: Runnable[Any, Any], memory: Memory, *, redact: bool = False, **kwargs: Any
+) -> RunnableWithMessageHistory:
+    """``RunnableWithMessageHistory`` keyed by user and session over memtend; call it with
+    ``config={"configurable": {"user_id": ..., "session_id": ...}}``. ``kwargs`` go to RunnableWithMessageHistory
+    (``input_messages_key``, ``history_messages_key``, ...).
+
+    RunnableWithMessageHistory stores a turn in an end-of-run listener and only logs an error raised there: a
+    turn the write gate refuses is logged (``SensitiveDataError``, the value never shown) and not stored, while
+    the earlier turns stay. ``redact=True`` stores such a turn with the sensitive value masked instead."""
+
+    def factory(user_id: str, session_id: str) -> MemtendChatMessageHistory:
+        return MemtendChatMessageHistory(user_id, session_id, memory=memory, redact=redact)
+
+    return RunnableWithMessageHistory(runnable, factory, history_factory_config=history_factory_config(), **kwargs)

@@ -1,0 +1,134 @@
+"""``MemtendMemory``: the classic chain memory (``langchain_classic.base_memory.BaseMemory``) over memtend.
+
+Needs the ``classic`` extra (``pip install memtend-langchain[classic]``). ``load_memory_variables`` returns the
+user's profile, standing rules and the memories recalled for the input (each labelled with its date);
+``save_context`` logs the turn (what the user said, what the chain answered) through the core's write gate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_classic.base_memory import BaseMemory
+from memtend import Event, InvalidInputError, Kind, Memory, Source, UserMemory
+from pydantic import ConfigDict, Field
+
+from memtend_langchain._context import MemoryContext, agather, gather
+
+__all__ = ["MemtendMemory"]
+
+
+class MemtendMemory(BaseMemory):
+    """Chain memory for one user (and optionally one session, which the logged turns carry).
+
+    ``MemtendMemory(memory=Memory(...), user_id="alice", session_id="chat-1")``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: Memory = Field(exclude=True)
+    user_id: str
+    session_id: str = ""
+    k: int = 5
+    input_key: str | None = None
+    output_key: str | None = None
+    profile_key: str = "profile"
+    rules_key: str = "rules"
+    memories_key: str = "memories"
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._user()  # a bad user id fails here, not at the first chain call
+
+    def _user(self) -> UserMemory:
+        return self.memory.user(self.user_id)
+
+    @property
+    def memory_variables(self) -> list[str]:
+        return [self.profile_key, self.rules_key, self.memories_key]
+
+    # ------------------------------------------------------------------ load
+    def _query(self, inputs: dict[str, Any]) -> str:
+        if not isinstance(inputs, dict):
+            raise InvalidInputError(f"inputs must be a dict, got {type(inputs).__name__}")
+        key = self.input_key
+        if key is None:
+            candidates = [k for k in inputs if k not in (*self.memory_variables, "stop")]
+            if len(candidates) != 1:
+                raise InvalidInputError(
+                    f"MemtendMemory cannot tell which input is the user's message among {sorted(candidates)}; "
+                    "set input_key"
+                )
+            key = candidates[0]
+        if key not in inputs:
+            raise InvalidInputError(f"input {key!r} is missing from the chain inputs {sorted(inputs)}")
+        value = inputs[key]
+        if not isinstance(value, str):
+            raise InvalidInputError(f"input {key!r} must be text, got {type(value).__name__}")
+        return value
+
+    def _variables(self, found: MemoryContext) -> dict[str, Any]:
+        return {
+            self.profile_key: found.profile_text(),
+            self.rules_key: found.rules_text(),
+            self.memories_key: found.memories_text(),
+        }
+
+    def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        return self._variables(gather(self._user(), self._query(inputs), self.k))
+
+    async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        return self._variables(await agather(self._user(), self._query(inputs), self.k))
+
+    # ------------------------------------------------------------------ save
+    def _turn(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[Event]:
+        said = self._query(inputs)
+        if not isinstance(outputs, dict):
+            raise InvalidInputError(f"outputs must be a dict, got {type(outputs).__name__}")
+        key = self.output_key
+        if key is None:
+            if len(outputs) != 1:
+                raise InvalidInputError(
+                    f"MemtendMemory cannot tell which output is the answer among {sorted(outputs)}; set output_key"
+                )
+            key = next(iter(outputs))
+        answer = outputs.get(key)
+        if not isinstance(answer, str):
+            raise InvalidInputError(f"output {key!r} must be text, got {type(answer).__name__}")
+        events = [Event(text=said, session=self.session_id, source=Source.USER)] if said.strip() else []
+        if answer.strip():
+            events.append(Event(text=answer, session=self.session_id, source=Source.AGENT))
+        return events
+
+    def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        """Log the turn; the write gate checks both texts before either is stored."""
+        events = self._turn(inputs, outputs)
+        if events:
+            self._user().log_many(events)
+
+    async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        events = self._turn(inputs, outputs)
+        if events:
+            await self._user().alog_many(events)
+
+    # ------------------------------------------------------------------ clear
+    def _check_session(self) -> None:
+        if not self.session_id:
+            raise InvalidInputError(
+                "MemtendMemory.clear removes the turns of its session; set session_id "
+                "(to remove everything about a user, call Memory.erase_user)"
+            )
+
+    def clear(self) -> None:
+        """Delete the turns this memory logged in its session (the user's other memories stay)."""
+        self._check_session()
+        user = self._user()
+        for record in user.list(kinds=[Kind.EVENT]):
+            if record.session == self.session_id:
+                user.delete(record.id)
+
+    async def aclear(self) -> None:
+        self._check_session()
+        user = self._user()
+        for record in await user.alist(kinds=[Kind.EVENT]):
+            if record.session == self.session_id:
+                await user.adelete(record.id)

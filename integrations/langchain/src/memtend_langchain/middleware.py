@@ -1,0 +1,206 @@
+"""``MemtendMiddleware``: memtend inside ``langchain.agents.create_agent``.
+
+* before the agent: the user must be in ``runtime.context`` (field ``user_id`` unless configured), else a clear
+  error before any model call;
+* before each model call: when the transcript is over a turn or token budget, the core's
+  ``compact_transcript`` replaces its older part with one structured summary turn (tool calls never split from
+  their results); the state is updated with the compacted transcript;
+* around each model call: the user's profile, standing rules, the memories recalled for the latest user message
+  (dated, marked as possibly outdated) and the user constraints kept by compaction go into this call's system
+  message only (``request.override``), never into the state;
+* after the agent: what the user said in this run is logged through the core's write gate, and output of tools
+  named untrusted is logged as external content, which the core holds for review.
+
+Every hook has a sync and an async form. The middleware also registers the memory tools (``remember``,
+``recall``, ``memory``) unless ``tools=False``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Annotated, Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ModelCallResult, PrivateStateAttr
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
+from memtend import Event, InvalidInputError, Memory, Source, UserMemory, compact_transcript
+from typing_extensions import NotRequired
+
+from memtend_langchain._context import MemoryContext, agather, gather, thread_id_of, user_id_of
+from memtend_langchain._messages import from_memtend, is_summary, to_memtend
+from memtend_langchain.tools import memtend_tools
+
+__all__ = ["MemtendMiddleware", "MemtendState"]
+
+MEMORY_HEADER = "## Memory (from memtend)"
+
+
+class MemtendState(AgentState[Any]):
+    memtend_captured: NotRequired[Annotated[list[str], PrivateStateAttr]]  # ids of messages already logged
+
+
+def _latest_user_text(messages: Sequence[BaseMessage]) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage) and not is_summary(message):
+            return message.text
+    return None
+
+
+def _with_memory(system: SystemMessage | None, text: str) -> SystemMessage:
+    block = f"{MEMORY_HEADER}\n{text}"
+    if system is None:
+        return SystemMessage(content=block)
+    if isinstance(system.content, str):
+        content: Any = f"{system.content}\n\n{block}" if system.content else block
+    else:
+        content = [*system.content, {"type": "text", "text": block}]
+    return system.model_copy(update={"content": content})
+
+
+class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
+    """``create_agent(model, tools, middleware=[MemtendMiddleware(memory)])``, run with
+    ``context={"user_id": ...}`` (and a checkpointer and ``thread_id`` for per-thread working memory).
+
+    ``max_turns`` / ``max_tokens``: the compaction budget (``None`` for both turns compaction off);
+    ``keep_recent_turns``: turns kept verbatim; ``summarizer``: an LLM summariser for the core
+    (``memtend.llm_summarizer(...)``), the offline extractive one by default; ``k``: memories recalled per call;
+    ``untrusted_tools``: tools whose output is untrusted content; ``redact``: mask (True, default) or refuse
+    sensitive data in what is logged after the run.
+    """
+
+    state_schema = MemtendState
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        user_field: str = "user_id",
+        k: int = 5,
+        max_turns: int | None = 40,
+        max_tokens: int | None = 60_000,
+        keep_recent_turns: int | None = None,
+        summarizer: Any = None,
+        untrusted_tools: Collection[str] = (),
+        capture: bool = True,
+        redact: bool = True,
+        tools: bool = True,
+    ) -> None:
+        super().__init__()
+        if not isinstance(memory, Memory):
+            raise InvalidInputError(f"memory must be a memtend Memory, got {type(memory).__name__}")
+        if not isinstance(user_field, str) or not user_field:
+            raise InvalidInputError("user_field must name the runtime context field holding the user id")
+        self.memory = memory
+        self.user_field = user_field
+        self.k = k
+        self.max_turns = max_turns
+        self.max_tokens = max_tokens
+        self.keep_recent_turns = keep_recent_turns
+        self.summarizer = summarizer
+        self.untrusted_tools = frozenset(untrusted_tools)
+        self.capture = capture
+        self.redact = redact
+        self.tools = (
+            memtend_tools(memory, user_field=user_field, untrusted_tools=self.untrusted_tools, k=k) if tools else []
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def _user(self, runtime: Any) -> UserMemory:
+        context = getattr(runtime, "context", None)
+        return self.memory.user(user_id_of(context, self.user_field, "MemtendMiddleware"))
+
+    @property
+    def _compacts(self) -> bool:
+        return self.max_turns is not None or self.max_tokens is not None
+
+    def _compact(self, messages: list[AnyMessage]) -> tuple[list[BaseMessage], list[str], bool]:
+        """(messages, constraints, compacted) under the budget."""
+        if not self._compacts or not messages:
+            return list(messages), [], False
+        result = compact_transcript(
+            to_memtend(messages),
+            max_turns=self.max_turns,
+            max_tokens=self.max_tokens,
+            keep_recent_turns=self.keep_recent_turns,
+            summarizer=self.summarizer,
+        )
+        if not result.compacted:
+            return list(messages), result.constraints, False
+        return from_memtend(result.messages, messages), result.constraints, True
+
+    @staticmethod
+    def _replace(messages: list[BaseMessage]) -> dict[str, Any]:
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
+
+    def _request(self, request: ModelRequest, found: MemoryContext) -> ModelRequest:
+        text = found.render()
+        return request.override(system_message=_with_memory(request.system_message, text)) if text else request
+
+    def _events(self, state: dict[str, Any], runtime: Any) -> tuple[list[Event], list[str]]:
+        messages = state.get("messages") or []
+        seen = set(state.get("memtend_captured") or [])
+        session = thread_id_of(getattr(runtime, "execution_info", None), None) or ""
+        events: list[Event] = []
+        for message in messages:
+            if message.id is not None and message.id in seen:
+                continue
+            if isinstance(message, HumanMessage) and not is_summary(message) and message.text.strip():
+                events.append(Event(text=message.text, session=session, source=Source.USER))
+            elif isinstance(message, ToolMessage) and message.name in self.untrusted_tools and message.text.strip():
+                events.append(Event(text=message.text, session=session, source=Source.EXTERNAL))
+        return events, [m.id for m in messages if m.id is not None]
+
+    # ------------------------------------------------------------------ before the agent: the user must be known
+    def before_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._user(runtime)
+        return None
+
+    async def abefore_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._user(runtime)
+        return None
+
+    # ------------------------------------------------------------------ before each model call: compaction
+    def before_model(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        messages, _, compacted = self._compact(state["messages"])
+        return self._replace(messages) if compacted else None
+
+    async def abefore_model(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        messages, _, compacted = await asyncio.to_thread(self._compact, state["messages"])
+        return self._replace(messages) if compacted else None
+
+    # ------------------------------------------------------------------ around each model call: injection
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelCallResult:
+        user = self._user(request.runtime)
+        _, constraints, _ = self._compact(request.messages)
+        found = gather(user, _latest_user_text(request.messages), self.k, constraints)
+        return handler(self._request(request, found))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelCallResult:
+        user = self._user(request.runtime)
+        _, constraints, _ = await asyncio.to_thread(self._compact, request.messages)
+        found = await agather(user, _latest_user_text(request.messages), self.k, constraints)
+        return await handler(self._request(request, found))
+
+    # ------------------------------------------------------------------ after the agent: capture
+    def after_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if not self.capture:
+            return None
+        events, ids = self._events(dict(state), runtime)
+        if events:
+            self._user(runtime).log_many(events, redact=self.redact)
+        return {"memtend_captured": ids}
+
+    async def aafter_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if not self.capture:
+            return None
+        events, ids = self._events(dict(state), runtime)
+        if events:
+            await self._user(runtime).alog_many(events, redact=self.redact)
+        return {"memtend_captured": ids}

@@ -1,0 +1,164 @@
+"""Memory tools for LangChain agents: ``remember``, ``recall`` and the session ``memory`` tool.
+
+They reach memtend through LangChain's ``ToolRuntime`` (hidden from the model's schema): the user id comes from
+``runtime.context`` and the session from the run's thread, so the model never sees or chooses whose memory it
+touches. Answers are short strings; what the core refuses comes back as ``refused: ...`` or ``error: ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any, Literal
+
+from langchain.tools import ToolRuntime
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from memtend import Hit, Memory, MemoryTool, MemtendError, Record, SensitiveDataError, Source, Status, UserMemory
+from memtend.memory_tool import tool_definition
+
+from memtend_langchain._context import thread_id_of, user_id_of
+
+__all__ = ["TOOL_NAMES", "memtend_tools"]
+
+TOOL_NAMES = ("remember", "recall", "memory")
+
+_REMEMBER = (
+    "Save one durable fact or preference about the user for future conversations (one short sentence). "
+    "Never pass secrets such as passwords, card numbers or API keys: they are refused."
+)
+_RECALL = "Search what you remembered about the user in earlier conversations; returns dated memories, best first."
+
+
+def _user(memory: Memory, runtime: ToolRuntime[Any, Any], user_field: str, tool: str) -> UserMemory:
+    return memory.user(user_id_of(runtime.context, user_field, f"the {tool!r} tool"))
+
+
+def _thread(runtime: ToolRuntime[Any, Any]) -> str | None:
+    return thread_id_of(runtime.execution_info, runtime.config)
+
+
+def read_untrusted(messages: Any, untrusted_tools: Collection[str]) -> bool:
+    """Whether the current run (the messages after the latest user turn) holds output of an untrusted tool."""
+    if not untrusted_tools or not isinstance(messages, list):
+        return False
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return False
+        if isinstance(message, ToolMessage) and message.name in untrusted_tools:
+            return True
+    return False
+
+
+def _remembered(record: Record) -> str:
+    if record.status is Status.PENDING_REVIEW:
+        return "held for review: it came after untrusted content, so a person approves it before it is used"
+    return "remembered"
+
+
+def _refused(exc: SensitiveDataError) -> str:
+    return (
+        f"refused: it holds sensitive data ({', '.join(exc.kinds)}); nothing was stored. "
+        "Remember a reference instead (e.g. 'card on file')"
+    )
+
+
+def _hits(hits: list[Hit]) -> str:
+    if not hits:
+        return "nothing remembered matches"
+    return "\n".join(hit.label() for hit in hits)
+
+
+def memtend_tools(
+    memory: Memory,
+    *,
+    user_field: str = "user_id",
+    untrusted_tools: Collection[str] = (),
+    k: int = 5,
+) -> list[BaseTool]:
+    """The three tools, bound to ``memory``. ``untrusted_tools``: names of tools whose output is untrusted
+    content (web pages, mail, documents); a ``remember`` call made after such output in the same run is stored
+    as external content, which the core holds for review."""
+    untrusted = frozenset(untrusted_tools)
+
+    def source_of(runtime: ToolRuntime[Any, Any]) -> Source:
+        state = runtime.state if isinstance(runtime.state, dict) else {}
+        return Source.EXTERNAL if read_untrusted(state.get("messages"), untrusted) else Source.AGENT
+
+    def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
+        user = _user(memory, runtime, user_field, "remember")
+        try:
+            record = user.remember(text, source=source_of(runtime), session=_thread(runtime) or "")
+        except SensitiveDataError as exc:
+            return _refused(exc)
+        except MemtendError as exc:
+            return f"error: {exc}"
+        return _remembered(record)
+
+    async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
+        user = _user(memory, runtime, user_field, "remember")
+        try:
+            record = await user.aremember(text, source=source_of(runtime), session=_thread(runtime) or "")
+        except SensitiveDataError as exc:
+            return _refused(exc)
+        except MemtendError as exc:
+            return f"error: {exc}"
+        return _remembered(record)
+
+    def recall(query: str, runtime: ToolRuntime[Any, Any]) -> str:
+        user = _user(memory, runtime, user_field, "recall")
+        try:
+            return _hits(user.recall(query, k=k))
+        except MemtendError as exc:
+            return f"error: {exc}"
+
+    async def arecall(query: str, runtime: ToolRuntime[Any, Any]) -> str:
+        user = _user(memory, runtime, user_field, "recall")
+        try:
+            return _hits(await user.arecall(query, k=k))
+        except MemtendError as exc:
+            return f"error: {exc}"
+
+    def session_tool(runtime: ToolRuntime[Any, Any]) -> MemoryTool | str:
+        user = _user(memory, runtime, user_field, "memory")
+        thread = _thread(runtime)
+        if thread is None:
+            return (
+                "error: the memory tool keeps state per conversation thread and this run has none; "
+                "run the agent with a checkpointer and config={'configurable': {'thread_id': ...}}"
+            )
+        return MemoryTool(user.session(thread))
+
+    def call_of(op: str, key: str | None, value: Any) -> dict[str, Any]:
+        call: dict[str, Any] = {"op": op}
+        if key is not None:
+            call["key"] = key
+        if value is not None:
+            call["value"] = value
+        return call
+
+    def memory_op(
+        op: Literal["get", "set", "list", "forget"],
+        runtime: ToolRuntime[Any, Any],
+        key: str | None = None,
+        value: Any = None,
+    ) -> str:
+        tool = session_tool(runtime)
+        return tool if isinstance(tool, str) else tool.handle(call_of(op, key, value))
+
+    async def amemory_op(
+        op: Literal["get", "set", "list", "forget"],
+        runtime: ToolRuntime[Any, Any],
+        key: str | None = None,
+        value: Any = None,
+    ) -> str:
+        tool = session_tool(runtime)
+        return tool if isinstance(tool, str) else await tool.ahandle(call_of(op, key, value))
+
+    def make(name: str, func: Callable[..., str], coroutine: Callable[..., Any], description: str) -> BaseTool:
+        return StructuredTool.from_function(func=func, coroutine=coroutine, name=name, description=description)
+
+    return [
+        make("remember", remember, aremember, _REMEMBER),
+        make("recall", recall, arecall, _RECALL),
+        make("memory", memory_op, amemory_op, tool_definition()["description"]),
+    ]
