@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.runnables.utils import ConfigurableFieldSpec
-from memtend import InvalidInputError, Memory, Message, PutDocument, compact_transcript
+from memtend import InvalidInputError, Memory, Message, PutDocument, acompact_transcript, compact_transcript
 
 from memtend_langchain._messages import (
     from_memtend,
@@ -154,13 +154,15 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
         keep_recent_turns: int | None = None,
         summarizer: Any = None,
     ) -> list[BaseMessage]:
-        return compact_view(
-            await self.aget_messages(),
+        messages = await self.aget_messages()
+        result = await acompact_transcript(
+            to_memtend(messages),
             max_turns=max_turns,
             max_tokens=max_tokens,
             keep_recent_turns=keep_recent_turns,
             summarizer=summarizer,
         )
+        return from_memtend(result.messages, messages)
 
 
 def compact_view(

@@ -17,7 +17,6 @@ Every hook has a sync and an async form. The middleware also registers the memor
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Annotated, Any
 
@@ -26,7 +25,16 @@ from langchain.agents.middleware.types import ModelCallResult, PrivateStateAttr
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
-from memtend import Event, InvalidInputError, Memory, Source, UserMemory, compact_transcript
+from memtend import (
+    CompactionResult,
+    Event,
+    InvalidInputError,
+    Memory,
+    Source,
+    UserMemory,
+    acompact_transcript,
+    compact_transcript,
+)
 from typing_extensions import NotRequired
 
 from memtend_langchain._context import MemoryContext, agather, gather, thread_id_of, user_id_of
@@ -116,20 +124,30 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     def _compacts(self) -> bool:
         return self.max_turns is not None or self.max_tokens is not None
 
-    def _compact(self, messages: list[AnyMessage]) -> tuple[list[BaseMessage], list[str], bool]:
-        """(messages, constraints, compacted) under the budget."""
-        if not self._compacts or not messages:
-            return list(messages), [], False
-        result = compact_transcript(
-            to_memtend(messages),
-            max_turns=self.max_turns,
-            max_tokens=self.max_tokens,
-            keep_recent_turns=self.keep_recent_turns,
-            summarizer=self.summarizer,
-        )
+    def _options(self) -> dict[str, Any]:
+        return {
+            "max_turns": self.max_turns,
+            "max_tokens": self.max_tokens,
+            "keep_recent_turns": self.keep_recent_turns,
+            "summarizer": self.summarizer,
+        }
+
+    @staticmethod
+    def _outcome(messages: list[AnyMessage], result: CompactionResult) -> tuple[list[BaseMessage], list[str], bool]:
         if not result.compacted:
             return list(messages), result.constraints, False
         return from_memtend(result.messages, messages), result.constraints, True
+
+    def _compact(self, messages: list[AnyMessage]) -> tuple[list[BaseMessage], list[str], bool]:
+        """(messages, constraints kept, whether it compacted) under the budget."""
+        if not self._compacts or not messages:
+            return list(messages), [], False
+        return self._outcome(messages, compact_transcript(to_memtend(messages), **self._options()))
+
+    async def _acompact(self, messages: list[AnyMessage]) -> tuple[list[BaseMessage], list[str], bool]:
+        if not self._compacts or not messages:
+            return list(messages), [], False
+        return self._outcome(messages, await acompact_transcript(to_memtend(messages), **self._options()))
 
     @staticmethod
     def _replace(messages: list[BaseMessage]) -> dict[str, Any]:
@@ -168,7 +186,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         return self._replace(messages) if compacted else None
 
     async def abefore_model(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        messages, _, compacted = await asyncio.to_thread(self._compact, state["messages"])
+        messages, _, compacted = await self._acompact(state["messages"])
         return self._replace(messages) if compacted else None
 
     # ------------------------------------------------------------------ around each model call: injection
@@ -184,7 +202,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelCallResult:
         user = self._user(request.runtime)
-        _, constraints, _ = await asyncio.to_thread(self._compact, request.messages)
+        _, constraints, _ = await self._acompact(request.messages)
         found = await agather(user, _latest_user_text(request.messages), self.k, constraints)
         return await handler(self._request(request, found))
 
