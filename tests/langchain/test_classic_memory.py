@@ -91,7 +91,6 @@ def test_bad_inputs_get_clear_errors_and_lose_nothing(ephemeral_memory: Memory, 
     assert len(ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])) == 2
 
 
-@pytest.mark.slow
 def test_oversized_text_gets_a_clear_error_and_loses_nothing(ephemeral_memory: Memory) -> None:
     memory = MemtendMemory(memory=ephemeral_memory, user_id="alice", session_id="s")
     memory.save_context({"question": "kept"}, {"text": "also kept"})

@@ -20,29 +20,27 @@ def run(script: str, cwd: Path) -> str:
     return done.stdout
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("script", ["langchain_chat.py", "langchain_agent.py"])
-def test_cookbook_keeps_its_promises(script: str, tmp_path: Path) -> None:
-    out = run(script, tmp_path)
-    assert "next session knows: Your favourite colour is teal." in out or (
-        "next thread knows: Your favourite colour is teal." in out
-    )
+def common_promises(out: str, carried: str) -> None:
+    assert f"{carried}: Your favourite colour is teal." in out
     assert "after the correction: Your favourite colour is green." in out
     assert "secret stored anywhere: False" in out
     assert "left after erasure: 0" in out
-    assert "AKIAIOSFODNN7EXAMPLE" not in out.split("secret stored anywhere")[1]
 
 
 @pytest.mark.slow
-def test_chat_cookbook_refuses_the_secret_and_keeps_users_apart(tmp_path: Path) -> None:
+def test_chat_cookbook_keeps_its_promises(tmp_path: Path) -> None:
     out = run("langchain_chat.py", tmp_path)
+    common_promises(out, "next session knows")
     assert "refused: ['aws_access_key']" in out
+    assert "messages in wednesday's history: 2" in out  # the refused turn is not in the history either
     assert "bob sees: I don't know yet." in out
     assert "history after erasure: 0" in out
 
 
 @pytest.mark.slow
-def test_agent_cookbook_answers_nothing_after_erasure(tmp_path: Path) -> None:
+def test_agent_cookbook_keeps_its_promises(tmp_path: Path) -> None:
     out = run("langchain_agent.py", tmp_path)
+    common_promises(out, "next thread knows")
     assert "I did not save that: refused" in out
+    assert "AKIAIOSFODNN7EXAMPLE" not in out.split("alice: Remember that my AWS key is")[1].split("\n", 1)[1]
     assert "asked again: I don't know yet." in out
