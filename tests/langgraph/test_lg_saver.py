@@ -156,3 +156,20 @@ def test_pending_writes_come_back_in_task_order(ephemeral_memory) -> None:  # ty
     saver.put_writes(stored, [("b", "retry ignored")], task_id="task-2", task_path="~1")
     writes = saver.get_tuple(stored).pending_writes  # type: ignore[union-attr]
     assert writes == [("task-1", "c", 3), ("task-2", "b", 2), ("task-2", "a", 1)]
+
+
+def test_latest_is_the_newest_id_whatever_the_order_of_puts(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
+    from langgraph.checkpoint.base.id import uuid6
+
+    saver = MemtendSaver(ephemeral_memory)
+    older, newer = str(uuid6(clock_seq=1)), str(uuid6(clock_seq=2))
+    base = {"configurable": {"thread_id": "order", "checkpoint_ns": "", "user_id": "alice"}}
+    for checkpoint_id, run in ((newer, "run-new"), (older, "run-old")):
+        checkpoint = empty_checkpoint()
+        checkpoint["id"] = checkpoint_id
+        saver.put(base, checkpoint, {"source": "loop", "step": 0, "parents": {}, "run_id": run}, {})
+    assert saver.get_tuple(base).checkpoint["id"] == newer  # type: ignore[union-attr]
+    saver.delete_for_runs(["run-new"])  # the newest goes: the next newest is the latest again
+    assert saver.get_tuple(base).checkpoint["id"] == older  # type: ignore[union-attr]
+    saver.prune(["order"], strategy="delete")
+    assert saver.get_tuple(base) is None

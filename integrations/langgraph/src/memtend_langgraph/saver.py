@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
+import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +24,15 @@ from langgraph.checkpoint.base import (
 
 from memtend_langgraph.saver_codec import (
     CHECKPOINTS,
+    LATEST,
     RUNS,
     WRITES,
     StoredCheckpoint,
     StoredWrite,
     checkpoint_ns_of,
     checkpoints_ns,
+    latest_ns,
+    ns_label,
     runs_ns,
     write_key,
     writes_ns,
@@ -40,6 +45,8 @@ if TYPE_CHECKING:
 
 PAGE = 200  # checkpoints read per round trip while listing
 WRITES_PAGE = 1000  # pending writes read per round trip
+LOCK_STRIPES = 64  # puts to one thread compare-and-set its latest pointer under one of these locks
+PREFETCH_WRITES = 32  # a listing of at least this many checkpoints reads all their writes in one pass
 
 
 class MemtendSaver(BaseCheckpointSaver[str]):
@@ -65,6 +72,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         self.memory = memory
         self.user_resolver = user_resolver
         self.default_user = default_user
+        self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
 
     # ------------------------------------------------------------------ helpers
     def _user(self, config: RunnableConfig | None) -> str:
@@ -112,12 +120,20 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         if checkpoint_id := get_checkpoint_id(config):
             doc = docs.get(checkpoints_ns(thread_id, checkpoint_ns), checkpoint_id)
         else:
-            latest = docs.search(checkpoints_ns(thread_id, checkpoint_ns), order="key", descending=True, limit=1)
-            doc = latest[0] if latest else None
+            doc = self._latest(docs, thread_id, checkpoint_ns)
         if doc is None:
             return None
         writes = self._pending_writes(docs, writes_ns(thread_id, checkpoint_ns, doc.key))
         return self._tuple(doc, writes, configurable.get("user_id"))
+
+    def _latest(self, docs: DocumentStore, thread_id: str, checkpoint_ns: str) -> Document | None:
+        pointer = docs.get(latest_ns(thread_id), ns_label(checkpoint_ns))
+        if pointer is not None:
+            doc = docs.get(checkpoints_ns(thread_id, checkpoint_ns), pointer.value.decode())
+            if doc is not None:
+                return doc
+        newest = docs.search(checkpoints_ns(thread_id, checkpoint_ns), order="key", descending=True, limit=1)
+        return newest[0] if newest else None
 
     def list(
         self,
@@ -129,9 +145,13 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[CheckpointTuple]:
         before_id = get_checkpoint_id(before) if before else None
         remaining = limit
+        user_id = ((config or {}).get("configurable") or {}).get("user_id")
+        # a short listing reads a short first page; a long one reads all the scope's writes in one pass
+        first_page = PAGE if limit is None or filter or before_id else max(1, min(limit, PAGE))
         for user, prefix, only_id in self._list_scopes(config):
             docs = self._documents(user)
-            for doc in self._checkpoint_docs(docs, prefix, only_id):
+            writes_of = self._writes_under(docs, (WRITES, *prefix[1:])) if first_page >= PREFETCH_WRITES else None
+            for doc in self._checkpoint_docs(docs, prefix, only_id, first_page):
                 if remaining is not None and remaining <= 0:
                     return
                 if before_id is not None and doc.key >= before_id:
@@ -141,10 +161,24 @@ class MemtendSaver(BaseCheckpointSaver[str]):
                     if not all(metadata.get(k) == v for k, v in filter.items()):
                         continue
                 _, thread_id, label = doc.namespace
-                writes = self._pending_writes(docs, writes_ns(thread_id, checkpoint_ns_of(label), doc.key))
-                yield self._tuple(doc, writes, ((config or {}).get("configurable") or {}).get("user_id"))
+                if writes_of is not None:
+                    writes = writes_of.get((thread_id, label, doc.key), [])
+                else:
+                    writes = self._pending_writes(docs, writes_ns(thread_id, checkpoint_ns_of(label), doc.key))
+                yield self._tuple(doc, writes, user_id)
                 if remaining is not None:
                     remaining -= 1
+
+    def _writes_under(self, docs: DocumentStore, prefix: tuple[str, ...]) -> dict[tuple[str, ...], list[Any]]:
+        """Every pending write under a prefix, grouped by (thread, checkpoint_ns label, checkpoint id), in order."""
+        grouped: dict[tuple[str, ...], list[StoredWrite]] = {}
+        for doc in _all(docs, prefix):
+            grouped.setdefault(tuple(doc.namespace[1:]), []).append(StoredWrite.decode(doc.value))
+        loads = self.serde.loads_typed
+        return {
+            place: [(w.task_id, w.channel, loads(w.value)) for w in sorted(ws, key=StoredWrite.sort_key)]
+            for place, ws in grouped.items()
+        }
 
     def _list_scopes(self, config: RunnableConfig | None) -> list[tuple[str, tuple[str, ...], str | None]]:
         configurable = (config or {}).get("configurable") or {}
@@ -154,7 +188,9 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         prefix = checkpoints_ns(thread_id, configurable.get("checkpoint_ns"))
         return [(self._user(config), prefix, configurable.get("checkpoint_id"))]
 
-    def _checkpoint_docs(self, docs: DocumentStore, prefix: tuple[str, ...], only_id: str | None) -> Iterator[Any]:
+    def _checkpoint_docs(
+        self, docs: DocumentStore, prefix: tuple[str, ...], only_id: str | None, first_page: int = PAGE
+    ) -> Iterator[Any]:
         """Checkpoint documents under ``prefix``, newest first, read a page at a time."""
         if only_id is not None:
             if len(prefix) == 3:
@@ -166,13 +202,14 @@ class MemtendSaver(BaseCheckpointSaver[str]):
                 if doc.key == only_id:
                     yield doc
             return
-        offset = 0
+        offset, size = 0, first_page
         while True:
-            page = docs.search(prefix, order="key", descending=True, limit=PAGE, offset=offset)
+            page = docs.search(prefix, order="key", descending=True, limit=size, offset=offset)
             yield from page
-            if len(page) < PAGE:
+            if len(page) < size:
                 return
-            offset += PAGE
+            offset += size
+            size = PAGE
 
     def put(
         self,
@@ -196,7 +233,13 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         run_id = stored_metadata.get("run_id")
         if isinstance(run_id, str) and run_id:
             puts.append(PutDocument(runs_ns(run_id, thread_id, checkpoint_ns), checkpoint["id"], b""))
-        self._documents(self._user(config)).put_many(puts)
+        user = self._user(config)
+        docs = self._documents(user)
+        with self._locks[zlib.crc32(f"{user}\x00{thread_id}".encode()) % LOCK_STRIPES]:
+            pointer = docs.get(latest_ns(thread_id), ns_label(checkpoint_ns))
+            if pointer is None or checkpoint["id"] >= pointer.value.decode():
+                puts.append(PutDocument(latest_ns(thread_id), ns_label(checkpoint_ns), checkpoint["id"].encode()))
+            docs.put_many(puts)
         return _config(thread_id, checkpoint_ns, checkpoint["id"], configurable.get("user_id"))
 
     def put_writes(
@@ -231,6 +274,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
                 docs.delete_prefix(namespace)
             docs.delete_prefix(writes_ns(thread_id))
             docs.delete_prefix(checkpoints_ns(thread_id))
+            docs.delete_prefix(latest_ns(thread_id))
 
     # ------------------------------------------------------------------ the extended three
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
@@ -260,7 +304,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
             docs = self._documents(owner)
             target_user = self._target_user(target, owner)
             copies: list[Any] = []
-            for prefix in (checkpoints_ns(source), writes_ns(source)):
+            for prefix in (checkpoints_ns(source), writes_ns(source), latest_ns(source)):
                 for doc in _all(docs, prefix):
                     moved = (doc.namespace[0], target, *doc.namespace[2:])
                     copies.append(PutDocument(moved, doc.key, doc.value))
@@ -384,4 +428,4 @@ def _all(docs: DocumentStore, prefix: tuple[str, ...], **order: Any) -> Iterator
         offset += PAGE
 
 
-__all__ = ["CHECKPOINTS", "WRITES", "MemtendSaver"]
+__all__ = ["CHECKPOINTS", "LATEST", "WRITES", "MemtendSaver"]

@@ -5,7 +5,10 @@ Per user, under the thread's id:
   framing (parent id, serde type, serde bytes, metadata type, metadata bytes);
 - pending writes: ``(WRITES, thread_id, "ns:" + checkpoint_ns, checkpoint_id)``, key = ``task_id`` + index;
 - run index: ``(RUNS, run_id, thread_id, "ns:" + checkpoint_ns)``, key = checkpoint id, empty value, so
-  ``delete_for_runs`` finds a run's checkpoints without reading any checkpoint.
+  ``delete_for_runs`` finds a run's checkpoints without reading any checkpoint;
+- latest: ``(LATEST, thread_id)``, key = ``"ns:" + checkpoint_ns``, value = the newest checkpoint id (bytes), so
+  ``get_tuple`` without an id reads two documents instead of ordering the thread. A hint: when it names a
+  checkpoint that is gone, the thread is ordered instead.
 Checkpoint ids (uuid6) sort by time as strings, so key order is checkpoint order.
 """
 
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 CHECKPOINTS = "langgraph_checkpoints"
 WRITES = "langgraph_writes"
 RUNS = "langgraph_runs"
+LATEST = "langgraph_latest"
 NS_MARK = "ns:"  # checkpoint_ns "" (the root graph) is a label too; labels may not be empty
 _MAGIC_CHECKPOINT = b"MTGC1"
 _MAGIC_WRITE = b"MTGW1"
@@ -54,6 +58,10 @@ def runs_ns(run_id: str, thread_id: str | None = None, checkpoint_ns: str | None
         return (RUNS, run_id)
     assert checkpoint_ns is not None
     return (RUNS, run_id, thread_id, ns_label(checkpoint_ns))
+
+
+def latest_ns(thread_id: str) -> Namespace:
+    return (LATEST, thread_id)
 
 
 def write_key(task_id: str, idx: int) -> str:
