@@ -16,6 +16,8 @@ from types import ModuleType
 
 import pytest
 
+pytest.register_assert_rewrite("memtend.testing")  # the isolation machine's asserts explain their failures
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 BACKENDS = ("ephemeral", "persistent", "server")
