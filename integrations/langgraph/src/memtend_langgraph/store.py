@@ -19,7 +19,9 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
 )
+from memtend.errors import InvalidInputError
 
+from memtend_langgraph.embeddings import embeds_with
 from memtend_langgraph.errors import UserNotFoundError
 from memtend_langgraph.store_ops import Namespace, OpTranslator, prefix_and_suffix, routing_namespace
 from memtend_langgraph.sweeper import Sweeper
@@ -44,8 +46,10 @@ class MemtendStore(BaseStore):
     the batch is written, or is masked with ``redact=True``).
 
     ``index`` is LangGraph's ``IndexConfig``: ``fields`` (JSON paths, default ``["$"]``) are embedded with the
-    core's model and ``search(query=...)`` ranks through the core's retrieval. ``ttl`` is LangGraph's
-    ``TTLConfig`` (minutes); with ``sweep_interval_minutes`` a sweeper runs until ``close()``.
+    Memory's model (memtend's own, or a caller's: ``Memory(embedding_function=embedding_function(embed))`` with the
+    same ``embed`` in ``index``) and ``search(query=...)`` ranks through the core's vector search.
+    ``ttl`` is LangGraph's ``TTLConfig`` (minutes); with ``sweep_interval_minutes`` a sweeper runs until
+    ``close()``.
     """
 
     supports_ttl = True
@@ -64,6 +68,13 @@ class MemtendStore(BaseStore):
     ) -> None:
         if user_label < 0:
             raise ValueError(f"user_label is a label position (0, 1, ...), got {user_label}")
+        embed = None if index is None else index.get("embed")
+        if embed is not None and not embeds_with(memory, embed):
+            raise InvalidInputError(
+                "MemtendStore embeds with its Memory's model; to embed with your own, open the Memory with it: "
+                "Memory(..., embedding_function=memtend_langgraph.embedding_function(embed)) and pass the same "
+                "embed here (or leave 'embed' out of index to use memtend's model)"
+            )
         self.memory = memory
         self.users = UserInNamespace(position=user_label, function=user_of)
         self.cross_user = cross_user
