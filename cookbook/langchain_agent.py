@@ -6,6 +6,9 @@ the tools let the model remember and recall. The chat model here is a tiny scrip
 network) that does what a real model would be asked to: call ``remember`` when told "remember that ...", and
 answer a question from the memories in its system message. Swap in any chat model: nothing else changes.
 
+The threads' checkpoints are memtend documents too (``MemtendSaver`` from memtend-langgraph), so erasing the
+user removes them with everything else.
+
 Shown: a fact told in one thread is used in the next; a correction replaces it; a secret is refused;
 erasure leaves nothing.
 
@@ -22,9 +25,9 @@ from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langgraph.checkpoint.memory import InMemorySaver
 from memtend import Memory
 from memtend_langchain import MemtendMiddleware
+from memtend_langgraph import MemtendSaver, MemtendStore
 
 
 class ScriptedAgentModel(BaseChatModel):
@@ -62,13 +65,14 @@ def main() -> None:
             ScriptedAgentModel(),
             system_prompt="You are a helpful assistant.",
             middleware=[MemtendMiddleware(mem)],
-            checkpointer=InMemorySaver(),
+            checkpointer=MemtendSaver(mem),  # each thread's state, stored under its user (memtend-langgraph)
+            store=MemtendStore(mem),  # LangGraph's cross-thread store, for any node or tool that wants it
         )
 
         def say(thread: str, text: str) -> str:
             state = agent.invoke(
                 {"messages": [HumanMessage(text)]},
-                config={"configurable": {"thread_id": thread}},
+                config={"configurable": {"thread_id": thread, "user_id": "alice"}},  # the checkpointer's user
                 context={"user_id": "alice"},
             )
             answer = state["messages"][-1].text
@@ -81,11 +85,18 @@ def main() -> None:
         print("after the correction:", say("wednesday", "What is my favourite colour?"))
         say("wednesday", "Remember that my AWS key is AKIAIOSFODNN7EXAMPLE")
         alice = mem.user("alice")
-        print("secret stored anywhere:", "AKIAIOSFODNN7EXAMPLE" in str(alice.export()))
+        # memories, their history and the JSON documents: the gate refused or masked the key everywhere. The
+        # thread's checkpoints (opaque bytes, as with any checkpointer) hold the conversation as typed, until erased.
+        exported = alice.export()
+        readable = [exported["records"], exported["history"], [d for d in exported["documents"] if d["type"] == "json"]]
+        print("secret stored anywhere:", "AKIAIOSFODNN7EXAMPLE" in str(readable))
+        monday = {"configurable": {"thread_id": "monday", "user_id": "alice"}}
+        print("monday thread before erasure:", len(agent.get_state(monday).values.get("messages", [])), "messages")
         receipt = mem.erase_user("alice")
         left = alice.export()
         print("erased rows:", receipt.total)
-        print("left after erasure:", sum(len(v) for k, v in left.items() if isinstance(v, list)))
+        print("left after erasure:", sum(len(v) for v in left.values() if isinstance(v, list)))
+        print("monday thread after erasure:", len(agent.get_state(monday).values.get("messages", [])), "messages")
         print("asked again:", say("thursday", "What is my favourite colour?"))
 
 

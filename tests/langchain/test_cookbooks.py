@@ -44,3 +44,5 @@ def test_agent_cookbook_keeps_its_promises(tmp_path: Path) -> None:
     assert "I did not save that: refused" in out
     assert "AKIAIOSFODNN7EXAMPLE" not in out.split("alice: Remember that my AWS key is")[1].split("\n", 1)[1]
     assert "asked again: I don't know yet." in out
+    assert "monday thread before erasure: 4 messages" in out
+    assert "monday thread after erasure: 0 messages" in out

@@ -33,7 +33,7 @@ from memtend_langchain._messages import (
 __all__ = ["CHAT_NAMESPACE", "MemtendChatMessageHistory", "history_factory_config", "with_memtend_history"]
 
 CHAT_NAMESPACE = ("langchain", "chat")
-_PAGE = 500
+_PAGE = 1000
 
 _key_lock = threading.Lock()
 _last_ns = 0
@@ -85,7 +85,7 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
         """Every stored message of the session, oldest first."""
         out: list[BaseMessage] = []
         while True:
-            page = self._docs.search(self.namespace, order="key", limit=_PAGE, offset=len(out))
+            page = self._docs.search(self.namespace, limit=_PAGE, offset=len(out))
             out.extend(message_from_value(doc.value) for doc in page)
             if len(page) < _PAGE:
                 return out
@@ -93,7 +93,7 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
     async def aget_messages(self) -> list[BaseMessage]:
         out: list[BaseMessage] = []
         while True:
-            page = await self._docs.asearch(self.namespace, order="key", limit=_PAGE, offset=len(out))
+            page = await self._docs.asearch(self.namespace, limit=_PAGE, offset=len(out))
             out.extend(message_from_value(doc.value) for doc in page)
             if len(page) < _PAGE:
                 return out
