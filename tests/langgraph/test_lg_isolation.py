@@ -1,105 +1,119 @@
-"""Random store and checkpoint operations for several users (hostile ids and labels): no cross-user read or loss.
+"""memtend.testing's isolation machine over the LangGraph adapters: random store items and checkpoints for several
+users (hostile ids, keys and namespace labels), with no cross-user read, loss or leftover after erasure.
 
-A hypothesis state machine drives ``MemtendStore`` and ``MemtendSaver`` on one Memory and keeps an independent
-model; after every step each user's items, namespaces and threads equal that user's model and carry only that
-user's marker, and an erased user has nothing left.
+Each user's items live under a namespace whose first label encodes the user id (hex, so any id the core accepts
+is a valid LangGraph label) and ``user_of`` decodes it; each ``write`` also saves a checkpoint of the user's thread
+holding the text, so ``list`` shows store items and checkpoint state together.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import chromadb
 import pytest
 from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.store.base import GetOp, PutOp
 from memtend import Memory
+from memtend.records import Source, check_user_id
+from memtend.testing import VOLATILE, Driver, Seen, make_isolation_machine, strip_keys
 from memtend_langgraph import MemtendSaver, MemtendStore
 
-USERS = ("alice", "$or", "' OR '1'='1", "user_id", "ali", "ALICE")
-LABELS = ("notes", "*", "%", "_", "a b", "new\nline", "$ne", "ü", "langgraph_store")
-KEYS = ("k", "K", "*", "k%", "1")
-Model = dict[tuple[tuple[str, ...], str], dict[str, Any]]
+THREAD = "thread-1"
+MEMORIES = "memories"
 
 
-class AdapterIsolation(RuleBasedStateMachine):
-    memory: Memory
+def user_label(user_id: str) -> str:
+    return "u" + user_id.encode().hex()
+
+
+def user_of(namespace: tuple[str, ...]) -> str | None:
+    if not namespace or not namespace[0].startswith("u"):
+        return None
+    return bytes.fromhex(namespace[0][1:]).decode()
+
+
+class LangGraphDriver(Driver):
+    name = "langgraph"
     embedding_function: Any = None
 
     def __init__(self) -> None:
-        super().__init__()
-        import uuid
-
         self.memory = Memory(
             client=chromadb.EphemeralClient(),
             embedding_function=type(self).embedding_function,
-            collection_prefix="iso" + uuid.uuid4().hex[:10],
+            collection_prefix="lgiso" + uuid.uuid4().hex[:10],
         )
-        self.store = MemtendStore(self.memory)
+        self.store = MemtendStore(self.memory, user_of=user_of, index={"dims": 384, "fields": ["text"]})
         self.saver = MemtendSaver(self.memory)
-        self.items: dict[str, Model] = {u: {} for u in USERS}
-        self.threads: dict[str, dict[str, int]] = {u: {} for u in USERS}
-        self.counter = 0
+        self.count = 0
 
-    def teardown(self) -> None:
-        self.memory.close()
+    def _config(self, user_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": THREAD, "checkpoint_ns": "", "user_id": user_id}}
 
-    @rule(user=st.sampled_from(USERS), labels=st.lists(st.sampled_from(LABELS), max_size=2), key=st.sampled_from(KEYS))
-    def put(self, user: str, labels: list[str], key: str) -> None:
-        self.counter += 1
-        namespace = (user, *labels)
-        value = {"owner": user, "n": self.counter}
-        self.store.put(namespace, key, value)
-        self.items[user][(namespace, key)] = value
-
-    @rule(user=st.sampled_from(USERS), data=st.data())
-    def delete(self, user: str, data: st.DataObject) -> None:
-        if not self.items[user]:
-            return
-        namespace, key = data.draw(st.sampled_from(sorted(self.items[user])))
-        self.store.delete(namespace, key)
-        del self.items[user][(namespace, key)]
-
-    @rule(user=st.sampled_from(USERS), thread=st.sampled_from(("t1", "t2", "*")))
-    def checkpoint(self, user: str, thread: str) -> None:
-        config = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "user_id": user}}
+    def write(self, user_id: str, text: str, *, kind: str, source: Source = Source.USER) -> None:
+        self.count += 1
+        self.store.put((user_label(user_id), MEMORIES), f"m{self.count}", {"text": text, "kind": kind})
+        config = self._config(user_id)
         latest = self.saver.get_tuple(config)
+        checkpoint = empty_checkpoint()
+        texts = [] if latest is None else list(latest.checkpoint["channel_values"]["texts"])
+        checkpoint["channel_values"] = {"texts": [*texts, text]}
         if latest is not None:
             config["configurable"]["checkpoint_id"] = latest.checkpoint["id"]
-        checkpoint = empty_checkpoint()
-        checkpoint["channel_values"] = {"owner": user}
-        self.saver.put(config, checkpoint, {"source": "loop", "step": 0, "parents": {}}, {})
-        self.threads[user][thread] = self.threads[user].get(thread, 0) + 1
+        self.saver.put(config, checkpoint, {"source": "loop", "step": self.count, "parents": {}}, {})
 
-    @rule(user=st.sampled_from(USERS))
-    def erase(self, user: str) -> None:
-        self.memory.erase_user(user)
-        self.items[user] = {}
-        self.threads[user] = {}
+    def recall(self, user_id: str, query: str) -> list[Seen]:
+        found = self.store.search((user_label(user_id), MEMORIES), query=query, limit=10)
+        return [Seen(None, str(item.value["text"])) for item in found]
 
-    @invariant()
-    def each_user_sees_exactly_their_own(self) -> None:
-        for user in USERS:
-            found = self.store.search((user,), limit=1000)
-            assert {(i.namespace, i.key): i.value for i in found} == self.items[user]
-            assert {ns for ns, _ in self.items[user]} == set(self.store.list_namespaces(prefix=(user,), limit=1000))
-            for thread in ("t1", "t2", "*"):
-                config = {"configurable": {"thread_id": thread, "user_id": user}}
-                listed = list(self.saver.list(config))
-                assert len(listed) == self.threads[user].get(thread, 0)
-                assert all(t.checkpoint["channel_values"] == {"owner": user} for t in listed)
+    def list(self, user_id: str) -> list[Seen]:
+        items = self.store.search((user_label(user_id), MEMORIES), limit=1000)
+        seen = [Seen(None, str(item.value["text"])) for item in items]
+        for saved in self.saver.list(self._config(user_id)):
+            seen.extend(Seen(None, text) for text in saved.checkpoint["channel_values"].get("texts", []))
+        return seen
+
+    def export(self, user_id: str) -> Any:
+        return strip_keys(self.memory.user(user_id).export(), VOLATILE)
+
+    def erase(self, user_id: str) -> None:
+        self.memory.erase_user(user_id)
+
+    def validate_user(self, user_id: object) -> None:
+        check_user_id(user_id)
+
+    def supports(self, op: str) -> bool:
+        return op in {"store_put", "store_delete", "store_items"}
+
+    def operate(self, user_id: str, op: str, **params: Any) -> Any:
+        label = user_label(user_id)
+        if op == "store_put":  # through batch(): LangGraph's label rules ("." etc.) apply to put() only
+            self.store.batch([PutOp((label, params["namespace"]), params["key"], params["value"])])
+            return None
+        if op == "store_delete":
+            namespace = (label, params["namespace"])
+            before, _ = self.store.batch([GetOp(namespace, params["key"]), PutOp(namespace, params["key"], None)])
+            return before is not None
+        if op == "store_items":
+            items = self.store.search((label,), limit=10_000)
+            return {(i.namespace[1], i.key): i.value for i in items if i.namespace[1:] != (MEMORIES,)}
+        raise NotImplementedError(op)
+
+    def close(self) -> None:
+        self.memory.close()
 
 
 @pytest.mark.slow
 def test_no_cross_user_read_under_random_operations(embedding_function) -> None:  # type: ignore[no-untyped-def]
-    AdapterIsolation.embedding_function = embedding_function
-    runner = AdapterIsolation.TestCase
-    runner.settings = settings(
-        max_examples=12,
+    LangGraphDriver.embedding_function = embedding_function
+    case = make_isolation_machine(LangGraphDriver).TestCase
+    case.settings = settings(
+        max_examples=10,
         stateful_step_count=12,
         deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
-    runner().runTest()
+    case().runTest()
