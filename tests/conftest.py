@@ -15,8 +15,25 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 pytest.register_assert_rewrite("memtend.testing")  # the isolation machine's asserts explain their failures
+
+IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+# Hypothesis profiles: "ci" (CI=true) runs every property test at its full count; "dev" (the default
+# elsewhere) runs a tenth of it, at least 10, so a local run is quick. HYPOTHESIS_PROFILE picks one by name.
+# A test written with its own count says so with scaled(n), which follows the profile.
+settings.register_profile("ci", deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=10, deadline=None)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if IN_CI else "dev")
+settings.load_profile(PROFILE)
+
+
+def scaled(examples: int) -> int:
+    """``examples`` under the ci profile, a tenth of it (at least 10) under dev."""
+    return examples if PROFILE == "ci" else max(10, examples // 10)
+
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -80,6 +97,23 @@ class ChromaServer:
         import chromadb
 
         return chromadb.HttpClient(host="127.0.0.1", port=self.port)
+
+
+UNIT = REPO / "tests" / "unit"
+HEAVY = ("chromadb", "onnxruntime")
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_loads_no_chroma_and_no_model(request: pytest.FixtureRequest) -> Iterator[None]:
+    """tests/unit is the fast tier (`uv run pytest tests/unit`): a test there fails if it loads Chroma or the
+    model runtime (embed with memtend.testing.HashEmbedder instead)."""
+    if UNIT not in request.node.path.parents:
+        yield
+        return
+    before = {name for name in HEAVY if name in sys.modules}
+    yield
+    loaded = sorted(name for name in HEAVY if name in sys.modules and name not in before)
+    assert not loaded, f"a fast-tier test loaded {loaded}: move it out of tests/unit, or embed with HashEmbedder"
 
 
 @pytest.fixture(scope="session")
@@ -154,9 +188,14 @@ def load_benchmark(name: str) -> ModuleType:
 
 
 def shared_path(*parts: str) -> Path:
+    """A file of ../shared (read in place, never copied). Missing: the test skips locally and fails in CI, where
+    the quality figures must be measured."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared data {path} is not present next to the repository")
+        message = f"shared data {path} is not present next to the repository"
+        if IN_CI:
+            pytest.fail(f"{message}; CI must check out ../shared beside the repository", pytrace=False)
+        pytest.skip(message)
     return path
 
 

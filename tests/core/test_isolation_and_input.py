@@ -39,9 +39,12 @@ def test_users_never_see_each_other(memory: Memory) -> None:
     b_ids = _fill(memory, "bob", "teal")
     alice, bob = memory.user("alice"), memory.user("bob")
     for query in ["gardening note", "what colour", "greet politely", "log line", "teal plants"]:
-        assert all(h.record.user_id == "alice" for h in alice.recall(query, k=20))
-        assert all("teal" not in h.text for h in alice.recall(query, k=20))
-    assert all(r.user_id == "bob" for r in bob.list(status=None))
+        hits = alice.recall(query, k=20)
+        assert hits, f"alice recalls nothing for {query!r}: the checks below would pass on nothing"
+        assert all(h.record.user_id == "alice" for h in hits)
+        assert all("teal" not in h.text for h in hits)
+    bob_records = bob.list(status=None)
+    assert len(bob_records) >= 9 and all(r.user_id == "bob" for r in bob_records)
     assert "crimson" not in str(bob.export())
     assert "teal" not in str(alice.export())
     assert bob.facts() == {"colour": "teal"}
@@ -55,8 +58,12 @@ def test_users_never_see_each_other(memory: Memory) -> None:
     bob.forget(now=T0 + 10_000 * 86_400)
     assert len(alice.list(kinds=[Kind.EVENT])) == 6, "bob's compaction and forgetting left alice alone"
     assert alice.get(a_ids["note"]).text.startswith("crimson")
-    assert b_ids  # bob's ids exist and are distinct
+    assert len(set(b_ids.values())) == len(b_ids)  # bob's ids are distinct
     assert not set(a_ids.values()) & set(b_ids.values())
+    for kind, rid in b_ids.items():  # each is bob's own record, and out of alice's reach
+        assert bob.get(rid).user_id == "bob" and "teal" in bob.get(rid).text, kind
+        with pytest.raises(RecordNotFoundError):
+            alice.get(rid)
 
 
 def test_erasure_leaves_nothing(memory: Memory) -> None:

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memtend.errors import InvalidInputError, RecordNotFoundError
@@ -539,7 +540,7 @@ op = st.tuples(
 )
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=scaled(120), deadline=None)
 @given(ops=st.lists(op, min_size=1, max_size=30), query=st.sampled_from(WORDS), qv=st.integers(0, 11))
 def test_incremental_index_equals_fresh_build(
     ops: list[tuple[str, int, str, str, int, Kind]], query: str, qv: int

@@ -13,7 +13,7 @@ from typing import Any
 
 import chromadb
 import pytest
-from conftest import unique_prefix
+from conftest import scaled, unique_prefix
 from hypothesis import HealthCheck, settings
 from memtend import Memory
 from memtend.testing import HOSTILE_USER_IDS, CoreDriver, Driver, make_isolation_machine, marker, strip_keys
@@ -67,7 +67,7 @@ def core_driver() -> Driver:
 CoreIsolation = make_isolation_machine(core_driver)
 TestCoreIsolation = CoreIsolation.TestCase
 TestCoreIsolation.settings = settings(
-    max_examples=25,
+    max_examples=scaled(25),
     stateful_step_count=15,
     deadline=None,
     database=None,

@@ -18,6 +18,7 @@ FAST = settings(
     stateful_step_count=8,
     deadline=None,
     database=None,
+    derandomize=True,
     report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -52,11 +53,10 @@ class DictDriver(Driver):
 
 
 class LeakyDriver(DictDriver):
-    """Recall searches every user's texts: the bug the machine exists to find."""
+    """Recall returns every user's texts: the bug the machine exists to find."""
 
     def recall(self, user_id: str, query: str) -> list[Seen]:
-        words = set(query.lower().split())
-        return [Seen(None, t) for texts in self.texts.values() for t in texts if words & set(t.lower().split())]
+        return [Seen(None, t) for texts in self.texts.values() for t in texts]
 
 
 def test_a_surface_that_keeps_users_apart_passes() -> None:

@@ -11,12 +11,15 @@ suite writes a Driver for its surface and reuses the machine::
 
     TestMyIsolation = make_isolation_machine(lambda: MyDriver(...)).TestCase
 
+:class:`HashEmbedder` is a deterministic embedding function (no model) for fast tests.
+
 hypothesis is needed only to build a machine (``pip install 'memtend[testing]'``); importing this module does
 not import it.
 """
 
 from memtend.testing.core import CoreDriver
 from memtend.testing.driver import VOLATILE, Driver, Seen, owner_ids, strip_keys
+from memtend.testing.embedder import HashEmbedder
 from memtend.testing.isolation import (
     DAY,
     HOSTILE_KEYS,
@@ -48,6 +51,7 @@ __all__ = [
     "CoreDriver",
     "Driver",
     "DriverFactory",
+    "HashEmbedder",
     "Seen",
     "UserModel",
     "expect_raises",

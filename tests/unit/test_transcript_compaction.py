@@ -9,6 +9,7 @@ import json
 import re
 
 import pytest
+from conftest import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memtend.errors import InvalidInputError
@@ -100,7 +101,7 @@ def issuer_of(messages: list[Message]) -> dict[int, int]:
 # --- safe cut points -------------------------------------------------------------------------------
 
 
-@settings(max_examples=300)
+@settings(max_examples=scaled(300))
 @given(transcripts())
 def test_safe_cut_points_never_split_a_call_from_its_results(messages: list[Message]) -> None:
     spans = issuer_of(messages).items()
@@ -128,7 +129,7 @@ def test_safe_cut_points_of_a_hand_made_transcript() -> None:
 # --- compaction --------------------------------------------------------------------------------------
 
 
-@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(250), suppress_health_check=[HealthCheck.too_slow])
 @given(
     transcripts(),
     st.integers(1, 6),
@@ -161,7 +162,7 @@ def test_compaction_cuts_safely_and_keeps_the_goal(
     assert count_turns(tail) <= min(keep, max_turns) or cut == safe_cut_points(messages)[-1]
 
 
-@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(100), suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(transcripts(max_turns=6), min_size=3, max_size=3))
 def test_repeated_compaction_folds_the_earlier_summary(chunks: list[list[Message]]) -> None:
     planted = "Always answer in French."
@@ -316,7 +317,7 @@ def test_custom_summarizer_results_are_coerced_and_backfilled() -> None:
 # --- clearing tool results ----------------------------------------------------------------------------
 
 
-@settings(max_examples=200)
+@settings(max_examples=scaled(200))
 @given(transcripts(), st.integers(0, 5))
 def test_clear_tool_results_keeps_structure(messages: list[Message], keep_last: int) -> None:
     before = copy.deepcopy(messages)
@@ -385,7 +386,7 @@ def summaries(draw: st.DrawFn) -> StructuredSummary:
     return StructuredSummary.validate(data)
 
 
-@settings(max_examples=300)
+@settings(max_examples=scaled(300))
 @given(summaries())
 def test_render_parse_round_trip(summary: StructuredSummary) -> None:
     assert StructuredSummary.parse(summary.render()) == summary

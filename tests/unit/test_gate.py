@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from conftest import shared_path
+from conftest import scaled, shared_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memtend.errors import SensitiveDataError, UntrustedContentError
@@ -460,7 +460,7 @@ TEXTS = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(TEXTS)
 def test_redaction_leaves_nothing_to_find(text: str) -> None:
     findings = find_sensitive(text)

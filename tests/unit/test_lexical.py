@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memtend.lexical import STOPWORDS, BM25Index, stem, tokenize
@@ -193,7 +194,7 @@ ops_strategy = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(ops=ops_strategy, query=text_strategy)
 def test_incremental_upkeep_equals_fresh_build(ops: list[tuple[str, int, str]], query: str) -> None:
     index = BM25Index(k1=1.2, b=0.5)

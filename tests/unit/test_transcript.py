@@ -6,6 +6,7 @@ import itertools
 import json
 
 import pytest
+from conftest import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memtend.errors import InvalidInputError
@@ -114,7 +115,7 @@ def test_structure_problems_are_listed() -> None:
 # --- JSON --------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=150)
+@settings(max_examples=scaled(150))
 @given(transcripts(with_extras=True))
 def test_dict_round_trip_through_json(messages: list[Message]) -> None:
     data = json.loads(json.dumps(to_dicts(messages)))
@@ -129,7 +130,7 @@ def test_dict_form_rejects_unserialisable_metadata() -> None:
 # --- OpenAI ------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=150)
+@settings(max_examples=scaled(150))
 @given(transcripts())
 def test_openai_round_trip(messages: list[Message]) -> None:
     wire = json.loads(json.dumps(to_openai(messages)))
@@ -212,7 +213,7 @@ def test_from_openai_errors(wire, fragment: str) -> None:
 # --- Anthropic ---------------------------------------------------------------------------------------
 
 
-@settings(max_examples=150)
+@settings(max_examples=scaled(150))
 @given(transcripts())
 def test_anthropic_round_trip(messages: list[Message]) -> None:
     system, wire = to_anthropic(messages)
@@ -301,7 +302,7 @@ WIRE_MESSAGES = st.lists(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=scaled(400))
 @given(WIRE_MESSAGES | WIRE_VALUES)
 def test_converters_accept_or_raise_invalid_input(data: object) -> None:
     for read in (from_openai, from_anthropic, from_dicts):
