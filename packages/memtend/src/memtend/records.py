@@ -18,6 +18,7 @@ MAX_KEY_CHARS = 256
 MAX_METADATA_VALUE_CHARS = 4_096
 MAX_METADATA_KEYS = 64
 INT64 = 2**63
+DAY = 86_400.0  # seconds: every day-based setting (retention, half-lives, TTLs) is converted with this
 
 
 E = TypeVar("E", bound=Enum)

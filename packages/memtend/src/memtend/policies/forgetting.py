@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from memtend.records import Kind, Record, Status
-
-DAY = 86_400.0
+from memtend.records import DAY, Kind, Record, Status
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memtend.records import Kind
+from memtend.records import DAY, Kind
 
 __all__ = [
     "Claim",
@@ -64,7 +64,6 @@ __all__ = [
     "window_sum",
 ]
 
-DAY = 86_400.0
 
 
 def _default_half_lives() -> dict[Kind, float | None]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtend.errors import InvalidInputError, InvalidUserIdError, RecordNotFoundError
 from memtend.policies.precedence import canonical_key
-from memtend.records import MAX_USER_ID_CHARS, Kind, Source, Status
+from memtend.records import DAY, MAX_USER_ID_CHARS, Kind, Source, Status
 from memtend.testing.driver import Driver, Seen, owner_ids, strip_keys
 
 if TYPE_CHECKING:
@@ -35,7 +35,6 @@ __all__ = [
     "marker",
 ]
 
-DAY = 86_400.0
 # Ids that look like filter operators, injections, near-duplicates of each other, odd unicode, the limit.
 HOSTILE_USER_IDS: tuple[str, ...] = (
     "$or",
