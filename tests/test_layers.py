@@ -4,6 +4,9 @@
   which wraps Chroma's own embedding function and model cache and is storage's embedder;
 * policies (``memtend.policies.*``) import no storage and nothing that does I/O, directly or through another
   memtend module, and call no ``open``/``print``/``input``;
+* storage is the only builder of Chroma where-filters: no other module passes ``where=`` / ``where_document=``
+  to a collection call or writes a ``$and`` / ``$or`` / ``$in`` / ``$nin`` filter (memtend.testing's hostile
+  ids aside);
 * no import cycle among memtend modules (module-level imports; ``if TYPE_CHECKING:`` blocks excluded).
 """
 
@@ -183,6 +186,37 @@ def test_the_io_rule_can_fail() -> None:
     io = _doing_io()
     assert "memtend.storage" in io and "memtend.cli" in io
     assert "memtend.records" not in io and "memtend.transcript" not in io
+
+
+FILTER_KEYS = frozenset({"$and", "$or", "$in", "$nin"})
+COLLECTION_CALLS = frozenset({"get", "query", "delete", "update", "upsert", "count", "peek"})
+FILTER_BUILDERS_ALLOWED = ("memtend.storage", "memtend.testing")
+
+
+def _filter_building(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            found.extend(f"line {node.lineno}: a {key} filter" for key in sorted(keys & FILTER_KEYS))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in COLLECTION_CALLS:
+            found.extend(
+                f"line {node.lineno}: {node.func.attr}({kw.arg}=...)"
+                for kw in node.keywords
+                if kw.arg in ("where", "where_document")
+            )
+    return found
+
+
+def test_only_storage_builds_where_filters() -> None:
+    problems = {
+        name: found
+        for name, info in MODULES.items()
+        if not any(name == a or name.startswith(a + ".") for a in FILTER_BUILDERS_ALLOWED)
+        and (found := _filter_building(info.path))
+    }
+    assert problems == {}, f"where-filters built outside storage: {problems}"
+    assert _filter_building(MODULES["memtend.storage"].path), "the filter scan finds storage's own filters"
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
