@@ -388,8 +388,27 @@ def test_search_by_query_ranks_indexed_fields(memory: Memory) -> None:
     assert keys(docs.search((), query="dogs in parks", limit=2)) == ["pets", "dogs"] or keys(
         docs.search((), query="dogs in parks", limit=2)
     ) == ["dogs", "pets"]
+    assert docs.touch(("notes",), ["pets"], 3600) == 1  # a new expiry keeps the document's vectors
+    assert docs.search(("notes",), query="puppy playing outside", limit=1)[0].key == "pets"
     docs.put(("notes",), "pets", {"text": "My dog loves running in the park"}, index=False)  # no longer embedded
     assert docs.search(("notes",), query="puppy playing outside", limit=10)[0].key != "pets"
     docs.delete(("notes",), "work")
     assert "work" not in keys(docs.search(("notes",), query="money and accounting", limit=10))
     assert memory.user("bob").documents().search(("notes",), query="dog")[0].key == "b"
+
+
+# ------------------------------------------------------------------------------------------ reserved space
+def test_core_data_is_out_of_reach_of_public_calls(memory: Memory) -> None:
+    alice = memory.user("alice")
+    alice.session("t1").set("branch", "main")
+    alice.ledger("t1").record("deploy", {"env": "prod"}, "ok")
+    alice.store("notes").put("k", {"v": 1})
+    docs = alice.documents()
+    assert docs.search(()) == [] and docs.list_namespaces() == []
+    assert docs.get(("session", "t1"), "branch") is None and docs.get(("store", "notes"), "k") is None
+    docs.put(("session", "t1"), "branch", "public")  # the same labels in the public space collide with nothing
+    assert alice.session("t1").get("branch") == "main" and docs.get(("session", "t1"), "branch").value == "public"  # type: ignore[union-attr]
+    assert alice.store("session:t1").items() == []  # a store with that name is not the session's state
+    assert docs.delete_prefix(()) == 1 and alice.session("t1").get("branch") == "main"
+    assert memory.document_owners(("session",)) == []
+    assert {i["kind"] for i in alice.export()["store"]} == {"session", "ledger", "store"}

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from memtend import InvalidInputError, Memory, SensitiveDataError, UserMemory
+from memtend import InvalidInputError, KeyedStore, Memory, SensitiveDataError, UserMemory
 from memtend import session as session_module
 from memtend.ledger import Ledger, call_key, extract_ids
 from memtend.policies.forgetting import DAY
@@ -25,6 +25,11 @@ def session(user: UserMemory, session_id: str = "t1") -> SessionState:
 
 def ledger(user: UserMemory, session_id: str = "t1") -> Ledger:
     return Ledger(user, session_id)
+
+
+def raw(user: UserMemory, session_id: str = "t1") -> KeyedStore:
+    """The session's own rows (its values and the stats row), in memtend's reserved space."""
+    return session(user, session_id)._store
 
 
 # ------------------------------------------------------------------------------------------ every backend
@@ -72,11 +77,11 @@ def test_sessions_and_users_are_isolated_and_erased(memory: Memory) -> None:
     assert ledger(alice, "t1").seen("send_email", {"to": "bob"}) is not None
 
     receipt = memory.erase_user("alice")
-    assert receipt.counts["kv"] >= 4  # two sessions' values and stats rows, one ledger entry
+    assert receipt.counts["documents"] >= 4  # two sessions' values and stats rows, one ledger entry
     assert session(alice, "t1").list() == {}
     assert session(alice, "t2").get("branch") is None
     assert ledger(alice, "t1").entries() == []
-    assert alice.store("session:t1").items() == []
+    assert raw(alice, "t1").items() == []
     assert session(bob, "t1").get("branch") == "bob-only"
 
 
@@ -123,7 +128,7 @@ def test_every_write_sets_expiry_and_forget_removes_expired_state(ephemeral_memo
     before = now()
     state.set("branch", "main")
     ledger(alice).record("send_email", {"to": "bob"}, "sent")
-    item = alice.store("session:t1").item("branch")
+    item = raw(alice, "t1").item("branch")
     assert item is not None and item.expires_at is not None
     assert before + days * DAY <= item.expires_at <= now() + days * DAY
 
@@ -134,7 +139,7 @@ def test_every_write_sets_expiry_and_forget_removes_expired_state(ephemeral_memo
     alice.forget(now=now() + (days + 1) * DAY)
     assert state.list() == {}
     assert ledger(alice).entries() == []
-    assert alice.store("session:t1").items() == []
+    assert raw(alice, "t1").items() == []
 
 
 def test_expired_state_is_not_returned_before_forget_runs(
@@ -214,7 +219,7 @@ def test_stats_hit_rate_is_exact_and_shared_by_handles(ephemeral_memory: Memory)
     assert stats["unflushed"] == 5  # reads since the last write
     assert session(alice).flush() == 5
     assert session(alice).stats() == {**stats, "unflushed": 0}
-    stored = alice.store("session:t1").get(STATS_KEY)
+    stored = raw(alice, "t1").get(STATS_KEY)
     assert (stored["get"], stored["set"], stored["hits"], stored["misses"]) == (4, 2, 3, 1)
     assert STATS_KEY not in session(alice).list()
 
@@ -227,16 +232,16 @@ def test_writes_carry_the_counts_and_reads_never_create_rows(
     state = session(alice, "reads-only")
     for _ in range(5):
         state.get("anything")
-    assert alice.store("session:reads-only").items() == [], "reads alone never create a row"
+    assert raw(alice, "reads-only").items() == [], "reads alone never create a row"
     state.set("k", 1)
-    stored = alice.store("session:reads-only").get(STATS_KEY)
+    stored = raw(alice, "reads-only").get(STATS_KEY)
     assert (stored["get"], stored["misses"], stored["set"]) == (5, 5, 1)
     for _ in range(3):  # the third read reaches FLUSH_EVERY and updates the existing row
         state.get("k")
-    assert alice.store("session:reads-only").get(STATS_KEY)["hits"] == 3
+    assert raw(alice, "reads-only").get(STATS_KEY)["hits"] == 3
     assert state.stats()["unflushed"] == 0
     state.forget("k")
-    assert alice.store("session:reads-only").get(STATS_KEY)["forget"] == 1
+    assert raw(alice, "reads-only").get(STATS_KEY)["forget"] == 1
 
 
 def test_every_call_is_logged(ephemeral_memory: Memory) -> None:

@@ -117,7 +117,7 @@ def test_erase_user_leaves_nothing_anywhere(memory: Memory) -> None:
     namespaces = {i["namespace"] for i in victim.export()["store"]}
     assert {"session:t1", "ledger:t1", f"checkpoints:{VICTIM_MARKER}"} <= namespaces
     before = memory.storage.count_user(VICTIM)
-    assert before["memories"] >= 15 and before["history"] >= 15 and before["kv"] >= 3
+    assert before["memories"] >= 15 and before["history"] >= 15 and before["documents"] >= 3
     others_before = {uid: (memory.storage.count_user(uid), _stable_export(memory.user(uid))) for uid in OTHERS}
 
     receipt = memory.erase_user(VICTIM)

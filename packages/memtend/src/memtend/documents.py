@@ -635,11 +635,7 @@ class DocumentStore:
                 row = rows.get(doc)
                 if row is not None and num < int(row.fields.get("vecs") or 0) and score > best.get(doc, -2.0):
                     best[doc] = score
-            ranked = [
-                rows[d]
-                for d in best
-                if _live(rows[d], t) and (not clauses or _row_matches(rows[d], clauses))
-            ]
+            ranked = [rows[d] for d in best if _live(rows[d], t) and (not clauses or _row_matches(rows[d], clauses))]
             scores = {r.id: best[r.id] for r in ranked}
             if len(ranked) >= need or len(hits) < n:
                 break
@@ -776,7 +772,14 @@ class DocumentStore:
     def sweep(self, now: float | None = None) -> int:
         """Delete this user's expired documents; returns how many."""
         t = check_time(now, "now") if now is not None else _clock()
-        return self._rows.remove(self._rows.expired(self.user_id, t), t)
+        return self._rows.remove(self._expired(t), t)
+
+    def expired_count(self, at: float) -> int:
+        """How many of this user's documents have expired at ``at`` (what ``sweep(at)`` would delete)."""
+        return len(self._expired(check_time(at, "at")))
+
+    def _expired(self, t: float) -> list[DocRow]:
+        return [r for r in self._rows.expired(self.user_id, t) if r.space == self._space]
 
     def _write(self, ops: Sequence[PutDocument | DeleteDocument], *, if_absent: bool = False) -> list[bool]:
         """Validate, gate and encode every op first (nothing is written on an error), then apply the writes as
@@ -1005,6 +1008,12 @@ def core_documents(memory: Memory, user_id: str) -> DocumentStore:
     return DocumentStore(memory, user_id, gate="off", _space=CORE_SPACE)
 
 
+def reserved_documents(memory: Memory, user_id: str) -> list[Document]:
+    """Every live document of the user in the reserved space, in insertion order (for export)."""
+    docs = core_documents(memory, user_id)
+    return [docs._document(r) for r in docs._rows.find(user_id, CORE_SPACE, (), at=now())]
+
+
 def document_owners(memory: Memory, namespace_prefix: Namespace) -> list[str]:
     prefix = check_namespace(namespace_prefix, "namespace_prefix", empty=True)
     return memory.storage.documents.owners(PUBLIC_SPACE, prefix)
@@ -1024,7 +1033,7 @@ def _content_fields(row: DocRow) -> dict[str, Any]:
     return {
         k: v
         for k, v in row.fields.items()
-        if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", _PARTIAL) or k.startswith("f:")
+        if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", "vecs", _PARTIAL) or k.startswith("f:")
     }
 
 

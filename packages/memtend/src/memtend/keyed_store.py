@@ -1,66 +1,148 @@
 """A user-scoped keyed store: JSON values under (namespace, key), for what is not a memory.
 
-Working memory (session state, the side-effect ledger) and the framework adapters (checkpoints, chat messages,
-store items) keep their data here, so isolation, export and erasure cover it with no code of their own.
+Its data are documents (:mod:`memtend.documents`) in memtend's reserved space, which no public document call
+reaches, lists or collides with: ``user.store("x")`` keeps namespace ``("store", "x")`` there, session state
+``("session", <id>)`` and the side-effect ledger ``("ledger", <id>)``. So ``user.store("session:t1")`` is just a
+store with an odd name, never the session's state. Isolation, export (``user.export()["store"]``) and erasure
+cover it with no code of their own. Creating a ``KeyedStore`` does no I/O.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from memtend.documents import Document, PutDocument, core_documents, reserved_documents
 from memtend.errors import InvalidInputError
-from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_encodable, check_time
-from memtend.storage import KVItem, Storage
+from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_encodable, check_time, now
+from memtend.storage import KVItem
+
+if TYPE_CHECKING:
+    from memtend.memory import Memory
 
 MAX_VALUE_BYTES = 1_000_000
 MAX_DEPTH = 32
+STORE_LABEL = "store"  # the first label of a keyed store's namespace in the reserved space
 
 
 class KeyedStore:
     """get / put / delete / items over one namespace of one user's keyed store."""
 
-    def __init__(self, storage: Storage, user_id: str, namespace: str) -> None:
-        self._storage = storage
+    def __init__(self, memory: Memory, user_id: str, namespace: str, *, _labels: tuple[str, ...] | None = None) -> None:
         self.user_id = user_id
         self.namespace = check_name(namespace, "namespace")
+        self._labels = _labels or (STORE_LABEL, self.namespace)
+        self._docs = core_documents(memory, user_id)
+
+    def __repr__(self) -> str:
+        return f"KeyedStore(user_id={self.user_id!r}, namespace={self.namespace!r})"
 
     def put(self, key: str, value: Any, *, expires_at: float | None = None) -> None:
         self.put_many([(key, value)], expires_at=expires_at)
 
     def put_many(self, items: list[tuple[str, Any]], *, expires_at: float | None = None) -> None:
+        """Store several values at once (all or none); ``expires_at`` (epoch seconds) applies to each."""
         checked = [(check_name(k, "key"), check_value(v)) for k, v in items]
+        ttl = None
         if expires_at is not None:
-            expires_at = check_time(expires_at, "expires_at")
-        self._storage.kv_put(self.user_id, self.namespace, checked, expires_at=expires_at)
+            ttl = max(0.0, check_time(expires_at, "expires_at") - now())
+        self._docs.put_many([PutDocument(self._labels, k, v, ttl=ttl) for k, v in checked])
 
     def get(self, key: str, default: Any = None) -> Any:
         item = self.item(key)
         return default if item is None else item.value
 
     def item(self, key: str) -> KVItem | None:
-        key = check_name(key, "key")
-        return self._storage.kv_get(self.user_id, self.namespace, [key]).get(key)
+        doc = self._docs.get(self._labels, check_name(key, "key"))
+        return self._item(doc) if doc is not None else None
 
     def get_many(self, keys: list[str]) -> dict[str, KVItem]:
-        return self._storage.kv_get(self.user_id, self.namespace, [check_name(k, "key") for k in keys])
+        found = self._docs.get_many(self._labels, [check_name(k, "key") for k in keys])
+        return {k: self._item(d) for k, d in found.items()}
 
     def delete(self, key: str) -> bool:
         return self.delete_many([key]) > 0
 
     def delete_many(self, keys: list[str]) -> int:
-        return self._storage.kv_delete(self.user_id, self.namespace, [check_name(k, "key") for k in keys])
+        return self._docs.delete_many(self._labels, [check_name(k, "key") for k in keys])
 
     def items(self) -> list[KVItem]:
-        """Every item of the namespace, in insertion order (an update keeps an item's place)."""
-        return self._storage.kv_list(self.user_id, self.namespace)
+        """Every live item of the namespace, in insertion order (an update keeps an item's place)."""
+        return [self._item(d) for d in self._docs.search(self._labels, limit=_ALL)]
 
     def keys(self) -> list[str]:
         return [i.key for i in self.items()]
 
     def clear(self) -> int:
-        return self.delete_many(self.keys())
+        return self._docs.delete_prefix(self._labels)
+
+    def _item(self, doc: Document) -> KVItem:
+        return KVItem(self.namespace, doc.key, doc.value, doc.created_at, doc.updated_at, doc.expires_at)
+
+    # ------------------------------------------------------------------ async twins
+    async def aput(self, key: str, value: Any, *, expires_at: float | None = None) -> None:
+        await asyncio.to_thread(self.put, key, value, expires_at=expires_at)
+
+    async def aput_many(self, items: list[tuple[str, Any]], *, expires_at: float | None = None) -> None:
+        await asyncio.to_thread(self.put_many, items, expires_at=expires_at)
+
+    async def aget(self, key: str, default: Any = None) -> Any:
+        return await asyncio.to_thread(self.get, key, default)
+
+    async def aitem(self, key: str) -> KVItem | None:
+        return await asyncio.to_thread(self.item, key)
+
+    async def aget_many(self, keys: list[str]) -> dict[str, KVItem]:
+        return await asyncio.to_thread(self.get_many, keys)
+
+    async def adelete(self, key: str) -> bool:
+        return await asyncio.to_thread(self.delete, key)
+
+    async def adelete_many(self, keys: list[str]) -> int:
+        return await asyncio.to_thread(self.delete_many, keys)
+
+    async def aitems(self) -> list[KVItem]:
+        return await asyncio.to_thread(self.items)
+
+    async def akeys(self) -> list[str]:
+        return await asyncio.to_thread(self.keys)
+
+    async def aclear(self) -> int:
+        return await asyncio.to_thread(self.clear)
+
+
+_ALL = 10**9  # a limit no namespace reaches
+
+
+def export_items(memory: Memory, user_id: str) -> list[dict[str, Any]]:
+    """Every keyed-store, session-state and ledger item of the user, for ``export()["store"]``: ``namespace`` as
+    the store was named (``session:<id>`` / ``ledger:<id>`` for working memory) and ``kind`` telling them apart."""
+    out = []
+    for doc in reserved_documents(memory, user_id):
+        kind, name = doc.namespace[0], doc.namespace[1]
+        out.append(
+            {
+                "namespace": name if kind == STORE_LABEL else f"{kind}:{name}",
+                "kind": kind,
+                "key": doc.key,
+                "value": doc.value,
+                "created_at": doc.created_at,
+                "updated_at": doc.updated_at,
+            }
+        )
+    return out
+
+
+def expired_count(memory: Memory, user_id: str, at: float) -> int:
+    """How many of the user's keyed-store, session and ledger items have expired at ``at``."""
+    return core_documents(memory, user_id).expired_count(at)
+
+
+def sweep_expired(memory: Memory, user_id: str, at: float) -> int:
+    """Delete the user's expired keyed-store, session and ledger items; returns how many."""
+    return core_documents(memory, user_id).sweep(at)
 
 
 def check_name(name: object, what: str) -> str:

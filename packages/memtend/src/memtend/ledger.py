@@ -7,6 +7,7 @@ results are stored with sensitive values masked; entries expire with the session
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -21,7 +22,6 @@ from memtend.policies import gate
 from memtend.policies.precedence import canonical_key
 from memtend.records import check_name, now
 from memtend.session_scope import SessionScoped, is_expired
-from memtend.twins import with_async_twins
 
 __all__ = ["Ledger", "LedgerEntry", "call_key", "extract_ids"]
 
@@ -202,7 +202,6 @@ def _ids_in_text(text: str) -> list[str]:
     return [h for _, h in sorted(hits)]
 
 
-@with_async_twins("record", "seen", "entries", "stats")
 class Ledger(SessionScoped):
     """Side effects of one (user, session): ``record`` a call, ask whether it was ``seen`` before repeating it.
 
@@ -211,6 +210,7 @@ class Ledger(SessionScoped):
     """
 
     prefix = LEDGER_PREFIX
+    label = "ledger"
 
     def record(self, tool: str, args: Any, result: Any = None, *, pending: bool = False) -> LedgerEntry:
         """Record a side-effecting call of ``tool`` with ``args`` (a JSON value, or a JSON string of one).
@@ -276,3 +276,16 @@ class Ledger(SessionScoped):
             "repeats": repeats,
             "repeat_rate": repeats / calls if calls else None,
         }
+
+    # ---------------------------------------------------------- async twins (each runs its sync call in a thread)
+    async def arecord(self, tool: str, args: Any, result: Any = None, *, pending: bool = False) -> LedgerEntry:
+        return await asyncio.to_thread(self.record, tool, args, result, pending=pending)
+
+    async def aseen(self, tool: str, args: Any) -> LedgerEntry | None:
+        return await asyncio.to_thread(self.seen, tool, args)
+
+    async def aentries(self) -> list[LedgerEntry]:
+        return await asyncio.to_thread(self.entries)
+
+    async def astats(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self.stats)

@@ -26,7 +26,7 @@ import numpy as np
 from memtend import locking
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.injection_meaning import reads_like_agent_instruction
-from memtend.keyed_store import KeyedStore
+from memtend.keyed_store import KeyedStore, export_items
 from memtend.policies import compaction, forgetting, gate, precedence
 from memtend.policies.precedence import FactOutcome
 from memtend.policies.retrieval import RetrievalConfig
@@ -904,17 +904,18 @@ class UserMemory:
         policy = self.memory.retention
         records, _ = self._storage.get_records(self.user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW])
         decisions = forgetting.plan_forget(records, policy, t)
-        expired = [i for i in self._storage.kv_list(self.user_id) if i.expires_at is not None and i.expires_at <= t]
+        from memtend.keyed_store import expired_count, sweep_expired
+
+        expired = expired_count(self.memory, self.user_id, t)
         if not dry_run:
             with self.memory._lock:
                 for d in decisions:
                     self._retire(d.record, "forget", at=t)
-                for item in expired:
-                    self._storage.kv_delete(self.user_id, item.namespace, [item.key])
+                expired = sweep_expired(self.memory, self.user_id, t)
         return ForgetReport(
             dry_run=dry_run,
             archived=[(d.record.id, d.record.kind.value, d.reason) for d in decisions],
-            session_items=len(expired),
+            session_items=expired,
         )
 
     def purge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
@@ -997,7 +998,7 @@ class UserMemory:
     def store(self, namespace: str) -> KeyedStore:
         """A user-scoped keyed store for data that is not a memory (session state, checkpoints, chat messages).
         Isolation, export and erasure cover it."""
-        return KeyedStore(self._storage, self.user_id, namespace)
+        return KeyedStore(self.memory, self.user_id, namespace)
 
     def documents(self, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
         """This user's document store (see :mod:`memtend.documents`); no I/O on creation."""
@@ -1011,16 +1012,7 @@ class UserMemory:
             "exported_at": now(),
             "records": [r.to_dict() for r in sorted(records, key=lambda r: (r.created_at, r.id))],
             "history": self.history(),
-            "store": [
-                {
-                    "namespace": i.namespace,
-                    "key": i.key,
-                    "value": i.value,
-                    "created_at": i.created_at,
-                    "updated_at": i.updated_at,
-                }
-                for i in self._storage.kv_list(self.user_id)
-            ],
+            "store": export_items(self.memory, self.user_id),
             "documents": self.documents().export(),
         }
 

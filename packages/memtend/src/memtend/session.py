@@ -11,6 +11,7 @@ The side-effect ledger of a session is :class:`memtend.ledger.Ledger`.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import json
 from collections import Counter
@@ -35,7 +36,6 @@ from memtend.session_scope import (
     persist_counts,
     stored_counts,
 )
-from memtend.twins import with_async_twins
 
 __all__ = [
     "OPS",
@@ -82,7 +82,6 @@ class SetResult:
     flagged: bool = False
 
 
-@with_async_twins("get", "set", "list", "forget", "flush", "stats", "log")
 class SessionState(SessionScoped):
     """Key-value working memory of one (user, session): ``get``, ``set``, ``list`` (insertion order), ``forget``.
 
@@ -90,6 +89,7 @@ class SessionState(SessionScoped):
     """
 
     prefix = SESSION_PREFIX
+    label = "session"
 
     @property
     def namespace(self) -> str:
@@ -199,6 +199,28 @@ class SessionState(SessionScoped):
         tally = self._tally()
         with tally.lock:
             return list(tally.log)
+
+    # ---------------------------------------------------------- async twins (each runs its sync call in a thread)
+    async def aget(self, key: str, default: Any = None) -> Any:
+        return await asyncio.to_thread(self.get, key, default)
+
+    async def aset(self, key: str, value: Any, *, source: Source | str = Source.AGENT) -> SetResult:
+        return await asyncio.to_thread(self.set, key, value, source=source)
+
+    async def alist(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self.list)
+
+    async def aforget(self, key: str) -> bool:
+        return await asyncio.to_thread(self.forget, key)
+
+    async def aflush(self) -> int:
+        return await asyncio.to_thread(self.flush)
+
+    async def astats(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self.stats)
+
+    async def alog(self) -> builtins.list[CallRecord]:
+        return await asyncio.to_thread(self.log)
 
     # ------------------------------------------------------------------ machinery
     @contextmanager

@@ -62,7 +62,8 @@ class CallRecord:
 class Tally:
     """Counts not yet persisted and the call log of one session namespace, shared within this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: KeyedStore) -> None:
+        self.store = store  # where the counts go when the tally is evicted
         self.lock = threading.RLock()
         self.pending: Counter[str] = Counter()
         self.reads_since_flush = 0
@@ -90,13 +91,13 @@ def tally_for(store: KeyedStore, storage: Any) -> Tally:
         name = (store.user_id, store.namespace)
         tally = per_store.get(name)
         if tally is None:
-            tally = per_store[name] = Tally()
+            tally = per_store[name] = Tally(store)
             while len(per_store) > MAX_TALLIES:
                 evicted.append(per_store.popitem(last=False))
         else:
             per_store.move_to_end(name)
-    for (user_id, namespace), old in evicted:
-        persist_counts(KeyedStore(storage, user_id, namespace), old, create=False, expires_at=None)
+    for _, old in evicted:
+        persist_counts(old.store, old, create=False, expires_at=None)
     return tally
 
 
@@ -120,14 +121,18 @@ def persist_counts(store: KeyedStore, tally: Tally, *, create: bool, expires_at:
 
 
 class SessionScoped:
-    """Base of the per-session parts of working memory: one (user, session) and its namespace ``prefix + id``."""
+    """Base of the per-session parts of working memory: one (user, session) and its namespace, ``(label, id)`` in
+    memtend's reserved document space (named ``prefix + id`` in exports and logs). Creating one does no I/O."""
 
     prefix = ""
+    label = ""
 
     def __init__(self, user: UserMemory, session_id: str) -> None:
         self.user = user
         self.session_id = check_session_id(session_id)
-        self._store = user.store(self.prefix + self.session_id)
+        self._store = KeyedStore(
+            user.memory, user.user_id, self.prefix + self.session_id, _labels=(self.label, self.session_id)
+        )
         self._storage = user.memory.storage
         self._days = float(user.memory.retention.session_days)
 

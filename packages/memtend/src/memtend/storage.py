@@ -748,8 +748,9 @@ class DocumentRows:
         stale: list[str] = []
         for row in puts:
             vecs = vectors.get(row.id)
-            new = len(vecs) if vecs is not None else 0
-            for n in range(new):
+            # a row written again without new vectors (a metadata rewrite) keeps the ones its ``vecs`` counts
+            new = len(vecs) if vecs is not None else int(row.fields.get("vecs") or 0)
+            for n in range(len(vecs) if vecs is not None else 0):
                 ids.append(f"{row.id}~{n}")
                 embeddings.append(vecs[n])  # type: ignore[index]
                 metas.append(
