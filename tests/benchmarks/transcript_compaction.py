@@ -193,9 +193,10 @@ def _bulky_result(rng: random.Random, tool: str) -> str:
 @dataclass
 class Sample:
     turns: list[list[Message]]  # the transcript, turn by turn (the first holds the system prompt)
-    constraints: list[str]
+    constraints: list[str]  # the constraints in force at the end (for a revised one, its latest version)
     ids: list[str]
     messages: list[Message] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)  # earlier versions of revised constraints
 
 
 def make_transcript(rng: random.Random) -> Sample:
@@ -305,11 +306,17 @@ def _measure(
     mode: str,
     summarizer_factory: Callable[[], Summarizer | None],
     ensure_extracted: bool = True,
+    known_constraints: list[str] = CONSTRAINTS,
 ) -> dict[str, Any]:
+    """Compact every sample (``oneshot`` or ``rolling``) and measure what survived. ``known_constraints``:
+    every constraint the generator can plant (a reported constraint is precise when it is one of them);
+    ``replaced_reported_current`` counts replaced versions still reported as current (in
+    ``result.constraints`` without a "replaced" mark)."""
     before_total = after_total = 0
     kept_constraints = reported = planted_total = 0
     kept_ids = ids_total = 0
     reported_total = reported_planted = 0
+    replaced_total = replaced_current = 0
     origins: Counter[str] = Counter()
     compactions = calls = 0
     seconds = 0.0
@@ -356,15 +363,20 @@ def _measure(
         kept_ids += sum(i.casefold() in text for i in sample.ids)
         reported_total += len(result.constraints)
         reported_planted += sum(
-            any(_norm(c).rstrip(".") in _norm(r) or _norm(r).rstrip(".") in _norm(c) for c in CONSTRAINTS)
+            any(_norm(c).rstrip(".") in _norm(r) or _norm(r).rstrip(".") in _norm(c) for c in known_constraints)
             for r in result.constraints
         )
+        current = [_norm(r) for r in result.constraints if "replaced" not in r.casefold()]
+        replaced_total += len(sample.replaced)
+        replaced_current += sum(any(_kept(old, r) for r in current) for old in sample.replaced)
     return {
         "token_reduction_pct": round(100 * (1 - after_total / before_total), 1),
         "constraints_kept_pct": round(100 * kept_constraints / max(1, planted_total), 1),
         "constraints_reported_pct": round(100 * reported / max(1, planted_total), 1),
         "constraint_precision_pct": round(100 * reported_planted / max(1, reported_total), 1),
         "side_effect_ids_kept_pct": round(100 * kept_ids / max(1, ids_total), 1),
+        "replaced_constraints": replaced_total,
+        "replaced_reported_current": replaced_current,
         "compactions": compactions,
         "ms_per_compaction_call": round(1000 * seconds / max(1, calls), 2),
         "origins": dict(origins),

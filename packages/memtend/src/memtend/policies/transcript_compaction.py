@@ -284,7 +284,8 @@ def _compaction(
         produced = coerce_summary((yield fresh, earlier))
         summary = fill_gaps(produced, earlier) if earlier is not None else produced
         if ensure_extracted:
-            summary = fill_gaps(summary, extractive_summarize(fresh), CRITICAL_FIELDS)
+            # with the earlier summary, so the first message of ``fresh`` is not taken for the goal
+            summary = fill_gaps(summary, extractive_summarize(fresh, earlier), CRITICAL_FIELDS)
         summary.origin = produced.origin
     goal = (earlier.goal if earlier else "") or next(
         (m.content.strip() for m in fresh if m.role == "user" and m.content.strip()), ""

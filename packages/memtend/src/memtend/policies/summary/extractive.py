@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memtend.policies.summary.constraints import PER_MESSAGE, is_instruction, mark_replaced, user_instructions
 from memtend.policies.summary.ids import SECRET_KEY_RE, URL_RE, extract_ids
 from memtend.policies.summary.merging import merge
 from memtend.policies.summary.schema import (
@@ -18,6 +19,7 @@ from memtend.policies.summary.schema import (
     StructuredSummary,
     dedupe,
     is_summary_message,
+    norm,
     read_summary_message,
 )
 from memtend.transcript import Message, ensure_messages
@@ -26,17 +28,8 @@ __all__ = ["extract_constraints", "extractive_summarize", "is_side_effecting"]
 
 FACTS_PER_PASS = 12
 # A pasted document full of "must" is not a list of instructions: at most this many per message.
-CONSTRAINTS_PER_MESSAGE = 10
+CONSTRAINTS_PER_MESSAGE = PER_MESSAGE
 
-_CONSTRAINT_RE = re.compile(
-    r"\b(must|mustn't|never|always|don't|do not|dont|only|without|avoid|prefer|preferably|rather than|"
-    r"instead of|make sure|ensure|be sure|remember to|no more than|not more than|at most|at least|"
-    r"under no circumstances|not allowed|forbidden|should|shouldn't|should not|need to|needs to|"
-    r"have to|has to|required|stick to|keep it|keep them|keep all|keep every|limit|from now on|"
-    r"going forward|refrain|no later than|before you|ask me before|check with me)\b",
-    re.IGNORECASE,
-)
-_REQUEST_RE = re.compile(r"^(please|can you|could you|would you|will you)\b", re.IGNORECASE)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 _WRITE_WORDS = """
@@ -44,7 +37,8 @@ create add insert post put patch update edit modify set write save upload append
 purge cancel send email mail notify message reply publish deploy release rollback merge push commit charge
 pay refund transfer book reserve schedule place purchase buy submit approve reject close assign invite
 register provision launch start stop restart terminate kill revoke grant archive rename move copy apply
-enable disable upsert import sync transition comment label tag subscribe unsubscribe
+enable disable upsert import sync transition comment label tag subscribe unsubscribe generate issue enqueue
+queue trigger order allocate renew lodge initiate mint execute invoke
 """
 _READ_WORDS = """
 get list search fetch read find query lookup look describe show check view count download inspect preview
@@ -56,6 +50,12 @@ _OPENED_TO_READ = frozenset(_OPENED_WORDS.split())
 _READ_VERBS = frozenset(_READ_WORDS.split())
 _WRITE_SQL_RE = re.compile(r"^\s*(insert|update|delete|create|drop|alter|truncate|merge|upsert)\b", re.I)
 _WRITE_HTTP = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_MADE_RE = re.compile(
+    r"\b(?:created|queued|enqueued|accepted|placed|booked|generated|issued|scheduled|submitted|confirmed|filed"
+    r"|registered|tagged|published|provisioned|reserved|sent|deleted|cancell?ed|is ready|are ready|succeeded"
+    r"|completed)\b|\"(?:ok|success)\":\s*true",
+    re.IGNORECASE,
+)
 
 
 _PATH_RE = re.compile(
@@ -77,33 +77,25 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
 
 
-def _is_constraint(sentence: str) -> bool:
-    normal = sentence.replace("’", "'")
-    if not _CONSTRAINT_RE.search(normal):
-        return False
-    return not normal.rstrip().endswith("?") or bool(_REQUEST_RE.match(normal))
-
-
-def _user_constraints(text: str) -> list[str]:
-    return [s for s in _sentences(text) if _is_constraint(s)][:CONSTRAINTS_PER_MESSAGE]
-
-
 def _words(name: str) -> list[str]:
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
     return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
 
 
-def is_side_effecting(name: str, arguments: Mapping[str, Any]) -> bool:
-    """Whether a tool call looks like it changes the world, from its name or its arguments.
+def is_side_effecting(name: str, arguments: Mapping[str, Any], result: str | None = None) -> bool:
+    """Whether a tool call looks like it changes the world, from its name, its arguments or its result.
 
     The first verb in the name decides (``create_order`` yes, ``get_created_orders`` no); with no
     known verb, an HTTP method of POST/PUT/PATCH/DELETE or a writing SQL statement in the
-    arguments does.
+    arguments does, or a result that reports something made ("created", "queued", "accepted",
+    ``"ok": true``...).
     """
     words = _words(name)
     for i, word in enumerate(words):
         if word == "open":  # open_pull_request, open_ticket write; open_file, open_url read
             return words[i + 1 : i + 2] != [] and words[i + 1] not in _OPENED_TO_READ
+        if word == "file" and i == 0:  # file_claim, file_report write; file_search, file_list read
+            return words[1:2] != [] and words[1] not in _READ_VERBS and words[1] not in _OPENED_TO_READ
         if word in _WRITE_VERBS:
             return True
         if word in _READ_VERBS:
@@ -115,7 +107,7 @@ def is_side_effecting(name: str, arguments: Mapping[str, Any]) -> bool:
             return True
         if _WRITE_SQL_RE.match(value):
             return True
-    return False
+    return result is not None and _MADE_RE.search(result[:400]) is not None
 
 
 def _short(text: str, limit: int) -> str:
@@ -155,7 +147,8 @@ def _result_fact(name: str, content: str) -> str | None:
     else:
         lines = [line for line in content.splitlines() if line.strip()]
         body = lines[0] if lines else ""
-    return _short(f"{name} → {body}", 160) if body else None
+    # quoted and attributed to the tool: a summary is read as a user turn, and a tool's words are not the user's
+    return f'{name} returned "{_short(body.replace(chr(34), chr(39)), 140)}"' if body else None
 
 
 def _assistant_facts(content: str) -> list[str]:
@@ -177,26 +170,31 @@ def _files(text: str) -> list[str]:
 
 
 def extract_constraints(messages: Iterable[Message]) -> list[str]:
-    """The user's constraint sentences, verbatim and in order (see :func:`extractive_summarize`);
-    the constraints of summary messages among ``messages`` come first."""
+    """The user's instructions, verbatim and in order (see :mod:`memtend.policies.summary.constraints`); the
+    constraints of summary messages among ``messages`` come first; earlier versions of revised ones are marked
+    as replaced."""
     found: list[str] = []
+    goal = ""
     for message in ensure_messages(messages):
         summary = read_summary_message(message)
         if summary is not None:
             found.extend(summary[1].constraints)
+            goal = goal or summary[1].goal
         elif message.role == "user":
-            found.extend(_user_constraints(message.content))
-    return dedupe(found)
+            found.extend(user_instructions(message.content))
+            goal = goal or message.content
+    # The goal's own imperatives are the task, carried as the goal: not repeated here as constraints.
+    task = {norm(s) for s in _sentences(goal)[:1] if not is_instruction(s, goal=True)}
+    return mark_replaced(dedupe(c for c in found if norm(c) not in task))
 
 
 def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary | None = None) -> StructuredSummary:
     """Summarise offline, with no model. Summary messages found in ``messages`` are folded in.
 
     * goal: the first user message, verbatim (the earlier summary's goal when there is one);
-    * constraints: user sentences with a constraint marker (must, never, always, don't, only,
-      without, avoid, prefer, make sure, should, at most...), verbatim, at most
-      ``CONSTRAINTS_PER_MESSAGE`` per message; questions only when they are requests ("Could you
-      make sure...?");
+    * constraints: the user's instructions, verbatim, at most ``CONSTRAINTS_PER_MESSAGE`` per message
+      (marker words, limits, prohibitions, asking first, preferences, imperatives; see
+      :mod:`memtend.policies.summary.constraints`); earlier versions of revised ones marked as replaced;
     * side effects: tool calls whose name or arguments look side-effecting (:func:`is_side_effecting`)
       with the ids of :func:`extract_ids` from their arguments and result;
     * facts: short declarative sentences of assistant turns and a one-line digest of each other
@@ -227,10 +225,12 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
         files.extend(_files(message.content) if message.role != "tool" else [])
         if message.role == "user":
             questions.extend(pending_questions)
+            # the first user message states the task: its imperatives are the goal, not constraints on it
+            is_goal = not goal and not (earlier is not None and earlier.goal)
             goal = goal or message.content.strip()
             sentences = _sentences(message.content)
-            constraints.extend(_user_constraints(message.content))
-            pending_questions = [s for s in sentences if s.endswith("?") and not _is_constraint(s)]
+            constraints.extend(user_instructions(message.content, goal=is_goal))
+            pending_questions = [s for s in sentences if s.endswith("?") and not is_instruction(s)]
         elif message.role == "assistant":
             if message.content.strip():
                 pending_questions = []
@@ -239,10 +239,10 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
                 plan = listed if len(listed) >= 2 else plan
             for call in message.tool_calls:
                 files.extend(_files(json.dumps(call.arguments, default=str)))
-                if not is_side_effecting(call.name, call.arguments):
+                result = results.get(call.id)
+                if not is_side_effecting(call.name, call.arguments, result.content if result else None):
                     continue
                 side_effect_calls.add(call.id)
-                result = results.get(call.id)
                 ids = extract_ids(result.content if result else "", call.arguments)
                 effects.append(SideEffect(call.name, _describe_call(call.name, call.arguments, result), ids))
         elif message.role == "tool" and message.tool_call_id not in side_effect_calls:
@@ -256,7 +256,7 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
         plan=dedupe(plan)[:MAX_PLAN],
         facts=dedupe(facts)[-FACTS_PER_PASS:],
         side_effects=effects,
-        constraints=dedupe(constraints),
+        constraints=mark_replaced(dedupe(constraints)),
         open_questions=dedupe(questions)[-MAX_OPEN_QUESTIONS:],
         files=dedupe(files, fold=False)[-MAX_FILES:],
     )

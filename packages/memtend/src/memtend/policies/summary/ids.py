@@ -9,7 +9,7 @@ from typing import Any
 
 from memtend.policies.summary.schema import dedupe
 
-__all__ = ["SECRET_KEY_RE", "URL_RE", "extract_ids", "json_strings"]
+__all__ = ["SECRET_KEY_RE", "URL_RE", "extract_ids", "id_shaped", "json_strings"]
 
 _ID_KEY_RE = re.compile(
     r"(^|_)(id|ids|uuid|number|no|ref|reference|confirmation|confirmation_code|booking_code|"
@@ -30,13 +30,64 @@ SECRET_KEY_RE = re.compile(r"(secret|token|password|passwd|api_?key|private|cred
 
 URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
 
+# Any other shape an id takes: one token of letters, digits and - _ . / : # that mixes letters and digits,
+# or joins three parts, or is a long number; URLs and paths. Dates, times, amounts and plain words are not.
+_TOKEN_EDGES = ".,;:!?()[]{}<>\"'`"
+_ID_CHARS = re.compile(r"^[\w\-./:#~@+=%]{3,200}$")
+_NOT_ID = re.compile(
+    r"^(?:\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?(?:[+-]\d\d:?\d\d)?)?|\d{1,2}:\d{2}(?::\d{2})?(?:am|pm)?|\d+[.,]\d{1,2}"
+    r"|\d{1,4}|[a-z]{1,3}\d{1,2}|\d{1,3}(?:st|nd|rd|th|am|pm|h|m|s|ms|k|kb|mb|gb|eur|usd|x|%))$",
+    re.IGNORECASE,
+)
+_PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*)+$")
 
-def extract_ids(text: str, arguments: Mapping[str, Any] | None = None, limit: int = 12) -> list[str]:
-    """Ids found in a tool result (and the id-like arguments of its call).
+
+def id_shaped(token: str) -> bool:
+    """Does one token (no spaces) look like an identifier, whatever its shape?"""
+    if not _ID_CHARS.match(token) or _NOT_ID.match(token):
+        return False
+    if "://" in token or _PATH.match(token):
+        return True
+    letters = any(c.isalpha() for c in token)
+    digits = sum(c.isdigit() for c in token)
+    parts = [p for p in re.split(r"[-_./:#]+", token) if p]
+    if letters and digits:
+        return True
+    if digits >= 5 and not letters:
+        return True
+    if len(token) >= 8 and token.isalpha() and any(c.isupper() for c in token[1:]) and not token[1:].isupper():
+        return True  # a random token of mixed case ("XkqbLpQzzA"), not a word or an acronym
+    return letters and len(parts) >= 3
+
+
+def _loose_ids(data: Any, plain: str) -> list[str]:
+    """Every id-shaped token of a result: its JSON string values (not under secret-looking keys), or its words."""
+    tokens: list[str] = []
+    if isinstance(data, (dict, list)):
+        for value in json_strings(data):
+            tokens.extend(value.split() if len(value) > 200 else [value])
+    else:
+        tokens = plain.split()
+    found = []
+    for token in tokens:
+        if "=" in token and "://" not in token:
+            token = token.rsplit("=", 1)[1]  # key=value: the value
+        token = token.strip(_TOKEN_EDGES)
+        if token.endswith("/") and "://" not in token and not token.startswith("/"):
+            token = token.rstrip("/")
+        if id_shaped(token):
+            found.append(token)
+    return found
+
+
+def extract_ids(text: str, arguments: Mapping[str, Any] | None = None, limit: int = 16) -> list[str]:
+    """Ids found in a tool result (and the id-like arguments of its call), the surest first.
 
     Looked for: id-named JSON fields (``id``, ``order_id``, ``ticketNumber``, ``url``...), uuids,
     ``#123``, ``PR-45``-style keys, prefixed ids (``ord_abc``, ``ch_3Nx9``), and ``key=value`` /
-    ``reference: X`` / ``id is X`` in text. Values under secret-looking keys are skipped.
+    ``reference: X`` / ``id is X`` in text; then any other id-shaped token (:func:`id_shaped`: lowercase
+    words joined by hyphens with a number, dotted and slashed ids, URLs, paths, long numbers, mixed
+    letters and digits). Values under secret-looking keys are skipped.
     """
     found: list[str] = []
     if arguments:
@@ -51,6 +102,7 @@ def extract_ids(text: str, arguments: Mapping[str, Any] | None = None, limit: in
     for pattern in _ID_PATTERNS:
         found.extend(pattern.findall(plain))
     found.extend(match.group(1) for match in _KEYED_ID_RE.finditer(plain))
+    found.extend(_loose_ids(data, text))
     cleaned = [i.strip().rstrip(".,;:)]}'\"") for i in found]
     return dedupe([i for i in cleaned if i and not re.search(r"[\s,]", i)], fold=False)[:limit]
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from memtend.policies.summary.constraints import mark_replaced
 from memtend.policies.summary.schema import (
     FIELDS,
     MAX_FACTS,
@@ -48,7 +49,7 @@ def merge(earlier: StructuredSummary | None, later: StructuredSummary | None) ->
         plan=(later.plan or earlier.plan)[-MAX_PLAN:],
         facts=dedupe([*earlier.facts, *later.facts])[-MAX_FACTS:],
         side_effects=effects,
-        constraints=dedupe([*earlier.constraints, *later.constraints]),
+        constraints=mark_replaced(dedupe([*earlier.constraints, *later.constraints])),
         open_questions=dedupe([*earlier.open_questions, *later.open_questions])[-MAX_OPEN_QUESTIONS:],
         files=dedupe([*earlier.files, *later.files], fold=False)[-MAX_FILES:],
         origin=later.origin,
@@ -99,7 +100,8 @@ def fill_gaps(
         out.plan = out.plan or list(reference.plan)
     if "constraints" in wanted:
         said = norm("\n".join(out.constraints))
-        out.constraints = dedupe([*out.constraints, *(c for c in reference.constraints if norm(c) not in said)])
+        added = dedupe([*out.constraints, *(c for c in reference.constraints if norm(c) not in said)])
+        out.constraints = mark_replaced(added)
     if "side_effects" in wanted:
         for effect in reference.side_effects:
             mentioned = " ".join(f"{e.what} {' '.join(e.ids)}" for e in out.side_effects)

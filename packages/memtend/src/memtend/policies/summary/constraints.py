@@ -1,0 +1,182 @@
+"""Which sentences of the user's are instructions that constrain the work, and which of them a later one replaced.
+
+An instruction is kept in the user's own words when it has any of these forms (questions only when they are
+requests, "Could you make sure...?"):
+
+* a marker word: must, never, always, don't, only, without, avoid, prefer, make sure, should, at most, ...;
+* a limit: a number with a bound ("under 500 dollars", "40 requests a minute", "tops out at 2,000", "two
+  reviewers per change, minimum");
+* a prohibition or protected area: "off limits", "stays out of the logs", "read-only", "nothing ... yet";
+* a request to be asked first: "past me first", "ping me before", "until I say so", "let me see ... before";
+* a preference or permission: "I'd like", "I want", "is fine", "you can";
+* an imperative of three words or more ("Leave the legacy folder alone.", "Copy Priya on ..."), except the
+  first sentence of the goal message, which is the task itself;
+* a sentence opened by a change of mind ("Change of plan: ...", "Scratch that, ...", "Update: ...").
+
+A later instruction replaces an earlier one when it announces a change ("scratch that", "change of plan",
+"update:", "actually", "instead", "... is fine now") and shares a content word with it, or announces it more
+softly ("now", "from now on") and shares two. The earlier one is kept, marked :data:`REPLACED`, so nothing the
+user said is lost and only the latest version reads as current.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["REPLACED", "is_instruction", "is_replaced", "mark_replaced", "user_instructions"]
+
+# A pasted document full of "must" is not a list of instructions: at most this many per message.
+PER_MESSAGE = 10
+REPLACED = " [replaced by a later instruction]"
+
+_MARKERS = re.compile(
+    r"\b(?:must|mustn't|never|always|don't|do not|dont|only|without|avoid|prefer|preferably|rather than|"
+    r"instead of|make sure|ensure|be sure|remember to|no more than|not more than|at most|at least|"
+    r"under no circumstances|not allowed|forbidden|should|shouldn't|should not|need to|needs to|"
+    r"have to|has to|required|stick to|keep it|keep them|keep all|keep every|limit|from now on|"
+    r"going forward|refrain|no later than|before you|ask me before|check with me)\b"
+    # prohibitions and protected areas
+    r"|\b(?:off[ -]limits|out of bounds|read[ -]only|hands off|stays? (?:out|away|off)|keeps? (?:out|away|off)"
+    r"|(?:is|are) not to be|nothing (?:gets|goes|is|leaves)|no one|nobody)\b"
+    # asked first
+    r"|\b(?:past me|by me first|my (?:ok|okay|approval|sign-?off|go-?ahead|say-?so)|until i say|after i say"
+    r"|i say so|(?:ask|check with|ping|tell|consult|call|warn) me|let me (?:see|review|approve|check|sign|read))\b"
+    # preferences and permissions
+    r"|\b(?:i'd like|i would like|i want|we want|we'd like|i'd rather|we'd rather|works best|is fine|are fine"
+    r"|is okay|are okay|you can|you may|allowed to|permitted|hold off|wait until|not until|not before"
+    r"|no earlier than|no sooner than)\b",
+    re.IGNORECASE,
+)
+_NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|fifty|hundred|a dozen)"
+_LIMIT = re.compile(
+    r"\b(?:under|below|above|over|up to|upto|max(?:imum)?|min(?:imum)?|cap(?:ped)?|ceiling|floor|tops? out|per"
+    r"|each|or (?:less|fewer|more)|within|a (?:minute|second|day|week|month|night|person|head)|budget)\b"
+    r"[^.!?]{0,40}?\b" + _NUMBER + r"\b"
+    r"|\b" + _NUMBER + r"\b[^.!?]{0,40}?\b(?:max(?:imum)?|min(?:imum)?|tops|at most|or (?:less|fewer|more)"
+    r"|per|a (?:minute|second|day|week|month|night)|each)\b",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(r"^(?:please|can you|could you|would you|will you)\b", re.IGNORECASE)
+# Words that may open a sentence before its verb: "Also, copy ...", "Update: send ...", "Oh and please keep ...".
+_LEAD_IN = re.compile(
+    r"^(?:(?:also|and|so|oh|then|but|now|ok|okay|right|please|just|plus|one more thing|by the way|btw|and also)"
+    r"\b[\s,:;.!-]*)+|^[^:.!?]{1,30}:\s+",
+    re.IGNORECASE,
+)
+_VERBS = frozenset(
+    """keep leave run ping hold stay send copy cc bcc book use skip cap let get put make give take tell ask check
+    call wait stop start try write add remove delete move limit set report loop email mail notify post share
+    include exclude drop treat label tag mark route store archive schedule reply respond answer translate format
+    sign stick budget confirm verify review test merge deploy push cancel refund charge pay order buy reserve pick
+    choose prioritise prioritize focus mention cite attach name spell address sort group split round convert
+    escalate flag assign close lock unlock raise lower reduce increase hide print save backup document log note
+    track follow obey respect avoid prefer ensure remember double-check stay limit restrict cut split bill invoice
+    quote price reach contact text message forward rename clean tidy freeze pause resume rotate encrypt redact
+    anonymise anonymize mask lock require need treat""".split()
+)
+_TRIVIAL = re.compile(
+    r"^(?:carry on|go on|go ahead|keep going|continue|proceed|let me know|let me check|let me think|let's see"
+    r"|thanks|thank you|see you|take care)\b",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence opened like this changes an earlier instruction, so it is one.
+_REVISION_LEAD = re.compile(
+    r"^(?:scratch that|change of plan|changed? my mind|on second thought|correction|update|new plan|actually)\b",
+    re.IGNORECASE,
+)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z][a-z'-]*", text.lower())
+
+
+def is_instruction(sentence: str, *, goal: bool = False) -> bool:
+    """Does this sentence of the user's constrain the work (see the module's rules)? ``goal``: it states the
+    task, so its imperatives are the task rather than a constraint on it."""
+    text = sentence.replace("’", "'").strip()
+    if text.endswith("?") and not _REQUEST.match(text):
+        return False
+    if _MARKERS.search(text) or _LIMIT.search(text) or _REVISION_LEAD.match(text):
+        return True
+    if goal or _TRIVIAL.match(text):
+        return False
+    words = _words(_LEAD_IN.sub("", text))
+    return len(words) >= 3 and words[0] in _VERBS
+
+
+def user_instructions(text: str, *, goal: bool = False) -> list[str]:
+    """The instruction sentences of one user message, verbatim, at most ``PER_MESSAGE``. ``goal``: the message
+    states the task, and its first sentence is the task itself."""
+    sentences = [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
+    return [s for i, s in enumerate(sentences) if is_instruction(s, goal=goal and i == 0)][:PER_MESSAGE]
+
+
+# -- revisions ------------------------------------------------------------------------------------------------
+
+_STRONG_CHANGE = re.compile(
+    r"\b(?:scratch that|change of plan|changed? my mind|on second thought|actually|correction|instead|update"
+    r"|updated|is fine|are fine|is okay|are okay|you can now|no longer|not any ?more|anymore|new (?:limit|cap"
+    r"|ceiling|budget|rule|deadline|plan)|let's (?:raise|lower|change|move|make|switch|go)|raise|lower|bump|switch"
+    r"|replace|revised?)\b",
+    re.IGNORECASE,
+)
+_SOFT_CHANGE = re.compile(r"\b(?:now|from now on|going forward|from today|these days|new)\b", re.IGNORECASE)
+_STOP = frozenset(
+    """the a an and or but for to of in on at by with from into onto than then that this these those it its is are
+    was were be been being do does did not no yes you your yours we our us i me my mine they them their he she his
+    her all any each every some more most less least very too also just only now new can could would should will
+    shall may might must please thanks okay ok let lets let's get got make made keep want like about after before
+    until when while there here what which who whom how why one two three change plan update actually instead
+    scratch fine sure thing things""".split()
+)
+
+
+def _content(text: str) -> set[str]:
+    out = set()
+    for word in _words(text):
+        if len(word) < 3 or word in _STOP:
+            continue
+        for suffix in ("ing", "es", "s", "ed"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        out.add(word)
+    return out
+
+
+def is_replaced(constraint: str) -> bool:
+    return constraint.endswith(REPLACED)
+
+
+def mark_replaced(constraints: list[str]) -> list[str]:
+    """The constraints in order, each earlier one that a later one revises marked with :data:`REPLACED`.
+
+    A constraint that announces a change revises the unmarked one before it that it shares the most content
+    words with (one word when the change is announced plainly, two when softly). Lists merged from several
+    accounts may put a revision before what it revises: when nothing before it matches, a constraint after it
+    that announces no change is taken instead. Already marked ones stay marked.
+    """
+    out = list(constraints)
+    words = [_content(c) for c in out]
+    announces = [bool(_STRONG_CHANGE.search(c) or _SOFT_CHANGE.search(c)) for c in out]
+    for later in range(len(out)):
+        if is_replaced(out[later]):
+            continue
+        needed = 1 if _STRONG_CHANGE.search(out[later]) else 2 if _SOFT_CHANGE.search(out[later]) else 0
+        if not needed:
+            continue
+        before = range(later)
+        after = [i for i in range(later + 1, len(out)) if not announces[i]]
+        for candidates in (before, after):
+            best, best_shared = -1, 0
+            for other in candidates:
+                if is_replaced(out[other]):
+                    continue
+                shared = len(words[other] & words[later])
+                if shared >= needed and shared >= best_shared:
+                    best, best_shared = other, shared
+            if best >= 0:
+                out[best] += REPLACED
+                break
+    return out
