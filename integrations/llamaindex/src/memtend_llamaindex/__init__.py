@@ -1,0 +1,24 @@
+"""LlamaIndex memory on memtend.
+
+* :class:`MemtendMemory`: a ``BaseMemory`` for ``agent.run(msg, memory=...)`` (history compacted by memtend, the
+  user's profile, rules and recalled memories in the system message).
+* :class:`MemtendMemoryBlock`: a long-term block for LlamaIndex's own ``Memory``.
+* :class:`MemtendChatStore`: the ``AsyncDBChatStore`` behind LlamaIndex's ``Memory``; :class:`MemtendLegacyChatStore`:
+  the legacy ``BaseChatStore``. Both keep one user's sessions in memtend, erased with the user.
+"""
+
+from memtend_llamaindex.backends import register_memory, resolve_memory, unregister_memory
+from memtend_llamaindex.chat_store import MemtendChatStore
+from memtend_llamaindex.legacy_chat_store import MemtendLegacyChatStore
+from memtend_llamaindex.memory import MemtendMemory
+from memtend_llamaindex.memory_block import MemtendMemoryBlock
+
+__all__ = [
+    "MemtendChatStore",
+    "MemtendLegacyChatStore",
+    "MemtendMemory",
+    "MemtendMemoryBlock",
+    "register_memory",
+    "resolve_memory",
+    "unregister_memory",
+]

@@ -1,0 +1,183 @@
+"""``MemtendMemory``: a LlamaIndex ``BaseMemory`` on memtend, for ``agent.run(msg, memory=...)``.
+
+``get`` returns the session's chat history, compacted by memtend's core when it is over ``token_limit`` (cut only
+at safe points, tool calls and their results kept together, the older part replaced by one structured summary),
+with what memtend knows about the user in the system message: profile, rules, constraints of the conversation,
+and the memories recalled for it, each with its date. Nothing is deleted by ``get``: ``get_all`` still returns
+every stored message.
+
+The object is a thin handle (user id, session id, settings, backend name): the history lives in memtend's document
+store, so concurrent ``aput`` calls on one session each add their own document and none is lost, and a memory
+restored from a serialised agent context works again once its ``Memory`` is registered (passing ``memory=`` to
+any ``from_defaults`` does that).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, TextBlock
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.memory.types import BaseMemory
+from memtend import DocumentStore, InvalidInputError, Memory, Message, UserMemory, compact_transcript
+from memtend.prompt_context import UserContext, auser_context, conversation_query, user_context
+
+from memtend_llamaindex import history
+from memtend_llamaindex.backends import DEFAULT_BACKEND
+from memtend_llamaindex.handles import bind, checked_user, documents_of, user_of
+from memtend_llamaindex.messages import check_chat_message, check_chat_messages, from_memtend, to_memtend_all
+
+DEFAULT_TOKEN_LIMIT = 30_000
+
+
+class MemtendMemory(BaseMemory):
+    """One user's session memory for a LlamaIndex agent, kept by memtend."""
+
+    user_id: str = Field(description="The memtend user this memory belongs to.")
+    session_id: str = Field(description="The conversation; its messages are kept under this id.")
+    token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="History above this is compacted.")
+    recall_k: int = Field(default=5, ge=0, le=50, description="How many memories to recall for the system message.")
+    backend: str = Field(default=DEFAULT_BACKEND, description="Name of the registered memtend Memory to use.")
+    redact: bool = Field(default=False, description="Mask secrets in stored messages instead of refusing them.")
+
+    _memory: Memory | None = PrivateAttr(default=None)
+
+    def __init__(
+        self,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        memory: Memory | None = None,
+        backend: str = DEFAULT_BACKEND,
+        **kw: Any,
+    ) -> None:
+        user_id = checked_user(user_id, memory, type(self).__name__)
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidInputError(
+                f"{type(self).__name__} needs session_id=... (a non-empty str), got {session_id!r:.40}"
+            )
+        super().__init__(user_id=user_id, session_id=session_id, backend=backend, **kw)
+        self._memory = bind(memory, backend)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MemtendMemory"
+
+    @classmethod
+    def from_defaults(  # type: ignore[override]
+        cls,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        memory: Memory | None = None,
+        token_limit: int = DEFAULT_TOKEN_LIMIT,
+        recall_k: int = 5,
+        backend: str = DEFAULT_BACKEND,
+        chat_history: list[ChatMessage] | None = None,
+        **kwargs: Any,
+    ) -> MemtendMemory:
+        """A memory for ``user_id``'s session ``session_id`` in ``memory`` (registered as ``backend``)."""
+        handle = cls(
+            user_id=user_id,
+            session_id=session_id,
+            memory=memory,
+            token_limit=token_limit,
+            recall_k=recall_k,
+            backend=backend,
+            **kwargs,
+        )
+        if chat_history is not None:
+            handle.set(chat_history)
+        return handle
+
+    def __getstate__(self) -> dict[Any, Any]:  # pickling keeps the ids, not the live Memory
+        state = super().__getstate__()
+        private = dict(state.get("__pydantic_private__") or {})
+        private["_memory"] = None
+        return {**state, "__pydantic_private__": private}
+
+    # ------------------------------------------------------------------------------------------ plumbing
+    def _docs(self) -> DocumentStore:
+        return documents_of(self._memory, self.backend, self.user_id, redact=self.redact)
+
+    def _user(self) -> UserMemory:
+        return user_of(self._memory, self.backend, self.user_id)
+
+    def _compacted(self, stored: list[ChatMessage]) -> tuple[list[ChatMessage], list[Message], list[str]]:
+        """The history as the model should see it, its memtend view, and the conversation's constraints."""
+        view = to_memtend_all(stored)
+        result = compact_transcript(view, max_tokens=self.token_limit)
+        return [from_memtend(m, stored) for m in result.messages], result.messages, result.constraints
+
+    def _with_context(self, messages: list[ChatMessage], context: UserContext) -> list[ChatMessage]:
+        text = context.render()
+        if not text:
+            return messages
+        if messages and messages[0].role == "system":
+            first = messages[0].model_copy(deep=True)
+            first.blocks = [TextBlock(text=text + "\n\n"), *first.blocks]
+            return [first, *messages[1:]]
+        return [ChatMessage(role="system", content=text), *messages]
+
+    @staticmethod
+    def _input_text(input: Any) -> str | None:
+        if input is None or isinstance(input, str):
+            return input
+        if isinstance(input, ChatMessage):
+            return input.content
+        raise InvalidInputError(f"input must be a str or ChatMessage, got {type(input).__name__}")
+
+    # ------------------------------------------------------------------------------------------ async (agents)
+    async def aget(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
+        query_text = self._input_text(input)
+        stored = await history.arun(self._docs(), history.read(self.session_id))
+        shown, view, constraints = self._compacted(stored)
+        query = conversation_query(view, query_text) if self.recall_k else None
+        context = await auser_context(self._user(), query, k=max(1, self.recall_k), constraints=constraints)
+        return self._with_context(shown, context)
+
+    async def aget_all(self) -> list[ChatMessage]:
+        return await history.arun(self._docs(), history.read(self.session_id, None))
+
+    async def aput(self, message: ChatMessage) -> None:
+        await self.aput_messages([message])
+
+    async def aput_messages(self, messages: list[ChatMessage]) -> None:
+        checked = check_chat_messages(messages)
+        to_memtend_all(checked)  # a message with no memtend form is refused before anything is stored
+        await history.arun(self._docs(), history.add(self.session_id, checked))
+
+    async def aset(self, messages: list[ChatMessage]) -> None:
+        checked = check_chat_messages(messages)
+        to_memtend_all(checked)
+        await history.arun(self._docs(), history.replace_all(self.session_id, checked))
+
+    async def areset(self) -> None:
+        await history.arun(self._docs(), history.delete_all(self.session_id, None))
+
+    # ------------------------------------------------------------------------------------------ sync
+    def get(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
+        query_text = self._input_text(input)
+        stored = history.run(self._docs(), history.read(self.session_id))
+        shown, view, constraints = self._compacted(stored)
+        query = conversation_query(view, query_text) if self.recall_k else None
+        context = user_context(self._user(), query, k=max(1, self.recall_k), constraints=constraints)
+        return self._with_context(shown, context)
+
+    def get_all(self) -> list[ChatMessage]:
+        return history.run(self._docs(), history.read(self.session_id, None))
+
+    def put(self, message: ChatMessage) -> None:
+        self.put_messages([check_chat_message(message)])
+
+    def put_messages(self, messages: list[ChatMessage]) -> None:
+        checked = check_chat_messages(messages)
+        to_memtend_all(checked)
+        history.run(self._docs(), history.add(self.session_id, checked))
+
+    def set(self, messages: list[ChatMessage]) -> None:
+        checked = check_chat_messages(messages)
+        to_memtend_all(checked)
+        history.run(self._docs(), history.replace_all(self.session_id, checked))
+
+    def reset(self) -> None:
+        history.run(self._docs(), history.delete_all(self.session_id, None))

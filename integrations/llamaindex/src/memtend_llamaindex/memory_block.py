@@ -1,0 +1,105 @@
+"""``MemtendMemoryBlock``: long-term memory for LlamaIndex's own ``Memory``, kept by memtend.
+
+    memory = Memory.from_defaults(session_id="s1", memory_blocks=[MemtendMemoryBlock(user_id="alice", memory=mem)])
+
+* put: the messages ``Memory`` flushes out of short-term history become events in the user's log, through the
+  core's write gate (secrets masked by default: a flush cannot stop to ask), tagged with the session id.
+* get: the memories recalled for the conversation, one dated line each, best first, cut to ``max_tokens``;
+  when ``Memory`` must shrink blocks (lower ``priority`` first, 0 never), ``atruncate`` drops the least relevant
+  lines rather than the whole block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.memory.memory import BaseMemoryBlock
+from llama_index.core.utils import get_tokenizer
+from memtend import InvalidInputError, Memory, UserMemory
+from memtend.prompt_context import conversation_query, transcript_events
+
+from memtend_llamaindex.backends import DEFAULT_BACKEND
+from memtend_llamaindex.handles import bind, checked_user, user_of
+from memtend_llamaindex.messages import to_memtend
+
+DEFAULT_NAME = "memtend"
+
+
+class MemtendMemoryBlock(BaseMemoryBlock[str]):
+    """Memories recalled from memtend for the conversation; flushed history captured into memtend."""
+
+    name: str = Field(default=DEFAULT_NAME, description="The block's name in the memory template.")
+    description: str | None = Field(default="Memories recalled from memtend, with their dates.")
+    user_id: str = Field(description="The memtend user this block reads and writes.")
+    backend: str = Field(default=DEFAULT_BACKEND, description="Name of the registered memtend Memory to use.")
+    k: int = Field(default=5, ge=1, le=50, description="How many memories to recall.")
+    max_tokens: int | None = Field(default=None, gt=0, description="Token budget of the block's text.")
+    redact: bool = Field(default=True, description="Mask secrets in captured messages instead of refusing them.")
+
+    _memory: Memory | None = PrivateAttr(default=None)
+    _tokenizer: Callable[[str], list[Any]] | None = PrivateAttr(default=None)
+
+    def __init__(self, *, user_id: str, memory: Memory | None = None, backend: str = DEFAULT_BACKEND, **kw: Any):
+        user_id = checked_user(user_id, memory, type(self).__name__)
+        super().__init__(user_id=user_id, backend=backend, **kw)
+        self._memory = bind(memory, backend)
+
+    def _user(self) -> UserMemory:
+        return user_of(self._memory, self.backend, self.user_id)
+
+    def _tokens(self, text: str) -> int:
+        if self._tokenizer is None:
+            self._tokenizer = get_tokenizer()
+        return len(self._tokenizer(text))
+
+    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
+        view = [to_memtend(m) for m in _readable(messages or [])]
+        query = conversation_query(view)
+        if query is None:
+            return ""
+        hits = await self._user().arecall(query, k=self.k)
+        lines = [f"- {hit.label()}" for hit in hits]
+        if self.max_tokens is not None:
+            lines = self._fit(lines, self.max_tokens)
+        return "\n".join(lines)
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        readable = _readable(messages)
+        if not readable:
+            return
+        session = next(
+            (str(m.additional_kwargs.get("session_id")) for m in readable if m.additional_kwargs.get("session_id")), ""
+        )
+        events = transcript_events([to_memtend(m) for m in readable], session=session)
+        if events:
+            await self._user().alog_many(events, redact=self.redact)
+
+    async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
+        lines = [line for line in content.split("\n") if line] if isinstance(content, str) else []
+        budget = self._tokens(content) - max(0, tokens_to_truncate) if lines else 0
+        kept = self._fit(lines, budget) if budget > 0 else []
+        return "\n".join(kept) or None
+
+    def _fit(self, lines: list[str], budget: int) -> list[str]:
+        """The best-ranked lines whose text stays within ``budget`` tokens (lines are best first)."""
+        kept: list[str] = []
+        for line in lines:
+            if self._tokens("\n".join([*kept, line])) > budget:
+                break
+            kept.append(line)
+        return kept
+
+
+def _readable(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """The messages that have a memtend form; ``Memory`` hands blocks whatever it flushed, so none is refused."""
+    out = []
+    for message in messages:
+        try:
+            to_memtend(message)
+        except InvalidInputError:
+            continue
+        out.append(message)
+    return out

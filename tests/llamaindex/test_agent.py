@@ -1,0 +1,162 @@
+"""A real FunctionAgent with a scripted function-calling LLM, on MemtendMemory: the calls it makes, what the model
+sees, context serialisation, and concurrency beside LlamaIndex's own Memory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.llms.mock import MockFunctionCallingLLM
+from llama_index.core.memory import Memory as LlamaMemory
+from llama_index.core.tools import FunctionTool
+from llama_index.core.workflow import Context, JsonSerializer
+from memtend import Memory
+from memtend_llamaindex import MemtendMemory, unregister_memory
+
+
+class RecordingMemory(MemtendMemory):
+    """MemtendMemory noting which of its methods the agent calls."""
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        object.__setattr__(self, "_calls", [])
+
+    async def aget(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
+        self._calls.append("aget" if input is None else "aget(input)")  # type: ignore[attr-defined]
+        return await super().aget(input, **kwargs)
+
+    async def aput(self, message: ChatMessage) -> None:
+        self._calls.append("aput")  # type: ignore[attr-defined]
+        await MemtendMemory.aput_messages(self, [message])
+
+    async def aput_messages(self, messages: list[ChatMessage]) -> None:
+        self._calls.append(f"aput_messages({len(messages)})")  # type: ignore[attr-defined]
+        await super().aput_messages(messages)
+
+    async def aset(self, messages: list[ChatMessage]) -> None:
+        self._calls.append("aset")  # type: ignore[attr-defined]
+        await super().aset(messages)
+
+
+class ScriptedLLM:
+    """Calls ``save_preference`` when asked to remember; otherwise answers with what its system message says."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[ChatMessage]] = []
+
+    def __call__(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        self.seen.append(list(messages))
+        last = messages[-1]
+        if last.role == MessageRole.TOOL:
+            return ChatMessage(role="assistant", content="Saved.")
+        if last.role == MessageRole.USER and (last.content or "").startswith("remember:"):
+            text = (last.content or "").removeprefix("remember:").strip()
+            block = ToolCallBlock(
+                tool_call_id=f"call-{len(self.seen)}", tool_name="save_preference", tool_kwargs={"text": text}
+            )
+            return ChatMessage(role="assistant", blocks=[block])
+        system = messages[0].content if messages[0].role == MessageRole.SYSTEM else ""
+        return ChatMessage(role="assistant", content=f"[knows] {system}")
+
+
+def make_agent(memory: Memory, user_id: str) -> tuple[FunctionAgent, ScriptedLLM]:
+    def save_preference(text: str) -> str:
+        """Save a preference the user stated."""
+        memory.user(user_id).remember(text)
+        return "saved"
+
+    script = ScriptedLLM()
+    agent = FunctionAgent(
+        tools=[FunctionTool.from_defaults(save_preference)], llm=MockFunctionCallingLLM(response_generator=script)
+    )
+    return agent, script
+
+
+async def test_function_agent_call_sequence_and_history(ephemeral_memory: Memory) -> None:
+    agent, _ = make_agent(ephemeral_memory, "alice")
+    memory = RecordingMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
+    answer = await agent.run("remember: I prefer tea over coffee", memory=memory)
+    assert str(answer) == "Saved."
+    assert memory._calls == ["aput", "aget", "aget(input)", "aput_messages(3)", "aget"]  # type: ignore[attr-defined]
+    stored = await memory.aget_all()
+    assert [m.role for m in stored] == [
+        MessageRole.USER,
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL,
+        MessageRole.ASSISTANT,
+    ]
+    call = next(b for b in stored[1].blocks if isinstance(b, ToolCallBlock))
+    assert stored[2].additional_kwargs["tool_call_id"] == call.tool_call_id
+    assert [h.text for h in ephemeral_memory.user("alice").recall("tea", k=1)] == ["I prefer tea over coffee"]
+
+
+async def test_preference_learned_in_one_session_is_used_in_the_next(ephemeral_memory: Memory) -> None:
+    agent, script = make_agent(ephemeral_memory, "alice")
+    first = MemtendMemory.from_defaults(user_id="alice", session_id="monday", memory=ephemeral_memory)
+    await agent.run("remember: I prefer tea over coffee", memory=first)
+    second = MemtendMemory.from_defaults(user_id="alice", session_id="tuesday", memory=ephemeral_memory)
+    answer = str(await agent.run("What should I drink?", memory=second))
+    assert "I prefer tea over coffee" in answer
+    assert next(m.content for m in await second.aget_all()) == "What should I drink?"  # a new session's history
+    model_input = script.seen[-1]
+    assert model_input[0].role == MessageRole.SYSTEM and "tea" in (model_input[0].content or "")
+    other_agent, _ = make_agent(ephemeral_memory, "bob")
+    bob = MemtendMemory.from_defaults(user_id="bob", session_id="tuesday", memory=ephemeral_memory)
+    assert "tea" not in str(await other_agent.run("What should I drink?", memory=bob))
+
+
+async def test_ids_survive_context_serialisation(ephemeral_memory: Memory) -> None:
+    agent, _ = make_agent(ephemeral_memory, "alice")
+    memory = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
+    ctx = Context(agent)
+    await agent.run("hello", memory=memory, ctx=ctx)
+    payload = json.dumps(ctx.to_dict(serializer=JsonSerializer()))
+    restored = Context.from_dict(agent, json.loads(payload), serializer=JsonSerializer())
+    await agent.run("hello again", ctx=restored)  # the restored context's own memory handle is used
+    assert [m.content for m in await memory.aget_all() if m.role == MessageRole.USER] == ["hello", "hello again"]
+
+
+async def test_restored_context_without_its_memory_registered_fails_clearly(ephemeral_memory: Memory) -> None:
+    agent, _ = make_agent(ephemeral_memory, "alice")
+    memory = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
+    ctx = Context(agent)
+    await agent.run("hello", memory=memory, ctx=ctx)
+    payload = json.dumps(ctx.to_dict(serializer=JsonSerializer()))
+    unregister_memory()
+    restored = Context.from_dict(agent, json.loads(payload), serializer=JsonSerializer())
+    with pytest.raises(Exception, match="register_memory"):
+        await agent.run("lost?", ctx=restored)
+    assert [m.content for m in await memory.aget_all() if m.role == MessageRole.USER] == ["hello"]
+
+
+def _numbered(n: int) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=f"msg{i} " + "word " * 10) for i in range(n)]
+
+
+async def test_concurrent_aput_upstream_memory_loses_messages_memtend_keeps_them(ephemeral_memory: Memory) -> None:
+    """20 concurrent ``aput`` on one session. LlamaIndex's own Memory (default SQLite chat store, its queue
+    management unlocked) ends with fewer messages stored than were put; MemtendMemory keeps every one."""
+    lost_by_upstream: list[int] = []
+    for attempt in range(3):  # upstream's loss depends on scheduling; it shows on the first try in practice
+        upstream = LlamaMemory.from_defaults(
+            session_id=f"race{attempt}", token_limit=200, chat_history_token_ratio=1.0, token_flush_size=50
+        )
+        await upstream.sql_store.count_messages("warm-up")  # its store creates its table lazily, racily too
+        await asyncio.gather(*(upstream.aput(m) for m in _numbered(20)))
+        kept = len(await upstream.aget_all())
+        lost_by_upstream.append(20 - kept)
+        if kept < 20:
+            break
+    assert max(lost_by_upstream) > 0, f"upstream lost nothing in {len(lost_by_upstream)} tries"
+
+    ours = MemtendMemory.from_defaults(user_id="alice", session_id="race", memory=ephemeral_memory, token_limit=200)
+    await asyncio.gather(*(ours.aput(m) for m in _numbered(20)))
+    stored = [m.content for m in await ours.aget_all()]
+    assert sorted(stored) == sorted(m.content for m in _numbered(20))
+    shown = await ours.aget()
+    assert shown[-1].content in stored  # the view is compacted, the store keeps all

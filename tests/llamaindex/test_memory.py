@@ -1,0 +1,192 @@
+"""MemtendMemory as a LlamaIndex BaseMemory: history, compaction, the user's context, bad input, serialisation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+import re
+
+import pytest
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.memory.types import BaseMemory
+from memtend import InvalidInputError, InvalidUserIdError, Memory, SensitiveDataError
+from memtend_llamaindex import MemtendMemory, register_memory, unregister_memory
+
+
+def user(text: str) -> ChatMessage:
+    return ChatMessage(role="user", content=text)
+
+
+def assistant(text: str) -> ChatMessage:
+    return ChatMessage(role="assistant", content=text)
+
+
+def tool_pair(n: int, payload: str = "") -> list[ChatMessage]:
+    call = ChatMessage(
+        role="assistant", blocks=[ToolCallBlock(tool_call_id=f"call{n}", tool_name="lookup", tool_kwargs={"n": n})]
+    )
+    result = ChatMessage(role="tool", content=f"result {n} {payload}", additional_kwargs={"tool_call_id": f"call{n}"})
+    return [call, result]
+
+
+@pytest.fixture
+def mem(ephemeral_memory: Memory) -> MemtendMemory:
+    return MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
+
+
+def test_is_a_base_memory_with_native_async(mem: MemtendMemory) -> None:
+    assert isinstance(mem, BaseMemory)
+    for name in ("aget", "aget_all", "aput", "aput_messages", "aset", "areset"):
+        assert getattr(type(mem), name) is not getattr(BaseMemory, name), f"{name} must not be the thread default"
+
+
+def test_sync_put_get_set_reset(mem: MemtendMemory) -> None:
+    mem.put(user("hi"))
+    mem.put_messages([assistant("hello"), user("how are you?")])
+    assert [m.content for m in mem.get()] == ["hi", "hello", "how are you?"]
+    assert [m.content for m in mem.get_all()] == ["hi", "hello", "how are you?"]
+    mem.set([user("only this")])
+    assert [m.content for m in mem.get_all()] == ["only this"]
+    mem.reset()
+    assert mem.get_all() == []
+    assert mem.get() == []
+
+
+async def test_async_twins(mem: MemtendMemory) -> None:
+    await mem.aput(user("hi"))
+    await mem.aput_messages([assistant("hello")])
+    assert [m.content for m in await mem.aget()] == ["hi", "hello"]
+    await mem.aset([user("replaced")])
+    assert [m.content for m in await mem.aget_all()] == ["replaced"]
+    await mem.areset()
+    assert await mem.aget_all() == []
+
+
+def test_history_survives_a_new_handle_and_sessions_are_separate(ephemeral_memory: Memory) -> None:
+    first = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
+    first.put(user("in s1"))
+    MemtendMemory.from_defaults(user_id="alice", session_id="s2", memory=ephemeral_memory).put(user("in s2"))
+    again = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
+    assert [m.content for m in again.get_all()] == ["in s1"]
+    seeded = MemtendMemory.from_defaults(
+        user_id="alice", session_id="s3", memory=ephemeral_memory, chat_history=[user("seed")]
+    )
+    assert [m.content for m in seeded.get_all()] == ["seed"]
+
+
+def test_system_message_holds_profile_rules_and_dated_memories(ephemeral_memory: Memory) -> None:
+    alice = ephemeral_memory.user("alice")
+    alice.set_fact("contact.method", "email")
+    alice.add_rule("Never deploy on Fridays")
+    alice.remember("Alice's cat is called Miso")
+    alice.remember("The quarterly report is due in March")
+    mem = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory, recall_k=1)
+    mem.put(user("What is my cat called?"))
+    shown = mem.get()
+    assert shown[0].role == MessageRole.SYSTEM
+    system = shown[0].content or ""
+    assert "contact.method: email" in system
+    assert "Never deploy on Fridays" in system
+    assert re.search(r"- \[\d{4}-\d{2}-\d{2}\] Alice's cat is called Miso", system)
+    assert "quarterly report" not in system  # recall_k=1: only the best match
+    assert [m.content for m in shown[1:]] == ["What is my cat called?"]
+    assert [m.content for m in mem.get(input="When is the quarterly report due?")][1:] == ["What is my cat called?"]
+    assert "quarterly report" in (mem.get(input="When is the quarterly report due?")[0].content or "")
+
+
+def test_an_existing_system_message_is_kept_and_extended(mem: MemtendMemory, ephemeral_memory: Memory) -> None:
+    ephemeral_memory.user("alice").add_rule("Answer in French")
+    mem.set([ChatMessage(role="system", content="You are a helpful bot."), user("hi")])
+    shown = mem.get()
+    assert len(shown) == 2 and shown[0].role == MessageRole.SYSTEM
+    assert "Answer in French" in (shown[0].content or "") and "You are a helpful bot." in (shown[0].content or "")
+    assert mem.get_all()[0].content == "You are a helpful bot."  # the stored one is untouched
+
+
+def test_nothing_known_adds_no_system_message(mem: MemtendMemory) -> None:
+    mem.put(user("hello"))
+    assert [m.role for m in mem.get()] == [MessageRole.USER]
+
+
+def test_long_history_is_compacted_with_tool_pairs_intact(ephemeral_memory: Memory) -> None:
+    mem = MemtendMemory.from_defaults(user_id="alice", session_id="long", memory=ephemeral_memory, token_limit=600)
+    history: list[ChatMessage] = [user("Goal: migrate the billing database. Never touch production.")]
+    for turn in range(12):
+        history += [*tool_pair(turn, "x" * 200), assistant(f"step {turn} done"), user(f"continue with step {turn + 1}")]
+    mem.set(history)
+    shown = mem.get()
+    assert len(shown) < len(history)
+    assert "Conversation summary so far" in (shown[0].content or "") or "Conversation summary so far" in (
+        shown[1].content or ""
+    )
+    assert shown[-1].content == "continue with step 12"
+    calls = {b.tool_call_id for m in shown for b in m.blocks if isinstance(b, ToolCallBlock)}
+    results = {m.additional_kwargs["tool_call_id"] for m in shown if m.role == MessageRole.TOOL}
+    assert calls == results  # no call without its result, no result without its call
+    assert "Never touch production" in (shown[0].content or "")  # the user's constraint, kept in the system message
+    assert len(mem.get_all()) == len(history)  # compaction is a view: nothing stored is removed
+
+
+async def test_concurrent_aput_keeps_every_message(mem: MemtendMemory) -> None:
+    await asyncio.gather(*(mem.aput(user(f"m{i}")) for i in range(40)))
+    stored = [m.content for m in await mem.aget_all()]
+    assert sorted(stored) == sorted(f"m{i}" for i in range(40))
+
+
+def test_missing_user_or_session_is_a_clear_error(ephemeral_memory: Memory) -> None:
+    with pytest.raises(InvalidUserIdError, match="user_id"):
+        MemtendMemory.from_defaults(session_id="s1", memory=ephemeral_memory)
+    with pytest.raises(InvalidUserIdError):
+        MemtendMemory.from_defaults(user_id=" ", session_id="s1", memory=ephemeral_memory)
+    with pytest.raises(InvalidInputError, match="session_id"):
+        MemtendMemory.from_defaults(user_id="alice", memory=ephemeral_memory)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ChatMessage(role="tool", content="a result naming no call"),
+        ChatMessage(role="function", content="same, old style"),
+        ChatMessage(role="user", blocks=[ToolCallBlock(tool_call_id="c1", tool_name="x")]),
+    ],
+    ids=["tool-without-call-id", "function-without-call-id", "user-with-tool-call"],
+)
+async def test_wrong_roles_are_refused_and_nothing_is_lost(mem: MemtendMemory, bad: ChatMessage) -> None:
+    mem.put(user("kept"))
+    with pytest.raises(InvalidInputError, match="message 1"):
+        await mem.aput_messages([assistant("fine"), bad])
+    with pytest.raises(InvalidInputError):
+        await mem.aput(bad)
+    with pytest.raises(InvalidInputError):
+        mem.set([bad])
+    assert [m.content for m in mem.get_all()] == ["kept"]
+
+
+async def test_not_a_chat_message_and_secrets_are_refused(mem: MemtendMemory) -> None:
+    mem.put(user("kept"))
+    with pytest.raises(InvalidInputError, match="ChatMessage"):
+        await mem.aput("just text")  # type: ignore[arg-type]
+    with pytest.raises(SensitiveDataError):
+        await mem.aput(user("my key is AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"))
+    assert [m.content for m in mem.get_all()] == ["kept"]
+
+
+def test_ids_survive_serialisation(mem: MemtendMemory, ephemeral_memory: Memory) -> None:
+    mem.put(user("before"))
+    data = json.loads(json.dumps(mem.to_dict()))
+    assert data["user_id"] == "alice" and data["session_id"] == "s1"
+    restored = MemtendMemory.from_dict(data)
+    assert [m.content for m in restored.get_all()] == ["before"]  # the backend was registered by from_defaults
+    unpickled = pickle.loads(pickle.dumps(mem))
+    assert unpickled.session_id == "s1" and [m.content for m in unpickled.get_all()] == ["before"]
+    unregister_memory()
+    with pytest.raises(InvalidInputError, match="register_memory"):
+        MemtendMemory.from_dict(data).get_all()
+    register_memory(ephemeral_memory)
+    assert [m.content for m in MemtendMemory.from_dict(data).get_all()] == ["before"]
+
+
+async def test_sync_calls_work_inside_a_running_loop(mem: MemtendMemory) -> None:
+    mem.put(user("from sync code on a running loop"))
+    assert [m.content for m in mem.get()] == ["from sync code on a running loop"]

@@ -1,0 +1,114 @@
+"""MemtendMemoryBlock inside LlamaIndex's own Memory: capture on flush, recall on get, token budget, priority."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.memory import Memory as LlamaMemory
+from llama_index.core.memory import StaticMemoryBlock
+from llama_index.core.memory.memory import BaseMemoryBlock
+from memtend import Kind, Memory, SensitiveDataError
+from memtend_llamaindex import MemtendChatStore, MemtendMemoryBlock
+
+
+def turn(i: int, extra: str = "") -> list[ChatMessage]:
+    return [
+        ChatMessage(role="user", content=f"Question {i}: tell me about topic {i}. {extra}"),
+        ChatMessage(role="assistant", content=f"Answer {i}: topic {i} is covered. " + "detail " * 30),
+    ]
+
+
+def test_is_a_memory_block(ephemeral_memory: Memory) -> None:
+    block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory)
+    assert isinstance(block, BaseMemoryBlock) and block.name == "memtend"
+
+
+async def test_flushed_messages_are_captured_as_events_through_the_gate(ephemeral_memory: Memory) -> None:
+    block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory)
+    memory = LlamaMemory.from_defaults(
+        session_id="s1",
+        token_limit=300,
+        chat_history_token_ratio=0.5,
+        token_flush_size=100,
+        memory_blocks=[block],
+        chat_store=MemtendChatStore(user_id="alice", memory=ephemeral_memory),
+    )
+    await memory.aput_messages([*turn(1), *turn(2)])
+    await memory.aput_messages(turn(3))
+    events = ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])
+    assert any(e.text.startswith("Question 1") for e in events)
+    assert all(e.session == "s1" for e in events)
+    archived = await memory.sql_store.count_messages("s1", status="archived")  # type: ignore[arg-type]
+    assert archived >= 2 and len(events) == archived  # one event per flushed text turn
+    assert ephemeral_memory.user("bob").list(kinds=[Kind.EVENT]) == []
+
+
+async def test_captured_text_passes_the_write_gate(ephemeral_memory: Memory) -> None:
+    block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory)
+    flushed = [
+        ChatMessage(role="user", content="My card is 4111 1111 1111 1111, book the flight."),
+        ChatMessage(role="assistant", content="Booked."),
+        ChatMessage(role="tool", content="raw tool output", additional_kwargs={"tool_call_id": "c1"}),
+    ]
+    await block.aput(flushed, from_short_term_memory=True, session_id="s7")
+    events = ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])
+    assert len(events) == 2 and all(e.session == "s7" for e in events)  # tool results are not captured
+    assert "4111 1111 1111 1111" not in events[0].text and "book the flight" in events[0].text
+    refusing = MemtendMemoryBlock(user_id="bob", memory=ephemeral_memory, redact=False)
+    with pytest.raises(SensitiveDataError):
+        await refusing.aput(flushed[:1])
+    assert ephemeral_memory.user("bob").list(kinds=[Kind.EVENT]) == []
+
+
+async def test_get_recalls_dated_memories_for_the_conversation(ephemeral_memory: Memory) -> None:
+    alice = ephemeral_memory.user("alice")
+    alice.remember("Alice is allergic to peanuts")
+    alice.remember("Alice's favourite colour is green")
+    block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory, k=1)
+    text = await block.aget([ChatMessage(role="user", content="Can I eat this peanut butter?")])
+    assert re.fullmatch(r"- \[\d{4}-\d{2}-\d{2}\] Alice is allergic to peanuts", text)
+    assert await block.aget([]) == ""
+
+
+async def test_block_text_respects_its_token_budget(ephemeral_memory: Memory) -> None:
+    alice = ephemeral_memory.user("alice")
+    for i in range(6):
+        alice.remember(f"Project {i} uses the deploy pipeline with stage gates and manual approval step {i}")
+    query = [ChatMessage(role="user", content="how does the deploy pipeline work?")]
+    full = await MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory, k=6).aget(query)
+    capped = await MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory, k=6, max_tokens=40).aget(query)
+    assert len(full.splitlines()) == 6
+    assert 1 <= len(capped.splitlines()) < 6
+    assert full.startswith(capped)  # the best-ranked lines are the ones kept
+
+
+async def test_truncation_follows_priority(ephemeral_memory: Memory) -> None:
+    alice = ephemeral_memory.user("alice")
+    for i in range(8):
+        alice.remember(f"Fact {i} about the billing migration: step {i} needs a backup first and a dry run")
+    static = StaticMemoryBlock(name="persona", static_content="You are a careful assistant.", priority=0)
+    block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory, k=8, priority=1)
+    untrimmed = LlamaMemory.from_defaults(
+        session_id="s1", token_limit=5000, memory_blocks=[static, block],
+        chat_store=MemtendChatStore(user_id="alice", memory=ephemeral_memory),
+    )  # fmt: skip
+    await untrimmed.aput(ChatMessage(role="user", content="What do I need before the billing migration?"))
+    roomy = (await untrimmed.aget())[0].content or ""
+    tight = LlamaMemory.from_defaults(
+        session_id="s1", token_limit=120, memory_blocks=[static, block],
+        chat_store=MemtendChatStore(user_id="alice", memory=ephemeral_memory),
+    )  # fmt: skip
+    trimmed = (await tight.aget())[0].content or ""
+    assert "You are a careful assistant." in trimmed  # priority 0 is never truncated
+    assert roomy.count("Fact ") == 8
+    assert 0 < trimmed.count("Fact ") < 8  # our block shrank line by line instead of vanishing
+
+
+async def test_atruncate_drops_the_least_relevant_lines(ephemeral_memory: Memory) -> None:
+    block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory)
+    content = "\n".join(f"- [2026-01-0{i}] memory number {i} with several words" for i in range(1, 6))
+    shorter = await block.atruncate(content, 15)
+    assert shorter is not None and content.startswith(shorter) and len(shorter) < len(content)
+    assert await block.atruncate(content, 10_000) is None
