@@ -128,6 +128,26 @@ def test_long_history_is_compacted_with_tool_pairs_intact(ephemeral_memory: Memo
     assert len(mem.get_all()) == len(history)  # compaction is a view: nothing stored is removed
 
 
+async def test_compaction_stays_right_as_the_session_grows_and_is_rewritten(ephemeral_memory: Memory) -> None:
+    from memtend_llamaindex import MemtendChatStore
+
+    mem = MemtendMemory.from_defaults(user_id="alice", session_id="grow", memory=ephemeral_memory, token_limit=500)
+    mem.put(user("Goal: ship the report. Always cite sources."))
+    for turn in range(15):  # a get after every turn, as an agent does: each compacts on top of the last view
+        await mem.aput_messages([*tool_pair(turn, "y" * 150), assistant(f"done {turn}"), user(f"next {turn}")])
+        shown = await mem.aget()
+        assert shown[-1].content == f"next {turn}"
+        calls = {b.tool_call_id for m in shown for b in m.blocks if isinstance(b, ToolCallBlock)}
+        assert calls == {m.additional_kwargs["tool_call_id"] for m in shown if m.role == MessageRole.TOOL}
+    summary = next(m.content or "" for m in shown if "Conversation summary so far" in (m.content or ""))
+    assert "ship the report" in summary  # the goal survives summaries of summaries
+    assert "Always cite sources" in (shown[0].content or "")
+    await mem.aset([user("a fresh start")])
+    assert [m.content for m in await mem.aget()] == ["a fresh start"]
+    await MemtendChatStore(user_id="alice", memory=ephemeral_memory).set_messages("grow", [user("rewritten elsewhere")])
+    assert [m.content for m in await mem.aget()] == ["rewritten elsewhere"]
+
+
 async def test_concurrent_aput_keeps_every_message(mem: MemtendMemory) -> None:
     await asyncio.gather(*(mem.aput(user(f"m{i}")) for i in range(40)))
     stored = [m.content for m in await mem.aget_all()]

@@ -19,13 +19,13 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.types import BaseMemory
-from memtend import DocumentStore, InvalidInputError, Memory, Message, UserMemory, compact_transcript
+from memtend import DocumentStore, InvalidInputError, Memory, Message, UserMemory
 from memtend.prompt_context import UserContext, auser_context, conversation_query, user_context
 
-from memtend_llamaindex import history
+from memtend_llamaindex import compacted_view, history
 from memtend_llamaindex.backends import DEFAULT_BACKEND
-from memtend_llamaindex.handles import bind, checked_user, documents_of, user_of
-from memtend_llamaindex.messages import check_chat_message, check_chat_messages, from_memtend, to_memtend_all
+from memtend_llamaindex.handles import bind, checked_user, documents_of, memory_of, user_of
+from memtend_llamaindex.messages import check_chat_message, check_chat_messages, to_memtend_all
 
 DEFAULT_TOKEN_LIMIT = 30_000
 
@@ -102,11 +102,12 @@ class MemtendMemory(BaseMemory):
     def _user(self) -> UserMemory:
         return user_of(self._memory, self.backend, self.user_id)
 
+    def _forget_view(self) -> None:
+        compacted_view.forget(memory_of(self._memory, self.backend), (self.user_id, self.session_id))
+
     def _compacted(self, stored: list[ChatMessage]) -> tuple[list[ChatMessage], list[Message], list[str]]:
-        """The history as the model should see it, its memtend view, and the conversation's constraints."""
-        view = to_memtend_all(stored)
-        result = compact_transcript(view, max_tokens=self.token_limit)
-        return [from_memtend(m, stored) for m in result.messages], result.messages, result.constraints
+        owner = memory_of(self._memory, self.backend)
+        return compacted_view.compacted(owner, (self.user_id, self.session_id), stored, self.token_limit)
 
     def _with_context(self, messages: list[ChatMessage], context: UserContext) -> list[ChatMessage]:
         text = context.render()
@@ -149,9 +150,11 @@ class MemtendMemory(BaseMemory):
     async def aset(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
         to_memtend_all(checked)
+        self._forget_view()
         await history.arun(self._docs(), history.replace_all(self.session_id, checked))
 
     async def areset(self) -> None:
+        self._forget_view()
         await history.arun(self._docs(), history.delete_all(self.session_id, None))
 
     # ------------------------------------------------------------------------------------------ sync
@@ -177,7 +180,9 @@ class MemtendMemory(BaseMemory):
     def set(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
         to_memtend_all(checked)
+        self._forget_view()
         history.run(self._docs(), history.replace_all(self.session_id, checked))
 
     def reset(self) -> None:
+        self._forget_view()
         history.run(self._docs(), history.delete_all(self.session_id, None))
