@@ -7,11 +7,12 @@ The only change to an ordinary LlamaIndex agent is the memory object:
 
 A scripted stand-in for a model (LlamaIndex's MockFunctionCallingLLM with a response function) calls a
 ``save_preference`` tool when the user states a preference, and otherwise answers in the style its system
-message asks for. Each session runs in a fresh process over the same on-disk store:
+message asks for. Monday runs in one process, the rest in another, over the same on-disk store:
 
 1. monday: the user states a preference; the agent saves it through its tool;
-2. tuesday (new process, new session): memtend puts the preference in the system message, the answer follows it;
-3. the user is erased; wednesday (new process): nothing is known any more, the answer is plain again.
+2. tuesday (a new process, a new session): memtend puts the preference in the system message, the answer
+   follows it;
+3. the user is erased; wednesday: nothing is known any more, the answer is plain again.
 
 Run: uv run python cookbook/llamaindex_agent.py
 """
@@ -24,14 +25,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from llama_index.core.agent.workflow import FunctionAgent
-from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
-from llama_index.core.llms.mock import MockFunctionCallingLLM
-from llama_index.core.tools import FunctionTool
-from memtend import Memory, Source
-from memtend_llamaindex import MemtendMemory
+if TYPE_CHECKING:  # imported where used, so the parent process that only starts the phases stays light
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ChatMessage
+    from memtend import Memory
 
 USER = "alice"
 NOTES = ["memtend keeps memory per user", "compaction keeps tool calls with their results", "erasure is one call"]
@@ -39,6 +38,8 @@ NOTES = ["memtend keeps memory per user", "compaction keeps tool calls with thei
 
 def scripted_model(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
     """Stands in for an LLM: saves stated preferences through the tool, formats answers as its system prompt says."""
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+
     last = messages[-1]
     if last.role == MessageRole.TOOL:
         return ChatMessage(role="assistant", content="Noted, I will remember that.")
@@ -57,6 +58,11 @@ def scripted_model(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessag
 
 
 def build_agent(mem: Memory) -> FunctionAgent:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.tools import FunctionTool
+    from memtend import Source
+
     def save_preference(key: str, value: str) -> str:
         """Save how the user likes things done, as a key and a value."""
         return mem.user(USER).set_fact(key, value, source=Source.USER).outcome.value
@@ -66,6 +72,9 @@ def build_agent(mem: Memory) -> FunctionAgent:
 
 
 async def session(path: str, session_id: str, said: str) -> str:
+    from memtend import Memory
+    from memtend_llamaindex import MemtendMemory
+
     with Memory(path=path) as mem:
         memory = MemtendMemory.from_defaults(user_id=USER, session_id=session_id, memory=mem)
         answer = str(await build_agent(mem).run(said, memory=memory))
@@ -76,6 +85,8 @@ async def session(path: str, session_id: str, said: str) -> str:
 
 
 def erase(path: str) -> None:
+    from memtend import Memory
+
     with Memory(path=path) as mem:
         receipt = mem.erase_user(USER)
         print(f"[erase] removed {receipt.total} items of {USER}")
@@ -95,24 +106,23 @@ def run_phase(path: str, phase: str) -> str:
 def main() -> None:
     path = tempfile.mkdtemp(prefix="memtend-llamaindex-")
     run_phase(path, "monday")
-    tuesday = run_phase(path, "tuesday")
+    later = run_phase(path, "later")
+    tuesday, wednesday = later.split("[erase]")
     assert "- memtend keeps memory per user" in tuesday, "the preference learned on Monday shapes Tuesday's answer"
-    run_phase(path, "erase")
-    wednesday = run_phase(path, "wednesday")
     assert "- memtend" not in wednesday, "after erasure the preference is gone"
     print("learned, used after a restart, forgotten on erasure: ok")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--phase", choices=["monday", "tuesday", "erase", "wednesday"])
+    parser.add_argument("--phase", choices=["monday", "later"])
     parser.add_argument("--path")
     args = parser.parse_args()
     if args.phase is None:
         main()
     elif args.phase == "monday":
         asyncio.run(session(args.path, "monday", "Please remember: I like answers as bullet points."))
-    elif args.phase == "erase":
-        erase(args.path)
     else:
-        asyncio.run(session(args.path, args.phase, "What should I know about memtend?"))
+        asyncio.run(session(args.path, "tuesday", "What should I know about memtend?"))
+        erase(args.path)
+        asyncio.run(session(args.path, "wednesday", "What should I know about memtend?"))

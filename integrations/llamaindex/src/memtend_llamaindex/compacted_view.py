@@ -40,7 +40,9 @@ _views: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, str], _View]] = we
 
 def forget(owner: Any, key: tuple[str, str]) -> None:
     with _lock:
-        _views.get(owner, {}).pop(key, None)
+        views = _views.get(owner)
+        if views is not None:
+            views.pop(key, None)
 
 
 def compacted(
@@ -51,8 +53,9 @@ def compacted(
     ``owner`` is the memtend ``Memory`` holding the history (views die with it), ``key`` its (user, session).
     """
     with _lock:
-        view = _views.get(owner, {}).get(key)
-    start, base = 0, []
+        views = _views.get(owner)
+        view = None if views is None else views.get(key)
+    start, base = 0, list[Message]()
     if view is not None and _still_starts(stored, view):
         start, base = view.covered, view.messages
     messages = [*base, *(to_memtend(m, start + i) for i, m in enumerate(stored[start:]))]
