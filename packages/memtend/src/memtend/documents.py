@@ -219,58 +219,17 @@ def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> Any:
     the key itself holds sensitive data (a key cannot be masked and still name the document)."""
     if mode == "off" or isinstance(value, bytes | bytearray | memoryview):
         return value
-    findings = write_gate.find_sensitive("\n".join([key, *_lines(value, "")]))
+    findings = write_gate.find_sensitive("\n".join([key, *write_gate.json_lines(value)]))
     if not findings:
         return value
     key_findings = write_gate.find_sensitive(key)
     if not redact or key_findings:
         raise SensitiveDataError([f.kind for f in (key_findings or findings)])
-    masked = _masked(value)
-    left = write_gate.find_sensitive("\n".join([key, *_lines(masked, "")]))
+    masked = write_gate.redact_json(value)
+    left = write_gate.find_sensitive("\n".join([key, *write_gate.json_lines(masked)]))
     if left:
         raise SensitiveDataError([f.kind for f in left])
     return masked
-
-
-def _lines(value: Any, name: str) -> list[str]:
-    """The text the gate reads for a JSON value: scalars as ``name: value`` lines, containers walked."""
-    if isinstance(value, dict):
-        out = []
-        for k, v in value.items():
-            out.extend(_lines(v, k) if isinstance(v, dict | list | tuple) else [_line(k, v)])
-        return out
-    if isinstance(value, list | tuple):
-        return [line for v in value for line in _lines(v, name)]
-    return [_line(name, value)]
-
-
-def _line(name: str, value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return f"{name}: {text}" if name else text
-
-
-def _masked(value: Any) -> Any:
-    """The value with sensitive values masked (``[REDACTED:<kind>]``), each read beside its field name."""
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            name = write_gate.redact(k)
-            if isinstance(v, dict | list | tuple):
-                out[name] = _masked(v)
-            elif isinstance(v, str) or write_gate.find_sensitive(_line(k, v)):
-                text = v if isinstance(v, str) else json.dumps(v)
-                line, head = write_gate.redact(f"{name}: {text}"), f"{name}: "
-                out[name] = line[len(head) :] if line.startswith(head) else write_gate.redact(text)
-            else:
-                out[name] = v
-        return out
-    if isinstance(value, list | tuple):
-        return [_masked(v) for v in value]
-    if isinstance(value, str):
-        return write_gate.redact(value)
-    if value is not None and not isinstance(value, bool) and write_gate.find_sensitive(json.dumps(value)):
-        return write_gate.redact(json.dumps(value))
-    return value
 
 
 # --------------------------------------------------------------------------------------------- encoding

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from memtend.documents import Document, PutDocument, core_documents, reserved_documents
 from memtend.errors import InvalidInputError
 from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_encodable, check_time, now
+from memtend.records import check_name as check_identifier
 from memtend.storage import KVItem
 
 if TYPE_CHECKING:
@@ -146,14 +147,8 @@ def sweep_expired(memory: Memory, user_id: str, at: float) -> int:
 
 
 def check_name(name: object, what: str) -> str:
-    if not isinstance(name, str):
-        raise InvalidInputError(f"{what} must be a str, got {type(name).__name__}")
-    if not name:
-        raise InvalidInputError(f"{what} must not be empty")
-    if len(name) > MAX_KEY_CHARS * 4:
-        raise InvalidInputError(f"{what} is {len(name)} characters; the limit is {MAX_KEY_CHARS * 4}")
-    check_encodable(name, what)
-    return name
+    """A store namespace or key: a non-empty str (whitespace allowed) of at most ``4 * MAX_KEY_CHARS``."""
+    return check_identifier(name, what, MAX_KEY_CHARS * 4, empty=False)
 
 
 def check_value(value: Any) -> Any:

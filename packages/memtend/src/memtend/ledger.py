@@ -118,17 +118,6 @@ def _check_tool(tool: object) -> str:
     return check_name(tool, "tool", blank=False)
 
 
-def _masked(value: Any) -> Any:
-    """A JSON value with sensitive values in its strings masked (``[REDACTED:<kind>]``)."""
-    if isinstance(value, str):
-        return gate.redact(value)
-    if isinstance(value, dict):
-        return {k: _masked(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_masked(v) for v in value]
-    return value
-
-
 def _result_text(result: Any) -> str | None:
     if result is None:
         return None
@@ -242,7 +231,7 @@ class Ledger(SessionScoped):
                     pending=pending,
                 )
             else:
-                entry = LedgerEntry(key, tool, _masked(args), result_text, tuple(ids), t, t, 1, pending)
+                entry = LedgerEntry(key, tool, gate.redact_json(args), result_text, tuple(ids), t, t, 1, pending)
             self._store.put(key, entry.to_value(), expires_at=self._expiry())
         return entry
 

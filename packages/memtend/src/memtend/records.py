@@ -258,13 +258,16 @@ def check_name(
     *,
     error: type[InvalidInputError] = InvalidInputError,
     blank: bool = True,
+    empty: bool = True,
 ) -> str:
-    """Validate a short identifier (user, session, record or tool id): a str of storable unicode within ``limit``
-    characters, and not blank unless ``blank``."""
+    """Validate a short identifier (user, session, record or tool id, a store key): a str of storable unicode within
+    ``limit`` characters; not blank (empty or only whitespace) unless ``blank``, not empty unless ``empty``."""
     if not isinstance(value, str):
         raise error(f"{what} must be a str, got {type(value).__name__}")
     if not blank and not value.strip():
         raise error(f"{what} must not be empty or blank")
+    if not empty and not value:
+        raise error(f"{what} must not be empty")
     if len(value) > limit:
         raise error(f"{what} is {len(value)} characters; the limit is {limit}")
     check_encodable(value, what, error)

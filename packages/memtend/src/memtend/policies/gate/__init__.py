@@ -29,6 +29,7 @@ holds the extension points and ``decision`` the gate itself.
 from memtend.policies.gate.common import Finding
 from memtend.policies.gate.decision import GateDecision, check_rule, check_write
 from memtend.policies.gate.injection import looks_like_injection
+from memtend.policies.gate.json_values import json_lines, redact_json
 from memtend.policies.gate.numbers import iban_valid, luhn_valid
 from memtend.policies.gate.policy import AllowList, Detector, GatePolicy
 from memtend.policies.gate.sensitive import find_sensitive, redact
@@ -43,7 +44,9 @@ __all__ = [
     "check_write",
     "find_sensitive",
     "iban_valid",
+    "json_lines",
     "looks_like_injection",
     "luhn_valid",
     "redact",
+    "redact_json",
 ]
