@@ -169,6 +169,11 @@ def test_latest_is_the_newest_id_whatever_the_order_of_puts(ephemeral_memory) ->
         checkpoint["id"] = checkpoint_id
         saver.put(base, checkpoint, {"source": "loop", "step": 0, "parents": {}, "run_id": run}, {})
     assert saver.get_tuple(base).checkpoint["id"] == newer  # type: ignore[union-attr]
+    assert [t.checkpoint["id"] for t in saver.list(base)] == [newer, older]  # newest first, not as put
+    assert [t.checkpoint["id"] for t in saver.list({"configurable": {"thread_id": "order", "user_id": "alice"}})] == [
+        newer,
+        older,
+    ]
     saver.delete_for_runs(["run-new"])  # the newest goes: the next newest is the latest again
     assert saver.get_tuple(base).checkpoint["id"] == older  # type: ignore[union-attr]
     saver.prune(["order"], strategy="delete")

@@ -27,6 +27,7 @@ from memtend_langgraph.saver_codec import (
     LATEST,
     RUNS,
     WRITES,
+    Latest,
     StoredCheckpoint,
     StoredWrite,
     checkpoint_ns_of,
@@ -127,13 +128,17 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         return self._tuple(doc, writes, configurable.get("user_id"))
 
     def _latest(self, docs: DocumentStore, thread_id: str, checkpoint_ns: str) -> Document | None:
-        pointer = docs.get(latest_ns(thread_id), ns_label(checkpoint_ns))
+        pointer = self._pointer(docs, thread_id, checkpoint_ns)
         if pointer is not None:
-            doc = docs.get(checkpoints_ns(thread_id, checkpoint_ns), pointer.value.decode())
+            doc = docs.get(checkpoints_ns(thread_id, checkpoint_ns), pointer.checkpoint_id)
             if doc is not None:
                 return doc
         newest = docs.search(checkpoints_ns(thread_id, checkpoint_ns), order="key", descending=True, limit=1)
         return newest[0] if newest else None
+
+    def _pointer(self, docs: DocumentStore, thread_id: str, checkpoint_ns: str) -> Latest | None:
+        found = docs.get(latest_ns(thread_id), ns_label(checkpoint_ns))
+        return None if found is None else Latest.decode(found.value)
 
     def list(
         self,
@@ -151,9 +156,8 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         for user, prefix, only_id in self._list_scopes(config):
             docs = self._documents(user)
             writes_of = self._writes_under(docs, (WRITES, *prefix[1:])) if first_page >= PREFETCH_WRITES else None
-            for doc in self._checkpoint_docs(docs, prefix, only_id, first_page):
-                if remaining is not None and remaining <= 0:
-                    return
+            order = self._order(docs, prefix)
+            for doc in self._checkpoint_docs(docs, prefix, only_id, first_page, order):
                 if before_id is not None and doc.key >= before_id:
                     continue
                 if filter:
@@ -168,6 +172,8 @@ class MemtendSaver(BaseCheckpointSaver[str]):
                 yield self._tuple(doc, writes, user_id)
                 if remaining is not None:
                     remaining -= 1
+                    if remaining <= 0:
+                        return  # before the next page is read
 
     def _writes_under(self, docs: DocumentStore, prefix: tuple[str, ...]) -> dict[tuple[str, ...], list[Any]]:
         """Every pending write under a prefix, grouped by (thread, checkpoint_ns label, checkpoint id), in order."""
@@ -188,8 +194,26 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         prefix = checkpoints_ns(thread_id, configurable.get("checkpoint_ns"))
         return [(self._user(config), prefix, configurable.get("checkpoint_id"))]
 
+    def _order(self, docs: DocumentStore, prefix: tuple[str, ...]) -> str:
+        """Newest first is the insertion order backwards when one (thread, namespace) got its checkpoints in id
+        order (cheap pages); otherwise the checkpoints are sorted by id."""
+        if len(prefix) == 2:  # a whole thread: one namespace (the usual case) is that namespace's scope
+            namespaces = docs.list_namespaces(prefix=prefix, limit=2)
+            if len(namespaces) != 1:
+                return "key"
+            prefix = namespaces[0]
+        if len(prefix) != 3:
+            return "key"
+        pointer = self._pointer(docs, prefix[1], checkpoint_ns_of(prefix[2]))
+        return "insertion" if pointer is not None and pointer.in_order else "key"
+
     def _checkpoint_docs(
-        self, docs: DocumentStore, prefix: tuple[str, ...], only_id: str | None, first_page: int = PAGE
+        self,
+        docs: DocumentStore,
+        prefix: tuple[str, ...],
+        only_id: str | None,
+        first_page: int = PAGE,
+        order: str = "key",
     ) -> Iterator[Any]:
         """Checkpoint documents under ``prefix``, newest first, read a page at a time."""
         if only_id is not None:
@@ -204,7 +228,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
             return
         offset, size = 0, first_page
         while True:
-            page = docs.search(prefix, order="key", descending=True, limit=size, offset=offset)
+            page = docs.search(prefix, order=order, descending=True, limit=size, offset=offset)  # type: ignore[arg-type]
             yield from page
             if len(page) < size:
                 return
@@ -236,9 +260,10 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         user = self._user(config)
         docs = self._documents(user)
         with self._locks[zlib.crc32(f"{user}\x00{thread_id}".encode()) % LOCK_STRIPES]:
-            pointer = docs.get(latest_ns(thread_id), ns_label(checkpoint_ns))
-            if pointer is None or checkpoint["id"] >= pointer.value.decode():
-                puts.append(PutDocument(latest_ns(thread_id), ns_label(checkpoint_ns), checkpoint["id"].encode()))
+            pointer = self._pointer(docs, thread_id, checkpoint_ns)
+            moved = Latest(checkpoint["id"]) if pointer is None else pointer.after_put(checkpoint["id"])
+            if moved != pointer:
+                puts.append(PutDocument(latest_ns(thread_id), ns_label(checkpoint_ns), moved.encode()))
             docs.put_many(puts)
         return _config(thread_id, checkpoint_ns, checkpoint["id"], configurable.get("user_id"))
 

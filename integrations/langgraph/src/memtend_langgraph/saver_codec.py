@@ -6,9 +6,11 @@ Per user, under the thread's id:
 - pending writes: ``(WRITES, thread_id, "ns:" + checkpoint_ns, checkpoint_id)``, key = ``task_id`` + index;
 - run index: ``(RUNS, run_id, thread_id, "ns:" + checkpoint_ns)``, key = checkpoint id, empty value, so
   ``delete_for_runs`` finds a run's checkpoints without reading any checkpoint;
-- latest: ``(LATEST, thread_id)``, key = ``"ns:" + checkpoint_ns``, value = the newest checkpoint id (bytes), so
-  ``get_tuple`` without an id reads two documents instead of ordering the thread. A hint: when it names a
-  checkpoint that is gone, the thread is ordered instead.
+- latest: ``(LATEST, thread_id)``, key = ``"ns:" + checkpoint_ns``, value = the newest checkpoint id, and whether
+  checkpoints were put in id order (LangGraph's own runs do; an older id put after a newer one does not), so
+  ``get_tuple`` without an id reads two documents instead of ordering the thread, and a listing can read the
+  store's insertion order backwards instead of sorting by key. A hint: when it names a checkpoint that is gone,
+  the thread is ordered instead.
 Checkpoint ids (uuid6) sort by time as strings, so key order is checkpoint order.
 """
 
@@ -62,6 +64,30 @@ def runs_ns(run_id: str, thread_id: str | None = None, checkpoint_ns: str | None
 
 def latest_ns(thread_id: str) -> Namespace:
     return (LATEST, thread_id)
+
+
+@dataclass(frozen=True)
+class Latest:
+    checkpoint_id: str
+    in_order: bool = True
+
+    def encode(self) -> bytes:
+        return (self.checkpoint_id + ("" if self.in_order else _OUT_OF_ORDER)).encode()
+
+    @classmethod
+    def decode(cls, data: bytes) -> Latest:
+        text = data.decode()
+        if text.endswith(_OUT_OF_ORDER):
+            return cls(text[: -len(_OUT_OF_ORDER)], in_order=False)
+        return cls(text)
+
+    def after_put(self, checkpoint_id: str) -> Latest:
+        if checkpoint_id >= self.checkpoint_id:
+            return Latest(checkpoint_id, self.in_order)
+        return Latest(self.checkpoint_id, in_order=False)
+
+
+_OUT_OF_ORDER = "|unordered"
 
 
 def write_key(task_id: str, idx: int) -> str:
