@@ -18,7 +18,7 @@ from memtend import (
     SearchDocuments,
     SensitiveDataError,
 )
-from memtend.documents import MAX_VALUE_BYTES
+from memtend.documents import MAX_FILTER_FIELDS, MAX_VALUE_BYTES
 
 SECRET = "AKIAIOSFODNN7EXAMPLF"  # AWS access key id shape
 CARD = "4111 1111 1111 1111"
@@ -169,6 +169,9 @@ def test_search_filters(memory: Memory) -> None:
     assert found({"body": long_text}) == ["6"]
     assert found({"body": {"$ne": long_text}}) == ["1", "2", "3", "4", "5"]
     assert keys(docs.search(("f",), filter={"lvl": {"$gte": 1}}, limit=1, offset=1)) == ["2"]
+    wide = {f"field{n}": n for n in range(MAX_FILTER_FIELDS + 5)}  # too many fields to keep: checked in Python
+    docs.put(("f",), "7", {**wide, "lvl": 9})
+    assert found({"lvl": {"$gt": 1}}) == ["2", "7"] and found({f"field{MAX_FILTER_FIELDS}": MAX_FILTER_FIELDS}) == ["7"]
 
 
 # ------------------------------------------------------------------------------------------ namespaces

@@ -51,7 +51,7 @@ from memtend.errors import (
 )
 from memtend.policies import gate as write_gate
 from memtend.records import MAX_KEY_CHARS, check_encodable, check_time, now
-from memtend.storage import DocRow, DocumentRows, doc_id
+from memtend.storage import PARTIAL, DocRow, DocumentRows, doc_id
 
 if TYPE_CHECKING:
     from memtend.memory import Memory
@@ -82,7 +82,7 @@ MAX_FILTER_CHARS = 512  # a longer string field is kept as a digest (equality fi
 PUBLIC_SPACE = ""
 CORE_SPACE = "core"
 _OPS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
-_PARTIAL = "fpart"  # set on a document whose filter fields could not all be kept
+_PARTIAL = PARTIAL  # set on a document whose filter fields could not all be kept
 
 
 @dataclass(frozen=True)
@@ -563,7 +563,7 @@ class DocumentStore:
             return [replace(self._document(r), score=scores.get(r.id)) for r in rows]
         pushed = [c.pushable() for c in clauses]
         exact = all(p is not None for p in pushed) and not (
-            clauses and self._rows.any_with(self.user_id, self._space, prefix, _PARTIAL)
+            clauses and self._rows.any_partial(self.user_id, self._space, prefix)
         )
         if exact and order == "insertion" and not descending:
             rows = self._rows.find(
@@ -621,6 +621,12 @@ class DocumentStore:
     ) -> list[DocRow]:
         """A page that Chroma cannot cut by itself: match (Chroma, then Python for the rest), sort, slice."""
         exact = bool(pushed) or not clauses
+        if exact and order == "insertion":  # newest first: list the ids only, read the page
+            ids = self._rows.find_ids(self.user_id, self._space, prefix, [p for p in pushed if p], at=t)
+            ids.reverse()
+            wanted = ids[offset : offset + limit]
+            found = self._rows.read(self.user_id, wanted)
+            return [found[i] for i in wanted if i in found]
         rows = self._rows.find(self.user_id, self._space, prefix, [p for p in pushed if p], at=t, text=not exact)
         if not exact:
             rows = [r for r in rows if _row_matches(r, clauses)]
@@ -759,7 +765,8 @@ class DocumentStore:
             planned[i] = (n, op, row)
         vectors = self._embed(to_embed)
         with self._rows.lock:
-            stored = self._rows.read(self.user_id, list(planned), text=False)
+            namespaces = {(self._space, check_namespace(op.namespace)) for _, op, _ in planned.values()}
+            stored, markers = self._rows.read_for_write(self.user_id, list(planned), namespaces)
             written = [False] * len(ops)
             puts, deletes = [], []
             for i, (n, _op, row) in planned.items():
@@ -779,7 +786,12 @@ class DocumentStore:
             if puts or deletes:
                 written_ids = {r.id for r in puts}
                 self._rows.write(
-                    self.user_id, puts, deletes, stored, {i: v for i, v in vectors.items() if i in written_ids}
+                    self.user_id,
+                    puts,
+                    deletes,
+                    stored,
+                    {i: v for i, v in vectors.items() if i in written_ids},
+                    markers,
                 )
         return written
 

@@ -504,7 +504,8 @@ def _kv_items(got: Any) -> list[KVItem]:
 #
 # - document rows: ``user_id``, ``key``, ``depth``, the scope codes, ``created_at``, ``updated_at``, ``type``
 #   (json | bytes), ``parts`` (when the text is split), ``exp`` and ``ttl`` (rows with an expiry), ``f:<path>``
-#   (filterable scalar fields of a JSON object value; see ``documents.filter_fields``);
+#   (filterable scalar fields of a JSON object value; see ``documents.filter_fields``); ``fpart`` and ``x<d>``
+#   scope codes on a document whose filter fields could not all be kept (its filters are checked in Python);
 # - chunk rows (the rest of a text longer than ``CHUNK_CHARS``): ``user_id``, ``of`` (the document row's id);
 # - namespace rows, one per (user, space, namespace) holding documents: ``user_id``, ``depth``, ``count``,
 #   ``m<d>`` (the scope codes) and ``o<d>`` (the same without the user, for ``Memory.document_owners``);
@@ -516,6 +517,7 @@ def _kv_items(got: Any) -> list[KVItem]:
 # add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
 
 CHUNK_CHARS = 4_000_000
+PARTIAL = "fpart"  # a document field: some of the value's filter fields could not be kept
 _DOC_FIELDS = ("user_id", "key", "depth", "created_at", "updated_at", "type", "parts", "exp", "ttl")
 
 
@@ -583,6 +585,24 @@ class DocumentRows:
         return out
 
     @guarded
+    def read_for_write(
+        self, user_id: str, ids: Sequence[str], namespaces: Iterable[tuple[str, tuple[str, ...]]]
+    ) -> tuple[dict[str, DocRow], dict[str, dict[str, Any]]]:
+        """The rows a write replaces and the namespace rows it moves, in one read: (rows, namespace metadata)."""
+        marker_ids = list(dict.fromkeys(_marker_id(user_id, space, ns) for space, ns in namespaces))
+        rows: dict[str, DocRow] = {}
+        markers: dict[str, dict[str, Any]] = {i: {} for i in marker_ids}  # absent: an empty namespace
+        wanted = [*ids, *marker_ids]
+        for start in range(0, len(wanted), self.max_batch):
+            got = self.collection.get(ids=wanted[start : start + self.max_batch], include=["metadatas"])
+            for i, m in zip(got["ids"], got["metadatas"] or [], strict=True):
+                if i in markers:
+                    markers[i] = dict(m or {}) if (m or {}).get("user_id") == user_id else {}
+                elif (row := _doc_row(i, m, None, user_id)) is not None:
+                    rows[i] = row
+        return rows, markers
+
+    @guarded
     def find(
         self,
         user_id: str,
@@ -615,11 +635,30 @@ class DocumentRows:
         return list(rows.values())
 
     @guarded
-    def any_with(self, user_id: str, space: str, prefix: Sequence[str], field: str) -> bool:
-        """Whether any document under the prefix has metadata ``field`` set to True."""
-        d, code = len(prefix), scope_code(user_id, space, prefix)
+    def find_ids(
+        self,
+        user_id: str,
+        space: str,
+        prefix: Sequence[str],
+        clauses: Sequence[tuple[str, str, Any]] = (),
+        *,
+        at: float,
+    ) -> list[str]:
+        """The ids ``find`` would return (without limit), read without their metadata: the cheapest full listing."""
+        d = len(prefix)
+        code = scope_code(user_id, space, prefix)
+        self._purge_expired(user_id, {f"t{d}": code}, at)
         scope: Where = {"$or": [{f"p{d}": code}, {f"t{d}": code}]}
-        got = self.collection.get(where={"$and": [scope, {field: {"$eq": True}}]}, limit=1, include=[])
+        flt = {"$and": [scope, *({f: {op: v}} for f, op, v in clauses)]} if clauses else scope
+        return list(self.collection.get(where=flt, include=[])["ids"])
+
+    @guarded
+    def any_partial(self, user_id: str, space: str, prefix: Sequence[str]) -> bool:
+        """Whether any document under the prefix lacks some of its filter fields (``PARTIAL``): such documents
+        carry ``x<d>`` scope codes too, so this reads only them, not the scope."""
+        got = self.collection.get(
+            where={f"x{len(prefix)}": {"$eq": scope_code(user_id, space, prefix)}}, limit=1, include=[]
+        )
         return bool(got["ids"])
 
     @guarded
@@ -663,6 +702,7 @@ class DocumentRows:
         deletes: Sequence[DocRow],
         stored: dict[str, DocRow],
         vectors: dict[str, np.ndarray] | None = None,
+        markers: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         """Apply puts (rows to upsert) and deletes (stored rows to remove) as one Chroma upsert when possible.
 
@@ -705,7 +745,7 @@ class DocumentRows:
                 for n in range(1, int(row.fields.get("parts") or 1)):
                     doomed[f"{row.id}#{n}"] = {"of": None}
                 counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) - 1
-            marker_ids, marker_metas, dead_markers = self._markers(user_id, counts)
+            marker_ids, marker_metas, dead_markers = self._markers(user_id, counts, markers)
             for i, m in zip(marker_ids, marker_metas, strict=True):
                 ids.append(i)
                 texts.append("")
@@ -792,15 +832,22 @@ class DocumentRows:
         return out
 
     def _markers(
-        self, user_id: str, counts: dict[tuple[str, tuple[str, ...]], int]
+        self,
+        user_id: str,
+        counts: dict[tuple[str, tuple[str, ...]], int],
+        known: dict[str, dict[str, Any]] | None,
     ) -> tuple[list[str], list[dict[str, Any]], dict[str, dict[str, Any]]]:
-        """Namespace rows with their document counts moved by ``counts``; the ones that reach zero go."""
+        """Namespace rows with their document counts moved by ``counts``; the ones that reach zero go. ``known``:
+        namespace rows already read (from ``read_for_write``), empty for a namespace without one."""
         changed = {k: v for k, v in counts.items() if v}
         if not changed:
             return [], [], {}
         ids = {k: _marker_id(user_id, k[0], k[1]) for k in changed}
-        got = self.collection.get(ids=list(ids.values()), include=["metadatas"])
-        have = {i: dict(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
+        missing = [i for i in ids.values() if known is None or i not in known]
+        have = {i: m for i, m in (known or {}).items() if m}
+        if missing:
+            got = self.collection.get(ids=missing, include=["metadatas"])
+            have.update((i, dict(m or {})) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True))
         out_ids, out_metas, dead = [], [], {}
         for (space, namespace), delta in changed.items():
             mid = ids[(space, namespace)]
@@ -872,6 +919,8 @@ class DocumentRows:
 def _row_metadata(user_id: str, row: DocRow) -> dict[str, Any]:
     meta: dict[str, Any] = {"user_id": user_id, "depth": len(row.namespace)}
     meta.update(_scope_fields(user_id, row.space, row.namespace, row.fields.get("exp") is not None))
+    if row.fields.get(PARTIAL):
+        meta.update({"x" + k[1:]: v for k, v in _scope_fields(user_id, row.space, row.namespace, False).items()})
     meta.update((k, v) for k, v in row.fields.items() if v is not None)
     return meta
 

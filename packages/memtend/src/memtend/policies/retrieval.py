@@ -65,7 +65,6 @@ __all__ = [
 ]
 
 
-
 def _default_half_lives() -> dict[Kind, float | None]:
     return {Kind.EVENT: 30.0, Kind.NOTE: 90.0, Kind.SUMMARY: 90.0, Kind.FACT: None, Kind.RULE: None}
 
