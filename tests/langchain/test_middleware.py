@@ -278,3 +278,47 @@ def test_the_session_tool_without_a_thread_says_what_to_do(ephemeral_memory: Mem
     state = graph.invoke(ask("hi"), context={"user_id": "alice"})
     answer = next(m.text for m in state["messages"] if isinstance(m, ToolMessage))
     assert answer.startswith("error:") and "thread_id" in answer
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+def test_a_message_too_long_to_log_fails_before_any_model_call_and_loses_nothing(ephemeral_memory: Memory) -> None:
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = agent(ephemeral_memory, model)
+    graph.invoke(ask("first, short"), **run("t1"))
+    calls = len(model.calls)
+    with pytest.raises(InvalidInputError, match="limit"):
+        graph.invoke(ask("x" * 40_000), **run("t1"))
+    assert len(model.calls) == calls
+    assert [e.text for e in ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])] == ["first, short"]
+    # with capture off the same message goes through, and nothing is logged
+    quiet = ScriptedChatModel(responses=[AIMessage("ok")])
+    agent(ephemeral_memory, quiet, capture=False).invoke(ask("y" * 40_000), **run("t2"))
+    assert len(quiet.calls) == 1
+    assert len(ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])) == 1
+
+
+def test_a_huge_untrusted_tool_output_is_held_for_review_in_pieces(ephemeral_memory: Memory) -> None:
+    page = ("Lorem ipsum dolor sit amet. " * 2_000)[:50_000]
+
+    @tool
+    def fetch_page(url: str) -> str:
+        """Fetch a web page."""
+        return page
+
+    model = ScriptedChatModel(responses=[calling("fetch_page", {"url": "https://example.com"}, "c1"), AIMessage("ok")])
+    agent(ephemeral_memory, model, tools=[fetch_page], untrusted_tools=["fetch_page"]).invoke(
+        ask("read example.com"), **run("t1")
+    )
+    pending = ephemeral_memory.user("alice").pending()
+    assert "".join(r.text for r in sorted(pending, key=lambda r: r.created_at)) == page
+    assert len(pending) == 2
+
+
+def test_wrong_message_types_in_the_input_get_langchains_own_error(ephemeral_memory: Memory) -> None:
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    with pytest.raises((ValueError, TypeError, NotImplementedError)):
+        agent(ephemeral_memory, model).invoke({"messages": [42]}, **run("t1"))
+    assert model.calls == []
+    assert ephemeral_memory.user("alice").list() == []

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memtend import Hit, InvalidUserIdError, Kind, UserMemory
+from memtend.records import MAX_TEXT_CHARS
 
 __all__ = ["MemoryContext", "agather", "gather", "thread_id_of", "user_id_of"]
 
@@ -63,13 +64,20 @@ def _rules(records: Iterable[Any]) -> list[str]:
     return [record.text for record in records]
 
 
+def _query(text: str | None) -> str | None:
+    """The message as a recall query: the core takes at most MAX_TEXT_CHARS (its embedder reads far fewer)."""
+    return text[:MAX_TEXT_CHARS] if text and text[:MAX_TEXT_CHARS].strip() else None
+
+
 def gather(user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = ()) -> MemoryContext:
-    hits = user.recall(query, k=k, kinds=RECALL_KINDS) if query and query.strip() else []
+    query = _query(query)
+    hits = user.recall(query, k=k, kinds=RECALL_KINDS) if query else []
     return MemoryContext(user.facts(), _rules(user.list(kinds=[Kind.RULE])), _labels(hits), list(constraints))
 
 
 async def agather(user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = ()) -> MemoryContext:
-    hits = await user.arecall(query, k=k, kinds=RECALL_KINDS) if query and query.strip() else []
+    query = _query(query)
+    hits = await user.arecall(query, k=k, kinds=RECALL_KINDS) if query else []
     facts = await user.afacts()
     rules = await user.alist(kinds=[Kind.RULE])
     return MemoryContext(facts, _rules(rules), _labels(hits), list(constraints))

@@ -35,6 +35,7 @@ from memtend import (
     acompact_transcript,
     compact_transcript,
 )
+from memtend.records import MAX_TEXT_CHARS, check_text
 from typing_extensions import NotRequired
 
 from memtend_langchain._context import MemoryContext, agather, gather, thread_id_of, user_id_of
@@ -158,6 +159,8 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         return request.override(system_message=_with_memory(request.system_message, text)) if text else request
 
     def _events(self, state: dict[str, Any], runtime: Any) -> tuple[list[Event], list[str]]:
+        """What the run added that is to be logged (the user's messages; untrusted tools' output, in pieces the
+        core accepts), and the ids of every message now in the state."""
         messages = state.get("messages") or []
         seen = set(state.get("memtend_captured") or [])
         session = thread_id_of(getattr(runtime, "execution_info", None), None) or ""
@@ -167,17 +170,33 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
                 continue
             if isinstance(message, HumanMessage) and not is_summary(message) and message.text.strip():
                 events.append(Event(text=message.text, session=session, source=Source.USER))
-            elif isinstance(message, ToolMessage) and message.name in self.untrusted_tools and message.text.strip():
-                events.append(Event(text=message.text, session=session, source=Source.EXTERNAL))
+            elif isinstance(message, ToolMessage) and message.name in self.untrusted_tools:
+                text = message.text
+                pieces = (text[i : i + MAX_TEXT_CHARS] for i in range(0, len(text), MAX_TEXT_CHARS))
+                events += [Event(text=p, session=session, source=Source.EXTERNAL) for p in pieces if p.strip()]
         return events, [m.id for m in messages if m.id is not None]
 
-    # ------------------------------------------------------------------ before the agent: the user must be known
-    def before_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    def _check_input(self, state: MemtendState, runtime: Any) -> None:
+        """Before any model call: the user is known, and what the run will log is text the core accepts."""
         self._user(runtime)
+        if not self.capture:
+            return
+        for event in self._events(dict(state), runtime)[0]:
+            try:
+                check_text(event.text, "the user's message")
+            except InvalidInputError as exc:
+                raise InvalidInputError(
+                    f"MemtendMiddleware logs what the user says and cannot log this message: {exc} "
+                    "(or create the middleware with capture=False)"
+                ) from None
+
+    # ------------------------------------------------------------------ before the agent: user and input checked
+    def before_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._check_input(state, runtime)
         return None
 
     async def abefore_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        self._user(runtime)
+        self._check_input(state, runtime)
         return None
 
     # ------------------------------------------------------------------ before each model call: compaction
