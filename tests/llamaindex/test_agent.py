@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.memory import Memory as LlamaMemory
@@ -160,3 +160,29 @@ async def test_concurrent_aput_upstream_memory_loses_messages_memtend_keeps_them
     assert sorted(stored) == sorted(m.content for m in _numbered(20))
     shown = await ours.aget()
     assert shown[-1].content in stored  # the view is compacted, the store keeps all
+
+
+def react_model(messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+    """A ReAct-format answer: French when anything the model was shown asks for it."""
+    shown = " ".join(m.content or "" for m in messages)
+    answer = "bonjour" if "Always answer in French" in shown else "hello"
+    return ChatMessage(role="assistant", content=f"Thought: I can answer without a tool.\nAnswer: {answer}")
+
+
+async def test_react_agent_and_agent_workflow_see_the_context_in_the_user_turn(ephemeral_memory: Memory) -> None:
+    """ReActAgent replaces the memory's system message with its own prompt; insert_method="user" carries the
+    user's context in the latest user turn instead (what LlamaIndex's Memory offers as InsertMethod.USER)."""
+    ephemeral_memory.user("alice").add_rule("Always answer in French")
+    llm = MockFunctionCallingLLM(response_generator=react_model)
+    dropped = MemtendMemory.from_defaults(user_id="alice", session_id="r0", memory=ephemeral_memory)
+    assert str(await ReActAgent(tools=[], llm=llm).run("hi", memory=dropped)) == "hello"
+    for session, agent in (
+        ("r1", ReActAgent(tools=[], llm=llm)),
+        ("r2", AgentWorkflow(agents=[ReActAgent(name="a", description="answers", tools=[], llm=llm)])),
+    ):
+        memory = MemtendMemory.from_defaults(
+            user_id="alice", session_id=session, memory=ephemeral_memory, insert_method="user"
+        )
+        assert str(await agent.run("hi", memory=memory)) == "bonjour"
+        stored = await memory.aget_all()
+        assert next(m.content for m in stored) == "hi"  # the context is added on read, never stored

@@ -31,8 +31,9 @@ def tool_pair(n: int, payload: str = "") -> list[ChatMessage]:
 
 
 @pytest.fixture
-def mem(ephemeral_memory: Memory) -> MemtendMemory:
-    return MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
+def mem(memory: Memory) -> MemtendMemory:
+    """Alice's session s1 on each backend: in-process, on-disk and server Chroma."""
+    return MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=memory)
 
 
 def test_is_a_base_memory_with_native_async(mem: MemtendMemory) -> None:
@@ -75,13 +76,13 @@ def test_history_survives_a_new_handle_and_sessions_are_separate(ephemeral_memor
     assert [m.content for m in seeded.get_all()] == ["seed"]
 
 
-def test_system_message_holds_profile_rules_and_dated_memories(ephemeral_memory: Memory) -> None:
-    alice = ephemeral_memory.user("alice")
+def test_system_message_holds_profile_rules_and_dated_memories(memory: Memory) -> None:
+    alice = memory.user("alice")
     alice.set_fact("contact.method", "email")
     alice.add_rule("Never deploy on Fridays")
     alice.remember("Alice's cat is called Miso")
     alice.remember("The quarterly report is due in March")
-    mem = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory, recall_k=1)
+    mem = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=memory, recall_k=1)
     mem.put(user("What is my cat called?"))
     shown = mem.get()
     assert shown[0].role == MessageRole.SYSTEM
@@ -95,8 +96,8 @@ def test_system_message_holds_profile_rules_and_dated_memories(ephemeral_memory:
     assert "quarterly report" in (mem.get(input="When is the quarterly report due?")[0].content or "")
 
 
-def test_an_existing_system_message_is_kept_and_extended(mem: MemtendMemory, ephemeral_memory: Memory) -> None:
-    ephemeral_memory.user("alice").add_rule("Answer in French")
+def test_an_existing_system_message_is_kept_and_extended(mem: MemtendMemory, memory: Memory) -> None:
+    memory.user("alice").add_rule("Answer in French")
     mem.set([ChatMessage(role="system", content="You are a helpful bot."), user("hi")])
     shown = mem.get()
     assert len(shown) == 2 and shown[0].role == MessageRole.SYSTEM
@@ -192,7 +193,14 @@ async def test_not_a_chat_message_and_secrets_are_refused(mem: MemtendMemory) ->
     assert [m.content for m in mem.get_all()] == ["kept"]
 
 
-def test_ids_survive_serialisation(mem: MemtendMemory, ephemeral_memory: Memory) -> None:
+def test_redact_masks_secrets_instead_of_refusing(memory: Memory) -> None:
+    masked = MemtendMemory.from_defaults(user_id="alice", session_id="r", memory=memory, redact=True)
+    masked.put(user("my card is 4111 1111 1111 1111, book it"))
+    (stored,) = masked.get_all()
+    assert "4111 1111 1111 1111" not in (stored.content or "") and "book it" in (stored.content or "")
+
+
+def test_ids_survive_serialisation(mem: MemtendMemory, memory: Memory) -> None:
     mem.put(user("before"))
     data = json.loads(json.dumps(mem.to_dict()))
     assert data["user_id"] == "alice" and data["session_id"] == "s1"
@@ -203,7 +211,7 @@ def test_ids_survive_serialisation(mem: MemtendMemory, ephemeral_memory: Memory)
     unregister_memory()
     with pytest.raises(InvalidInputError, match="register_memory"):
         MemtendMemory.from_dict(data).get_all()
-    register_memory(ephemeral_memory)
+    register_memory(memory)
     assert [m.content for m in MemtendMemory.from_dict(data).get_all()] == ["before"]
 
 

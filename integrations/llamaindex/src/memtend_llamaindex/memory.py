@@ -14,7 +14,7 @@ any ``from_defaults`` does that).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -37,6 +37,11 @@ class MemtendMemory(BaseMemory):
     session_id: str = Field(description="The conversation; its messages are kept under this id.")
     token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="History above this is compacted.")
     recall_k: int = Field(default=5, ge=0, le=50, description="How many memories to recall for the system message.")
+    insert_method: Literal["system", "user"] = Field(
+        default="system",
+        description="Where the user's context goes: the system message, or the latest user turn (for agents that "
+        "replace the system message with their own, such as ReActAgent).",
+    )
     backend: str = Field(default=DEFAULT_BACKEND, description="Name of the registered memtend Memory to use.")
     redact: bool = Field(default=False, description="Mask secrets in stored messages instead of refusing them.")
 
@@ -113,6 +118,12 @@ class MemtendMemory(BaseMemory):
         text = context.render()
         if not text:
             return messages
+        if self.insert_method == "user":
+            last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None)
+            if last is not None:
+                turn = messages[last].model_copy(deep=True)
+                turn.blocks = [TextBlock(text=text + "\n\n"), *turn.blocks]
+                return [*messages[:last], turn, *messages[last + 1 :]]
         if messages and messages[0].role == "system":
             first = messages[0].model_copy(deep=True)
             first.blocks = [TextBlock(text=text + "\n\n"), *first.blocks]
