@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtend.documents import Document, PutDocument, core_documents, reserved_documents
 from memtend.errors import InvalidInputError
 from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_encodable, check_time, now
 from memtend.records import check_name as check_identifier
-from memtend.storage import KVItem
 
 if TYPE_CHECKING:
     from memtend.memory import Memory
@@ -26,6 +26,18 @@ if TYPE_CHECKING:
 MAX_VALUE_BYTES = 1_000_000
 MAX_DEPTH = 32
 STORE_LABEL = "store"  # the first label of a keyed store's namespace in the reserved space
+
+
+@dataclass(frozen=True)
+class KVItem:
+    """One item of a keyed store."""
+
+    namespace: str
+    key: str
+    value: Any
+    created_at: float
+    updated_at: float
+    expires_at: float | None = None
 
 
 class KeyedStore:

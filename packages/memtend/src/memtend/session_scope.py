@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from memtend.keyed_store import KeyedStore
+from memtend.keyed_store import KeyedStore, KVItem
 from memtend.policies.forgetting import DAY
 from memtend.records import check_name, now
-from memtend.storage import KVItem
 
 if TYPE_CHECKING:
     from memtend.memory import UserMemory

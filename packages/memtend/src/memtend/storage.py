@@ -6,8 +6,8 @@ Three collections hold everything memtend keeps about users:
   or pending review, with its embedding;
 - ``<prefix>_history``: one row per write, listing its changes (operation, record id, before, after, source),
   stamped with the time it was written;
-- ``<prefix>_kv``: a user-scoped keyed store (namespace, key) -> JSON value, for working memory and for
-  what adapters keep that is not a memory (checkpoints, chat messages, store items);
+- ``<prefix>_kv``: where keyed stores and working memory were kept before the document store; nothing writes it
+  any more, erasure still clears it (stores written by earlier versions);
 - ``<prefix>_documents``: the document store (:mod:`memtend.documents`), rows written by :class:`DocumentRows`;
 - ``<prefix>_document_vectors``: embeddings of the indexed fields of documents, for ``search(query=...)``.
 
@@ -32,7 +32,7 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
 from memtend.errors import StorageUnavailableError
-from memtend.records import Kind, Record, Status, expand_snapshot, now
+from memtend.records import Kind, Record, Status, expand_snapshot
 
 T = TypeVar("T")
 Where = dict[str, Any]
@@ -89,11 +89,6 @@ def where(user_id: str, **clauses: Any) -> Where:
     return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
-def kv_id(user_id: str, namespace: str, key: str) -> str:
-    digest = hashlib.sha256(json.dumps([user_id, namespace, key]).encode()).hexdigest()
-    return "kv:" + digest[:40]
-
-
 def fact_id(user_id: str, key: str) -> str:
     return "fact:" + hashlib.sha256(json.dumps([user_id, key]).encode()).hexdigest()[:40]
 
@@ -128,16 +123,6 @@ class HistoryEntry:
             "source": self.source,
             "at": self.at,
         }
-
-
-@dataclass(frozen=True)
-class KVItem:
-    namespace: str
-    key: str
-    value: Any
-    created_at: float
-    updated_at: float
-    expires_at: float | None = None
 
 
 class Storage:
@@ -356,71 +341,6 @@ class Storage:
         entries.sort(key=lambda e: e.at)  # stable: the entries of one row keep their order
         return entries
 
-    # ---------------------------------------------------------------- keyed store
-    @guarded
-    def kv_put(
-        self,
-        user_id: str,
-        namespace: str,
-        items: Sequence[tuple[str, Any]],
-        *,
-        expires_at: float | None = None,
-    ) -> None:
-        """Upsert JSON values under (user, namespace, key); created_at survives an update."""
-        if not items:
-            return
-        t = now()
-        ids = [kv_id(user_id, namespace, key) for key, _ in items]
-        existing = self.kv.get(ids=ids, where=where(user_id), include=["metadatas"])
-        created = {
-            i: float((m or {}).get("created_at", t))
-            for i, m in zip(existing["ids"], existing["metadatas"] or [], strict=True)
-        }
-        metas = []
-        for n, (item_id, (key, _)) in enumerate(zip(ids, items, strict=True)):
-            meta: dict[str, Any] = {
-                "user_id": user_id,
-                "namespace": namespace,
-                "key": key,
-                # new keys of one call keep their given order
-                "created_at": created.get(item_id, t + n * 1e-6),
-                "updated_at": t,
-            }
-            if expires_at is not None:
-                meta["expires_at"] = float(expires_at)
-            metas.append(meta)
-        self.kv.upsert(
-            ids=ids,
-            embeddings=[_NO_VECTOR] * len(items),
-            documents=[json.dumps(value, ensure_ascii=False, allow_nan=False) for _, value in items],
-            metadatas=metas,
-        )
-
-    @guarded
-    def kv_get(self, user_id: str, namespace: str, keys: Sequence[str]) -> dict[str, KVItem]:
-        if not keys:
-            return {}
-        got = self.kv.get(
-            ids=[kv_id(user_id, namespace, k) for k in keys],
-            where=where(user_id, namespace=namespace),
-            include=["documents", "metadatas"],
-        )
-        return {item.key: item for item in _kv_items(got)}
-
-    @guarded
-    def kv_list(self, user_id: str, namespace: str | None = None, *, prefix: str | None = None) -> list[KVItem]:
-        """Items of one namespace (or, with ``prefix``, of every namespace starting with it), oldest first."""
-        got = self.kv.get(where=where(user_id, namespace=namespace), include=["documents", "metadatas"])
-        items = _kv_items(got)
-        if prefix is not None:
-            items = [i for i in items if i.namespace.startswith(prefix)]
-        return items
-
-    @guarded
-    def kv_delete(self, user_id: str, namespace: str, keys: Sequence[str]) -> int:
-        ids = [kv_id(user_id, namespace, k) for k in keys]
-        return _delete_existing(self.kv, ids, where(user_id, namespace=namespace))
-
     # ---------------------------------------------------------------- whole users
     @guarded
     def erase_user(self, user_id: str) -> dict[str, int]:
@@ -474,25 +394,6 @@ def _row_entries(document: str | None) -> list[dict[str, Any]]:
     body = json.loads(document or "{}")
     entries = body.get("entries")
     return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
-
-
-def _kv_items(got: Any) -> list[KVItem]:
-    items = []
-    for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
-        meta = meta or {}
-        items.append(
-            KVItem(
-                namespace=str(meta["namespace"]),
-                key=str(meta["key"]),
-                value=json.loads(doc) if doc else None,
-                created_at=float(meta.get("created_at", 0.0)),
-                updated_at=float(meta.get("updated_at", 0.0)),
-                expires_at=float(meta["expires_at"]) if "expires_at" in meta else None,
-            )
-        )
-    # Insertion order: created_at survives updates, so a rewritten key keeps its place.
-    items.sort(key=lambda i: (i.namespace, i.created_at, i.key))
-    return items
 
 
 # ---------------------------------------------------------------------------------------------------- documents
