@@ -10,16 +10,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from memtend.errors import InvalidInputError
 from memtend.keyed_store import check_value
 from memtend.policies import gate
-from memtend.policies.precedence import canonical_key
+from memtend.policies.summary.ids import result_ids
 from memtend.records import check_name, now
 from memtend.session_scope import SessionScoped, is_expired
 
@@ -28,6 +26,11 @@ __all__ = ["Ledger", "LedgerEntry", "call_key", "extract_ids"]
 LEDGER_PREFIX = "ledger:"
 RESULT_CHARS = 500  # a ledger keeps this much of a result (redacted), for the agent to read
 MAX_IDS = 20  # ids kept per entry
+
+
+def extract_ids(result: Any) -> list[str]:
+    """The ids a tool result reports, as the ledger keeps them (:func:`memtend.policies.summary.ids.result_ids`)."""
+    return result_ids(result, MAX_IDS)
 
 
 @dataclass(frozen=True)
@@ -124,71 +127,6 @@ def _result_text(result: Any) -> str | None:
     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
     masked = gate.redact(text[: RESULT_CHARS * 8])
     return masked if len(masked) <= RESULT_CHARS else masked[:RESULT_CHARS] + "…"
-
-
-_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_HEX32 = re.compile(r"\b[0-9a-f]{32}\b")
-_HASH_NUMBER = re.compile(r"(?<![\w&#])#\d+\b")
-_TICKET = re.compile(r"\b([A-Z][A-Z0-9]{0,9})-\d+\b")
-_NOT_TICKETS = {"UTF", "ISO", "SHA", "MD", "GPT", "COVID", "IPV", "X", "H", "TLS", "SSL", "AES", "RSA"}
-
-
-def extract_ids(result: Any) -> list[str]:
-    """Ids a tool result names: JSON fields ``id`` / ``*_id`` / ``*Id`` (and ``ids`` lists), uuid-like strings,
-    ``#123`` and ``PR-45``-style references; in order of appearance, without duplicates or sensitive values."""
-    if isinstance(result, str) and result.lstrip()[:1] in ("{", "["):
-        with suppress(ValueError, RecursionError):
-            result = json.loads(result)
-    found: list[str] = []
-    _ids_in(result, found, 0)
-    seen: set[str] = set()
-    out = []
-    for candidate in found:
-        if candidate not in seen and not gate.find_sensitive(candidate):
-            seen.add(candidate)
-            out.append(candidate)
-        if len(out) >= MAX_IDS:
-            break
-    return out
-
-
-def _id_field(name: str) -> str:
-    try:
-        key = canonical_key(name)
-    except InvalidInputError:
-        return ""
-    if key == "id" or key.endswith("_id"):
-        return "one"
-    if key == "ids" or key.endswith("_ids"):
-        return "many"
-    return ""
-
-
-def _ids_in(value: Any, found: list[str], depth: int) -> None:
-    if depth > 32 or len(found) > MAX_IDS * 4:
-        return
-    if isinstance(value, dict):
-        for name, v in value.items():
-            kind = _id_field(str(name))
-            if kind == "one" and isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip():
-                found.append(str(v))
-            elif kind == "many" and isinstance(v, list):
-                found.extend(str(x) for x in v if isinstance(x, str | int) and not isinstance(x, bool))
-            else:
-                _ids_in(v, found, depth + 1)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            _ids_in(v, found, depth + 1)
-    elif isinstance(value, str):
-        found.extend(_ids_in_text(value[:100_000]))
-
-
-def _ids_in_text(text: str) -> list[str]:
-    hits: list[tuple[int, str]] = []
-    for pattern in (_UUID, _HEX32, _HASH_NUMBER):
-        hits.extend((m.start(), m.group(0)) for m in pattern.finditer(text))
-    hits.extend((m.start(), m.group(0)) for m in _TICKET.finditer(text) if m.group(1) not in _NOT_TICKETS)
-    return [h for _, h in sorted(hits)]
 
 
 class Ledger(SessionScoped):

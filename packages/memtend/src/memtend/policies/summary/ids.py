@@ -1,15 +1,25 @@
-"""Ids a tool call or its result names (orders, tickets, PRs, uuids, references), for side effects and ledgers."""
+"""Ids a tool call or its result names (orders, tickets, PRs, uuids, references): the one place that reads them.
+
+* :func:`extract_ids`: broad, for summaries' side effects (id-named fields, URLs, keyed text, any id-shaped
+  token), so nothing a later turn may need is lost;
+* :func:`result_ids`: strict, for the side-effect ledger (id fields, uuids, ``#123``, ``PR-45``), without
+  sensitive values.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from memtend.errors import InvalidInputError
+from memtend.policies.gate import find_sensitive
+from memtend.policies.precedence import canonical_key
 from memtend.policies.summary.schema import dedupe
 
-__all__ = ["SECRET_KEY_RE", "URL_RE", "extract_ids", "id_shaped", "json_strings"]
+__all__ = ["SECRET_KEY_RE", "URL_RE", "extract_ids", "id_shaped", "json_strings", "result_ids"]
 
 _ID_KEY_RE = re.compile(
     r"(^|_)(id|ids|uuid|number|no|ref|reference|confirmation|confirmation_code|booking_code|"
@@ -144,3 +154,72 @@ def json_strings(data: Any, depth: int = 0) -> list[str]:
             for s in json_strings(value, depth + 1)
         ]
     return []
+
+
+# --- the ledger's strict reading ---------------------------------------------------------------------
+
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_HEX32 = re.compile(r"\b[0-9a-f]{32}\b")
+_HASH_NUMBER = re.compile(r"(?<![\w&#])#\d+\b")
+_TICKET = re.compile(r"\b([A-Z][A-Z0-9]{0,9})-\d+\b")
+_NOT_TICKETS = {"UTF", "ISO", "SHA", "MD", "GPT", "COVID", "IPV", "X", "H", "TLS", "SSL", "AES", "RSA"}
+
+
+def result_ids(result: Any, limit: int = 20) -> list[str]:
+    """Ids a tool result names: JSON fields ``id`` / ``*_id`` / ``*Id`` (and ``ids`` lists), uuid-like strings,
+    ``#123`` and ``PR-45``-style references; in order of appearance, without duplicates or sensitive values, at
+    most ``limit``. Stricter than :func:`extract_ids` (no URLs, keyed text or loose tokens): the ledger keeps
+    exactly the ids a result reports."""
+    if isinstance(result, str) and result.lstrip()[:1] in ("{", "["):
+        with contextlib.suppress(ValueError, RecursionError):
+            result = json.loads(result)
+    found: list[str] = []
+    _ids_in(result, found, 0, limit * 4)
+    seen: set[str] = set()
+    out = []
+    for candidate in found:
+        if candidate not in seen and not find_sensitive(candidate):
+            seen.add(candidate)
+            out.append(candidate)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _id_field(name: str) -> str:
+    try:
+        key = canonical_key(name)
+    except InvalidInputError:
+        return ""
+    if key == "id" or key.endswith("_id"):
+        return "one"
+    if key == "ids" or key.endswith("_ids"):
+        return "many"
+    return ""
+
+
+def _ids_in(value: Any, found: list[str], depth: int, most: int) -> None:
+    if depth > 32 or len(found) > most:
+        return
+    if isinstance(value, dict):
+        for name, v in value.items():
+            kind = _id_field(str(name))
+            if kind == "one" and isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip():
+                found.append(str(v))
+            elif kind == "many" and isinstance(v, list):
+                found.extend(str(x) for x in v if isinstance(x, str | int) and not isinstance(x, bool))
+            else:
+                _ids_in(v, found, depth + 1, most)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _ids_in(v, found, depth + 1, most)
+    elif isinstance(value, str):
+        found.extend(_ids_in_text(value[:100_000]))
+
+
+def _ids_in_text(text: str) -> list[str]:
+    hits: list[tuple[int, str]] = []
+    for pattern in (_UUID, _HEX32, _HASH_NUMBER):
+        hits.extend((m.start(), m.group(0)) for m in pattern.finditer(text))
+    hits.extend((m.start(), m.group(0)) for m in _TICKET.finditer(text) if m.group(1) not in _NOT_TICKETS)
+    return [h for _, h in sorted(hits)]
