@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtend.errors import InvalidInputError
-from memtend.policies.gate import find_sensitive
 from memtend.policies.precedence import canonical_key
 from memtend.policies.summary.schema import dedupe
 
@@ -170,6 +169,8 @@ def result_ids(result: Any, limit: int = 20) -> list[str]:
     ``#123`` and ``PR-45``-style references; in order of appearance, without duplicates or sensitive values, at
     most ``limit``. Stricter than :func:`extract_ids` (no URLs, keyed text or loose tokens): the ledger keeps
     exactly the ids a result reports."""
+    from memtend.policies.gate import find_sensitive  # here: summaries alone do not load the gate's detectors
+
     if isinstance(result, str) and result.lstrip()[:1] in ("{", "["):
         with contextlib.suppress(ValueError, RecursionError):
             result = json.loads(result)
