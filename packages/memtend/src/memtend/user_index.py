@@ -300,9 +300,11 @@ class UserIndex:
             when_question=retrieval.is_when_question(query),
         )
         scores = retrieval.rank(inputs, now, cfg)
-        return self._top(scores, k, int(result_mask.sum()), set(terms))
+        return self._top(scores, k, int(result_mask.sum()), set(terms), cosine)
 
-    def _top(self, scores: np.ndarray, k: int, eligible: int, subject: set[str]) -> list[tuple[str, float]]:
+    def _top(
+        self, scores: np.ndarray, k: int, eligible: int, subject: set[str], cosine: np.ndarray
+    ) -> list[tuple[str, float]]:
         pool = min(max(k, self.config.conflict_pool), eligible)
         picked = np.argpartition(-scores, pool - 1)[:pool] if pool < len(scores) else np.arange(len(scores))
         top = [int(i) for i in picked if np.isfinite(scores[i])]
@@ -310,7 +312,7 @@ class UserIndex:
         if len(top) > 1 and self.config.conflict_pool > 1:
             vectors = self._emb[top]
             similarity = np.einsum("ij,kj->ik", vectors, vectors)
-            claims = self._claims(top, similarity, subject)
+            claims = self._claims(top, similarity, subject, cosine)
             new = retrieval.demote_conflicts(top, scores, self._created, similarity, claims, self.config)
             rescored = dict(zip(top, new.tolist(), strict=True))
             top.sort(key=lambda i: (-rescored[i], self._id(i)))
@@ -318,9 +320,10 @@ class UserIndex:
             rescored = {i: float(scores[i]) for i in top}
         return [(self._id(i), float(rescored[i])) for i in top[:k]]
 
-    def _claims(self, top: list[int], similarity: np.ndarray, subject: set[str]) -> list[Claim]:
+    def _claims(self, top: list[int], similarity: np.ndarray, subject: set[str], cosine: np.ndarray) -> list[Claim]:
         """What each top record asserts; built only for those that could conflict (a close partner or a key)."""
-        threshold = min(self.config.conflict_cosine, self.config.conflict_update_cosine)
+        cfg = self.config
+        threshold = min(cfg.conflict_cosine, cfg.conflict_update_cosine, cfg.conflict_paraphrase_cosine)
         has_partner = (similarity >= threshold).sum(axis=1) > 1  # the diagonal counts once
         claims = []
         for position, slot in enumerate(top):
@@ -328,12 +331,20 @@ class UserIndex:
             if not (key or has_partner[position]):
                 claims.append(Claim())
                 continue
+            record = self._records[slot]
+            assert record is not None
+            text = record.text
             claims.append(
                 Claim(
                     key=key,
                     subject=frozenset(subject.intersection(self._body_terms[slot])),
                     values=self._values[slot].difference(self._speakers),
                     update_terms=self._update_terms[slot],
+                    changes=retrieval.announces_change(text),
+                    people=retrieval.people(text),
+                    names=retrieval.leading_names(text),
+                    state=record.kind in (Kind.NOTE, Kind.FACT),
+                    query_cosine=float(cosine[slot]),
                 )
             )
         return claims

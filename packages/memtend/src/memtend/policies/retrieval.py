@@ -42,6 +42,7 @@ __all__ = [
     "DateSpan",
     "RankInputs",
     "RetrievalConfig",
+    "announces_change",
     "bm25",
     "conflicts",
     "date_match",
@@ -50,8 +51,11 @@ __all__ = [
     "has_time_words",
     "is_question",
     "is_when_question",
+    "leading_names",
     "minmax",
     "minmax_rows",
+    "paraphrased_change",
+    "people",
     "query_date_spans",
     "query_names",
     "rank",
@@ -103,6 +107,10 @@ class RetrievalConfig:
     conflict_cosine: float = 0.85  # near-duplicates in meaning
     conflict_update_cosine: float = 0.55  # close in meaning, when the newer one says something changed
     conflict_relevance: float = 0.6  # both must score at least this share of the best score
+    # a change said in other words ("I live in Paris" / "I moved to Berlin"): the newer announces a change,
+    # is at least this close in meaning, about as close to the query (at most this much less), names nobody new
+    conflict_paraphrase_cosine: float = 0.25
+    conflict_paraphrase_drop: float = 0.2
 
     def __post_init__(self) -> None:
         if self.k1 < 0 or not 0.0 <= self.b <= 1.0:
@@ -297,7 +305,9 @@ def demote_conflicts(
     floor = best * config.conflict_relevance if best > 0 else -math.inf
     when = np.array([created_at[i] for i in order], dtype=np.float64)
     # Only pairs close enough in meaning, or sharing a fact key, can conflict: find them in one go.
-    close = np.asarray(similarity) >= min(config.conflict_cosine, config.conflict_update_cosine)
+    close = np.asarray(similarity) >= min(
+        config.conflict_cosine, config.conflict_update_cosine, config.conflict_paraphrase_cosine
+    )
     keyed = [i for i in range(m) if claims[i].key]
     for i in keyed:
         for j in keyed:
@@ -312,7 +322,10 @@ def demote_conflicts(
                 continue  # not relevant, or already below the newer record
             # the newer must be relevant too, unless it holds the same key: then it is the current value
             same_key = bool(claims[a].key) and claims[a].key == claims[b].key
-            if (relevant or same_key) and conflicts(claims[a], claims[b], float(similarity[a, b]), config):
+            sim = float(similarity[a, b])
+            if ((relevant or same_key) and conflicts(claims[a], claims[b], sim, config)) or paraphrased_change(
+                claims[a], claims[b], sim, config
+            ):
                 out[b] = out[a] - step[b] * max(1.0, abs(out[a]))
     return out
 
@@ -325,6 +338,11 @@ class Claim:
     subject: frozenset[str] = frozenset()  # the query's words it contains (its speaker label left out)
     values: frozenset[str] = frozenset()  # numbers, names, days it states (see value_tokens)
     update_terms: frozenset[str] = frozenset()  # words of its sentences that announce a change
+    changes: bool = False  # it announces a change in any words ("moved to", "switched", "now", "these days")
+    people: frozenset[str] = frozenset()  # whom it is about besides the user ("sister", "sarah's"; see people)
+    query_cosine: float = 0.0  # its closeness in meaning to the query
+    names: frozenset[str] = frozenset()  # capitalised words opening its sentences that may be names ("Tom took")
+    state: bool = False  # it describes how things are (a note or a fact), not something that happened (an event)
 
 
 def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
@@ -335,9 +353,16 @@ def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalCo
       (``conflict_cosine``) stating different values ("phone is 555-1234" / "phone is 555-9876"); or
     - they speak of the same subject, are close in meaning (``conflict_update_cosine``), and the newer
       announces a change of that subject (in the same sentence) and states a value the older does not
-      ("deadline is 3 June" / "deadline moved to 10 June"; "office in Paris" / "office moved to Berlin").
+      ("deadline is 3 June" / "deadline moved to 10 June"; "office in Paris" / "office moved to Berlin"); or
+    - the change is said in other words, sharing no subject word ("I live in Paris" / "I moved to Berlin"),
+      between two notes or facts (not events): the newer announces a change, both state values and the newer
+      a new one, they are somewhat close in meaning (``conflict_paraphrase_cosine``), the newer is about as
+      close to the query as the older (at most ``conflict_paraphrase_drop`` less), and the newer names nobody
+      the older does not ("my sister moved to Berlin" is not about where the user lives).
     """
     if newer.key and newer.key == older.key:
+        return True
+    if paraphrased_change(newer, older, similarity, config):
         return True
     if not newer.subject & older.subject:
         return False
@@ -559,6 +584,67 @@ def _starts_sentence(text: str, position: int) -> bool:
     while position > 0 and text[position - 1].isspace():
         position -= 1
     return position == 0 or text[position - 1] in _SENTENCE_ENDS
+
+
+def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
+    """The last rule of :func:`conflicts`: a change said in other words, between two records that describe how
+    things are (notes, facts: a logged event stays true of its time). Its closeness to the query is checked in
+    meaning, so the newer record need not score as high as the older on the query's words."""
+    return (
+        newer.state
+        and older.state
+        and newer.changes
+        and similarity >= config.conflict_paraphrase_cosine
+        and newer.query_cosine >= older.query_cosine - config.conflict_paraphrase_drop
+        and not newer.people - older.people
+        and bool(older.values | older.names)
+        and bool((newer.values | newer.names) - older.values - older.names)
+    )
+
+
+_CHANGES = re.compile(
+    r"\b(?:moved|moving|relocated|switched|switching|changed|started|starting|began|took over|left|quit|closed"
+    r"|opened|enrolled|raised|cut|lowered|pushed|postponed|rescheduled|delayed|converted|replaced|upgraded"
+    r"|downgraded|new|now|nowadays|these days|anymore|any more|no longer|since|instead|from now on|turns out"
+    r"|got a|became|become|migrated|transferred|joined)\b",
+    re.IGNORECASE,
+)
+_PEOPLE = re.compile(
+    r"\b(?:sister|brother|husband|wife|son|daughter|mother|father|mum|mom|dad|parents|parent|cousin|colleague"
+    r"|coworker|co-worker|neighbou?r|friend|boss|uncle|aunt|grand(?:mother|father|ma|pa)|kids|children|child"
+    r"|nephew|niece|roommate|flatmate|business partner|team|clinic|vet|support desk)s?\b|\b[A-Z][a-z]+'s\b",
+)
+
+
+def announces_change(text: str) -> bool:
+    """Does a statement say, in any words, that something changed ("moved to", "switched", "now", ...)?"""
+    return _CHANGES.search(statement_body(text)) is not None
+
+
+_OPENERS = frozenset(
+    """a an the i my our we you your he she it they this that these those there here what when where who why how
+    got get sold switched closed started moved turns since new update actually so then now today yesterday
+    finally also just after before because but and or if as at in on for from with by to of no yes not never
+    always please thanks ok okay well oh hmm sorry good great sure let lets don't can could would should will
+    has have had is are was were be been being do does did""".split()
+)
+
+
+def leading_names(text: str) -> frozenset[str]:
+    """Capitalised words opening a sentence that are not common openers: names, as in "Tom took over"."""
+    body = statement_body(text)
+    out = set()
+    for m in re.finditer(r"(?:^|(?<=[.!?;:]\s))([A-Z][a-z]+)\b", body):
+        word = m.group(1).lower()
+        if word not in _OPENERS and word not in _NOT_NAMES:
+            out.add(word)
+    return frozenset(out)
+
+
+def people(text: str) -> frozenset[str]:
+    """Whom a statement is about besides its speaker: relations ("my sister") and possessive names ("Sarah's")."""
+    found = (m.group(0).lower() for m in _PEOPLE.finditer(statement_body(text)))
+    return frozenset(w[:-2] if w.endswith("'s") else w.removesuffix("s") for w in found)
 
 
 def update_sentences(text: str) -> list[str]:

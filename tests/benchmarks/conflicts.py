@@ -1,0 +1,148 @@
+"""Conflicts between an old statement and a newer one that changes it, in other words.
+
+Two corpora of ``{"old", "new", "query", "change": bool}`` pairs (``tests/benchmarks/data/``):
+``conflicts_tune.jsonl`` (tuned on) and ``conflicts_heldout.jsonl`` (written apart, never tuned on). In a
+*change* pair the newer statement replaces the older one, often sharing no word with it ("I live in Paris." /
+"I moved to Berlin last month."); in an *unrelated* pair the newer one is about something else that looks alike
+("My sister moved to Berlin"). Each pair is stored as two notes of one user, 40 and 5 days old, among 30 filler
+notes, and the pair's question is recalled (top 10):
+
+- detected (newer wins): the newer note of a change pair ranks above the older one, beside the same figure by
+  ranking alone (no conflict handling);
+- false merges: the older note of an unrelated pair is demoted by conflict handling.
+
+    uv run python tests/benchmarks/conflicts.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SPLITS = {"tune": HERE / "data" / "conflicts_tune.jsonl", "heldout": HERE / "data" / "conflicts_heldout.jsonl"}
+DAY = 86_400.0
+NOW = 1_767_225_600.0  # 2026-01-01
+FILLERS = [
+    "Prefers short answers without bullet points.",
+    "The garage door code was changed by the installer.",
+    "Likes hiking in the Alps in autumn.",
+    "Allergic to cats, fine with dogs.",
+    "Wants the monthly report on the first Monday.",
+    "The printer on floor 2 jams with thick paper.",
+    "Reads mostly science fiction.",
+    "Birthday is on 14 February.",
+    "Grandmother lives in Porto.",
+    "Plays five-a-side football on Thursdays.",
+    "Keeps the spare key with the neighbour at number 12.",
+    "The car insurance renews in November.",
+    "Coffee: flat white, no sugar.",
+    "Started a pottery class in the spring.",
+    "The kids' dentist is on Baker Street.",
+    "Uses a standing desk at work.",
+    "Saving for a trip to Japan.",
+    "The boiler was serviced in October.",
+    "Prefers window seats on flights.",
+    "Is learning to play the piano.",
+    "Their project codename is Falcon.",
+    "Wants reminders the evening before appointments.",
+    "The team lunch is every second Friday.",
+    "Doesn't like video calls before 10.",
+    "Has a sister who is a pilot.",
+    "Runs 5k on Sunday mornings.",
+    "The sofa delivery is expected in spring.",
+    "Volunteers at the food bank once a month.",
+    "Bought a bread machine last year.",
+    "The laptop is a 2021 model.",
+]
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _ranked(pair: dict[str, Any], config: Any, vectors: dict[str, np.ndarray]) -> dict[str, tuple[int, float]]:
+    from memtend.records import Kind, Record
+    from memtend.user_index import UserIndex
+
+    def note(id: str, text: str, days_ago: float) -> Record:
+        at = NOW - days_ago * DAY
+        return Record(id=id, user_id="u", kind=Kind.NOTE, text=text, created_at=at, updated_at=at)
+
+    records = [note(f"f{i}", text, 60 + i) for i, text in enumerate(FILLERS)]
+    records += [note("old", pair["old"], 40), note("new", pair["new"], 5)]
+    index = UserIndex(config)
+    index.upsert(records, np.stack([vectors[r.text] for r in records]))
+    hits = index.search(pair["query"], vectors[pair["query"]], k=10, now=NOW)
+    return {rid: (rank, score) for rank, (rid, score) in enumerate(hits)}
+
+
+def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from memtend.embeddings import embed
+    from memtend.policies.retrieval import RetrievalConfig
+
+    texts = sorted({t for row in rows for t in (row["old"], row["new"], row["query"])} | set(FILLERS))
+    vectors = dict(zip(texts, embed(texts), strict=True))
+    default, plain = RetrievalConfig(), RetrievalConfig(conflict_pool=0)
+    counts = {"changes": 0, "detected": 0, "demoted": 0, "newer_wins_plain": 0, "unrelated": 0, "false_merges": 0}
+    missed: list[str] = []
+    merged: list[str] = []
+    for row in rows:
+        with_conflicts, alone = _ranked(row, default, vectors), _ranked(row, plain, vectors)
+        far = (10, -np.inf)
+        demoted = "old" in alone and with_conflicts.get("old", far)[1] < alone["old"][1] - 1e-12
+        if row["change"]:
+            counts["changes"] += 1
+            wins = with_conflicts.get("new", far)[0] < with_conflicts.get("old", far)[0]
+            counts["detected"] += wins
+            counts["demoted"] += demoted
+            counts["newer_wins_plain"] += alone.get("new", far)[0] < alone.get("old", far)[0]
+            if not wins:
+                missed.append(f"{row['old']} -> {row['new']}")
+        else:
+            counts["unrelated"] += 1
+            counts["false_merges"] += demoted
+            if demoted:
+                merged.append(f"{row['old']} -> {row['new']}")
+    changes, unrelated = max(1, counts["changes"]), max(1, counts["unrelated"])
+    return {
+        **counts,
+        "detection_rate": counts["detected"] / changes,
+        "newer_wins_plain_rate": counts["newer_wins_plain"] / changes,
+        "false_merge_rate": counts["false_merges"] / unrelated,
+        "missed": missed,
+        "merged": merged,
+    }
+
+
+def run(splits: tuple[str, ...] = ("tune", "heldout")) -> dict[str, dict[str, Any]]:
+    return {name: score(load(SPLITS[name])) for name in splits}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--show-errors", action="store_true", help="list misses and false merges (tuning set only)")
+    args = parser.parse_args(argv)
+    for name, result in run().items():
+        label = {"tune": "tuning", "heldout": "HELD-APART (never tuned on)"}[name]
+        print(
+            f"{label:<28} detected (newer wins) {result['detected']}/{result['changes']} "
+            f"({result['detection_rate']:.2f}; ranking alone {result['newer_wins_plain_rate']:.2f})  "
+            f"false merges {result['false_merges']}/{result['unrelated']} ({result['false_merge_rate']:.2f})"
+        )
+        if args.show_errors and name == "tune":
+            for line in result["missed"]:
+                print(f"    MISSED {line}")
+            for line in result["merged"]:
+                print(f"    MERGED {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
