@@ -642,7 +642,7 @@ class DocumentRows:
                 if old is None:
                     counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) + 1
             for row in deletes:
-                doomed[row.id] = dict.fromkeys(row.fields)
+                doomed[row.id] = _unfindable(row.fields)
                 for n in range(1, int(row.fields.get("parts") or 1)):
                     doomed[f"{row.id}#{n}"] = {"of": None}
                 counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) - 1
@@ -755,7 +755,7 @@ class DocumentRows:
             count = int(have.get(mid, {}).get("count", 0)) + delta
             if count <= 0:
                 if mid in have:
-                    dead[mid] = dict.fromkeys(have[mid])
+                    dead[mid] = _unfindable(have[mid])
                 continue
             meta: dict[str, Any] = {"user_id": user_id, "depth": len(namespace), "count": count}
             for d in range(len(namespace) + 1):
@@ -815,6 +815,12 @@ class DocumentRows:
         ]
         if rows:
             self.remove(rows, at)
+
+
+def _unfindable(meta: dict[str, Any]) -> dict[str, Any]:
+    """What a tombstone clears of a row: the fields any read finds it by (key, scope codes, count). The rest stays
+    until the tombstone is deleted (a None costs Chroma as much as a value, so no more is sent than needed)."""
+    return {k: None for k in meta if k in ("key", "count") or (k[:1] in "ptxmo" and k[1:].isdigit())}
 
 
 def _row_metadata(user_id: str, row: DocRow) -> dict[str, Any]:
