@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import random
 import threading
 import zlib
@@ -175,7 +176,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
                     if remaining <= 0:
                         return  # before the next page is read
 
-    def _writes_under(self, docs: DocumentStore, prefix: tuple[str, ...]) -> dict[tuple[str, ...], list[Any]]:
+    def _writes_under(self, docs: DocumentStore, prefix: tuple[str, ...]) -> dict[tuple[str, ...], builtins.list[Any]]:
         """Every pending write under a prefix, grouped by (thread, checkpoint_ns label, checkpoint id), in order."""
         grouped: dict[tuple[str, ...], list[StoredWrite]] = {}
         for doc in _all(docs, prefix):
@@ -186,7 +187,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
             for place, ws in grouped.items()
         }
 
-    def _list_scopes(self, config: RunnableConfig | None) -> list[tuple[str, tuple[str, ...], str | None]]:
+    def _list_scopes(self, config: RunnableConfig | None) -> builtins.list[tuple[str, tuple[str, ...], str | None]]:
         configurable = (config or {}).get("configurable") or {}
         if "thread_id" not in configurable:
             return [(user, (CHECKPOINTS,), None) for user in self.memory.document_owners((CHECKPOINTS,))]

@@ -235,7 +235,7 @@ class MemtendStore(BaseStore):
         return self._ops.inner(namespace)
 
     def _spanning_search_args(self, op: SearchOp) -> dict[str, Any]:
-        doc_op = self._ops.to_document_op(op._replace(limit=op.offset + op.limit, offset=0))
+        doc_op = self._ops.to_search_op(op._replace(limit=op.offset + op.limit, offset=0))
         return {
             "namespace_prefix": doc_op.namespace_prefix,
             "filter": doc_op.filter,

@@ -79,17 +79,20 @@ class OpTranslator:
                 self.inner(op.namespace), str(op.key), dict(op.value), ttl=ttl, index=self.index_for(op.index)
             )
         if isinstance(op, SearchOp):
-            return SearchDocuments(
-                self.inner(op.namespace_prefix),
-                filter=op.filter,
-                query=op.query if op.query else None,
-                limit=op.limit,
-                offset=op.offset,
-                refresh_ttl=self._refresh(op.refresh_ttl),
-            )
+            return self.to_search_op(op)
         if isinstance(op, ListNamespacesOp):
             return self.to_list_op(op, limit=op.limit, offset=op.offset)
         raise TypeError(f"unknown store op {type(op).__name__}")
+
+    def to_search_op(self, op: SearchOp) -> SearchDocuments:
+        return SearchDocuments(
+            self.inner(op.namespace_prefix),
+            filter=op.filter,
+            query=op.query if op.query else None,
+            limit=op.limit,
+            offset=op.offset,
+            refresh_ttl=self._refresh(op.refresh_ttl),
+        )
 
     def to_list_op(self, op: ListNamespacesOp, *, limit: int, offset: int) -> ListNamespaces:
         prefix, suffix = prefix_and_suffix(op)
