@@ -104,6 +104,14 @@ def test_bad_options_get_clear_errors(ephemeral_memory: Memory) -> None:
         MemtendMiddleware("not a memory")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="user_field"):
         MemtendMiddleware(ephemeral_memory, user_field="")
+    with pytest.raises(InvalidInputError, match="max_turns"):
+        MemtendMiddleware(ephemeral_memory, max_turns=0)
+    with pytest.raises(InvalidInputError, match="keep_recent_turns"):
+        MemtendMiddleware(ephemeral_memory, max_turns=5, keep_recent_turns=9)
+    with pytest.raises(InvalidInputError, match="k "):
+        MemtendMiddleware(ephemeral_memory, k=0)
+    with pytest.raises(InvalidInputError, match="untrusted_tools"):
+        MemtendMiddleware(ephemeral_memory, untrusted_tools="fetch_page")
 
 
 # ---------------------------------------------------------------------- capture after the agent

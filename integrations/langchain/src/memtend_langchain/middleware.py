@@ -112,6 +112,12 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self.untrusted_tools = frozenset(untrusted_tools)
         self.capture = capture
         self.redact = redact
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInputError(f"k (memories recalled per model call) must be a positive integer, got {k!r}")
+        if self._compacts:  # the core checks the budget now, not at the first model call
+            compact_transcript([], **self._options())
+        if isinstance(untrusted_tools, str):
+            raise InvalidInputError("untrusted_tools takes a list of tool names, not one string")
         self.tools = (
             memtend_tools(memory, user_field=user_field, untrusted_tools=self.untrusted_tools, k=k) if tools else []
         )
