@@ -149,6 +149,18 @@ async def test_compaction_stays_right_as_the_session_grows_and_is_rewritten(ephe
     assert [m.content for m in await mem.aget()] == ["rewritten elsewhere"]
 
 
+async def test_get_sees_other_writers_and_callers_cannot_change_what_it_returns(memory: Memory) -> None:
+    from memtend_llamaindex import MemtendChatStore
+
+    mem = MemtendMemory.from_defaults(user_id="alice", session_id="w", memory=memory)
+    await mem.aput(user("first"))
+    shown = await mem.aget()
+    shown[0].content = "changed by the caller"
+    await MemtendChatStore(user_id="alice", memory=memory).add_message("w", assistant("from another writer"))
+    assert [m.content for m in await mem.aget()] == ["first", "from another writer"]
+    assert [m.content for m in await mem.aget()] == ["first", "from another writer"]
+
+
 async def test_concurrent_aput_keeps_every_message(mem: MemtendMemory) -> None:
     await asyncio.gather(*(mem.aput(user(f"m{i}")) for i in range(40)))
     stored = [m.content for m in await mem.aget_all()]

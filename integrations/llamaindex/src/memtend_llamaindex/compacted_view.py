@@ -1,11 +1,12 @@
-"""The compacted view of a session's history, kept between ``get`` calls so each call compacts only what is new.
+"""The compacted view of a session's history, kept between ``get`` calls so a call reads and compacts only what is
+new.
 
 The core's ``compact_transcript`` replaces the older part of a transcript with one summary message and accepts a
 transcript that already starts with such a summary (the new summary merges the earlier one). So the view built by
-the last call, followed by the messages stored since, compacts to the view for now without summarising the whole
-session again. A view is reused only when the stored history still starts with the messages it covers (same count
-up to there, same first and last message); anything else (``set``, ``reset``, another writer rewriting the
-session) starts over from the stored messages.
+the last call, followed by the messages stored since, compacts to the view for now. A call reads the first stored
+message, the last one the view covers and the messages after it (one batch); the view is reused only when those
+two are still what they were, and anything else (``set``, ``reset``, another writer rewriting the session) reads
+and compacts the whole session again.
 """
 
 from __future__ import annotations
@@ -20,17 +21,20 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage
 from memtend import Message, compact_transcript
 
-from memtend_llamaindex.messages import dump, from_memtend, to_memtend
+from memtend_llamaindex import history
+from memtend_llamaindex.messages import dump, to_memtend
 
 MAX_VIEWS = 256
+Shown = tuple[list[ChatMessage], list[Message], list[str]]
 
 
 @dataclass(frozen=True)
 class _View:
-    covered: int
-    first: dict[str, Any]
+    covered: int  # stored (active) messages folded into the view
+    first: dict[str, Any]  # the first of them and the last, as stored: a rewritten session no longer matches
     last: dict[str, Any]
-    messages: list[Message]
+    messages: list[Message]  # the compacted memtend view; a kept message's id is its position in the session
+    originals: dict[int, ChatMessage]  # the stored messages the view keeps verbatim, by position
     constraints: list[str]
 
 
@@ -45,34 +49,66 @@ def forget(owner: Any, key: tuple[str, str]) -> None:
             views.pop(key, None)
 
 
-def compacted(
-    owner: Any, key: tuple[str, str], stored: Sequence[ChatMessage], max_tokens: int
-) -> tuple[list[ChatMessage], list[Message], list[str]]:
+def shown(owner: Any, user_id: str, session_id: str, max_tokens: int) -> history.Step[Shown]:
     """The history as the model should see it, its memtend view, and the conversation's constraints.
 
-    ``owner`` is the memtend ``Memory`` holding the history (views die with it), ``key`` its (user, session).
+    ``owner`` is the memtend ``Memory`` holding the history (its views die with it).
     """
+    key = (user_id, session_id)
     with _lock:
         views = _views.get(owner)
         view = None if views is None else views.get(key)
-    start, base = 0, list[Message]()
-    if view is not None and _still_starts(stored, view):
-        start, base = view.covered, view.messages
-    messages = [*base, *(to_memtend(m, start + i) for i, m in enumerate(stored[start:]))]
-    result = compact_transcript(messages, max_tokens=max_tokens)
-    if stored:
-        fresh = _View(len(stored), dump(stored[0]), dump(stored[-1]), result.messages, result.constraints)
-        with _lock:
-            views = _views.setdefault(owner, OrderedDict())
-            views[key] = fresh
-            views.move_to_end(key)
-            while len(views) > MAX_VIEWS:
-                views.popitem(last=False)
-    return [from_memtend(m, stored) for m in result.messages], result.messages, result.constraints
+    if view is not None:
+        first, last, fresh = yield from history.read_after(session_id, view.covered)
+        if first is not None and last is not None and dump(first) == view.first and dump(last) == view.last:
+            return _compact(owner, key, view, fresh, max_tokens)
+    stored = yield from history.read(session_id)
+    return _compact(owner, key, None, stored, max_tokens)
 
 
-def _still_starts(stored: Sequence[ChatMessage], view: _View) -> bool:
-    """Whether ``stored`` still begins with the messages ``view`` was built from."""
-    if not 0 < view.covered <= len(stored):
-        return False
-    return dump(stored[0]) == view.first and dump(stored[view.covered - 1]) == view.last
+def _compact(
+    owner: Any, key: tuple[str, str], view: _View | None, fresh: Sequence[ChatMessage], max_tokens: int
+) -> Shown:
+    if view is not None and not fresh:
+        return _render(view), view.messages, view.constraints
+    start = view.covered if view is not None else 0
+    originals = dict(view.originals) if view is not None else {}
+    originals.update((start + i, m) for i, m in enumerate(fresh))
+    base = view.messages if view is not None else []
+    result = compact_transcript(
+        [*base, *(to_memtend(m, start + i) for i, m in enumerate(fresh))], max_tokens=max_tokens
+    )
+    if start + len(fresh) == 0:
+        return [], result.messages, result.constraints
+    kept = {p: originals[p] for p in (_position(m) for m in result.messages) if p is not None}
+    new = _View(
+        covered=start + len(fresh),
+        first=view.first if view is not None else dump(fresh[0]),
+        last=dump(fresh[-1]),
+        messages=result.messages,
+        originals=kept,
+        constraints=result.constraints,
+    )
+    with _lock:
+        views = _views.setdefault(owner, OrderedDict())
+        views[key] = new
+        views.move_to_end(key)
+        while len(views) > MAX_VIEWS:
+            views.popitem(last=False)
+    return _render(new), result.messages, result.constraints
+
+
+def _position(message: Message) -> int | None:
+    return int(message.id) if message.id is not None and message.id.isdigit() else None
+
+
+def _render(view: _View) -> list[ChatMessage]:
+    """ChatMessages for the view: copies of the stored ones it keeps (callers may change them), new summary turns."""
+    out = []
+    for message in view.messages:
+        position = _position(message)
+        if position is not None:
+            out.append(view.originals[position].model_copy(deep=True))
+        else:
+            out.append(ChatMessage(role=message.role, content=message.content))
+    return out

@@ -125,6 +125,22 @@ def read(
     return [load(d.value["message"]) for d in docs]
 
 
+def read_after(key: str, n: int) -> Step[tuple[ChatMessage | None, ChatMessage | None, list[ChatMessage]]]:
+    """The first active message, the ``n``-th, and every one after it, in one batch (and more pages if needed)."""
+    ns, flt = namespace(key), {"status": ACTIVE}
+    first, nth, page = yield [
+        SearchDocuments(ns, filter=flt, limit=1, offset=0),
+        SearchDocuments(ns, filter=flt, limit=1, offset=max(0, n - 1)),
+        SearchDocuments(ns, filter=flt, limit=PAGE, offset=n),
+    ]
+    after = list(page)
+    if len(page) == PAGE:
+        after += yield from _search(ns, ACTIVE, None, n + PAGE)
+    head = load(first[0].value["message"]) if first else None
+    nth_message = load(nth[0].value["message"]) if nth and n > 0 else None
+    return head, nth_message, [load(d.value["message"]) for d in after]
+
+
 def count(key: str, status: str | None = ACTIVE) -> Step[int]:
     docs = yield from _search(namespace(key), status)
     return len(docs)

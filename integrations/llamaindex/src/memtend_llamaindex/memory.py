@@ -19,7 +19,7 @@ from typing import Any, Literal
 from llama_index.core.base.llms.types import ChatMessage, TextBlock
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.types import BaseMemory
-from memtend import DocumentStore, InvalidInputError, Memory, Message, UserMemory
+from memtend import DocumentStore, InvalidInputError, Memory, UserMemory
 from memtend.prompt_context import UserContext, auser_context, conversation_query, user_context
 
 from memtend_llamaindex import compacted_view, history
@@ -110,9 +110,9 @@ class MemtendMemory(BaseMemory):
     def _forget_view(self) -> None:
         compacted_view.forget(memory_of(self._memory, self.backend), (self.user_id, self.session_id))
 
-    def _compacted(self, stored: list[ChatMessage]) -> tuple[list[ChatMessage], list[Message], list[str]]:
+    def _shown(self) -> history.Step[compacted_view.Shown]:
         owner = memory_of(self._memory, self.backend)
-        return compacted_view.compacted(owner, (self.user_id, self.session_id), stored, self.token_limit)
+        return compacted_view.shown(owner, self.user_id, self.session_id, self.token_limit)
 
     def _with_context(self, messages: list[ChatMessage], context: UserContext) -> list[ChatMessage]:
         text = context.render()
@@ -141,8 +141,7 @@ class MemtendMemory(BaseMemory):
     # ------------------------------------------------------------------------------------------ async (agents)
     async def aget(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         query_text = self._input_text(input)
-        stored = await history.arun(self._docs(), history.read(self.session_id))
-        shown, view, constraints = self._compacted(stored)
+        shown, view, constraints = await history.arun(self._docs(), self._shown())
         query = conversation_query(view, query_text) if self.recall_k else None
         context = await auser_context(self._user(), query, k=max(1, self.recall_k), constraints=constraints)
         return self._with_context(shown, context)
@@ -171,8 +170,7 @@ class MemtendMemory(BaseMemory):
     # ------------------------------------------------------------------------------------------ sync
     def get(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         query_text = self._input_text(input)
-        stored = history.run(self._docs(), history.read(self.session_id))
-        shown, view, constraints = self._compacted(stored)
+        shown, view, constraints = history.run(self._docs(), self._shown())
         query = conversation_query(view, query_text) if self.recall_k else None
         context = user_context(self._user(), query, k=max(1, self.recall_k), constraints=constraints)
         return self._with_context(shown, context)

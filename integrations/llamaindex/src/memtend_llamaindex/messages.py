@@ -1,8 +1,8 @@
-"""LlamaIndex ``ChatMessage`` <-> memtend ``Message``, and ``ChatMessage`` <-> stored JSON.
+"""LlamaIndex ``ChatMessage`` -> memtend ``Message`` (what the core compacts), and ``ChatMessage`` <-> stored JSON.
 
 Stored history keeps each ``ChatMessage`` whole (``model_dump(mode="json")``), so nothing LlamaIndex carries is
-lost. The memtend view (role, text, tool calls, tool call id) is what the core's compaction reads; messages it
-keeps are given back as the original ``ChatMessage`` objects.
+lost. The memtend view (role, text, tool calls, tool call id) is what the core's compaction reads; a message's id
+in that view is its position in the session, so the messages compaction keeps are given back as stored.
 
 Roles: ``developer`` reads as system, ``chatbot`` and ``model`` as assistant, ``function`` as tool. A tool result
 names its call in ``additional_kwargs["tool_call_id"]`` (what LlamaIndex's agents write); tool calls are read from
@@ -83,13 +83,6 @@ def to_memtend(message: ChatMessage, index: int | None = None) -> Message:
 
 def to_memtend_all(messages: Sequence[ChatMessage]) -> list[Message]:
     return [to_memtend(m, i) for i, m in enumerate(messages)]
-
-
-def from_memtend(message: Message, originals: Sequence[ChatMessage]) -> ChatMessage:
-    """The ChatMessage for ``message``: its original when it came from ``originals``, else a new one (a summary)."""
-    if message.id is not None and message.id.isdigit() and int(message.id) < len(originals):
-        return originals[int(message.id)]
-    return ChatMessage(role=message.role, content=message.content)
 
 
 def dump(message: ChatMessage) -> dict[str, Any]:
