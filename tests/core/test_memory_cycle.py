@@ -48,7 +48,7 @@ def test_round_trip_across_processes(tmp_path: Path) -> None:
 
 def test_correction_replaces_old_value(memory: Memory) -> None:
     alice = memory.user("alice")
-    assert alice.set_fact("home.city", "Lyon") == "added"
+    assert alice.set_fact("home.city", "Lyon").outcome == "added"
     assert alice.set_fact(" Home.City ", "Berlin").outcome is FactOutcome.UPDATED
     hits = alice.recall("where does alice live? which city is home?", k=5)
     texts = [h.text for h in hits]
@@ -83,7 +83,7 @@ def test_precedence_outcomes(memory: Memory) -> None:
     # an inference may fill an empty slot, and a user statement then replaces it
     assert alice.set_fact("shoe.size", "42", source=Source.INFERRED).outcome is FactOutcome.ADDED
     assert alice.set_fact("shoe.size", "43", source=Source.USER).outcome is FactOutcome.UPDATED
-    ops = [h["op"] for h in alice.history()]
+    ops = [h.op for h in alice.history()]
     assert ops.count("kept") == 2
 
 
@@ -235,7 +235,7 @@ def test_deleting_a_source_rebuilds_its_summary(memory: Memory) -> None:
     events = alice.log_many(Event(t, at=T0 + i) for i, t in enumerate(["Booked flight AB123", "Paid hotel", "Met Bob"]))
     summary = alice.compact(keep_recent=0).summary
     assert summary is not None and "AB123" in summary.text
-    assert alice.delete(events[0].id) == 1
+    assert alice.delete(events[0].id).summaries_touched == 1
     rebuilt = alice.get(summary.id)
     assert "AB123" not in rebuilt.text and "Paid hotel" in rebuilt.text
     assert events[0].id not in rebuilt.derived_from
@@ -293,11 +293,11 @@ def test_history_of_a_batch_names_each_record(memory: Memory) -> None:
     records = alice.log_many(Event(f"Step {i} of the migration finished", at=T0 + i) for i in range(300))
     alice.delete(records[7].id)
     entries = alice.history(records[7].id)
-    assert [e["op"] for e in entries] == ["add", "delete"]
-    assert all(e["record_id"] == records[7].id for e in entries)
+    assert [e.op for e in entries] == ["add", "delete"]
+    assert all(e.record_id == records[7].id for e in entries)
     # the deleted text is scrubbed from the batch's history, the other records' entries are untouched
-    assert not any("Step 7 " in str(e) for e in alice.history())
-    assert alice.history(records[8].id)[0]["after"]["text"] == "Step 8 of the migration finished"
+    assert not any("Step 7 " in str(e.to_dict()) for e in alice.history())
+    assert (alice.history(records[8].id)[0].after or {})["text"] == "Step 8 of the migration finished"
     assert len(alice.history()) == 301
 
 

@@ -115,8 +115,9 @@ def test_threads_lose_no_update_and_keep_precedence(ephemeral_memory: Memory) ->
     # history: no update ever let a lower-trust source replace a higher one
     trust = {s.value: s.trust for s in Source}
     for entry in u.history():
-        if entry["op"] == "update":
-            assert trust[entry["after"]["source"]] >= trust[entry["before"]["source"]], entry
+        if entry.op == "update":
+            assert entry.after is not None and entry.before is not None, entry
+            assert trust[entry.after["source"]] >= trust[entry.before["source"]], entry
     # every event, exactly once, active or archived behind an existing summary
     texts = [r.text for r in records if r.kind.value == "event"]
     expected = {f"thread {t} event {r}" for t in range(len(THREAD_SOURCES)) for r in range(ROUNDS)}

@@ -155,7 +155,7 @@ def test_erased_user_can_start_over_without_old_data(ephemeral_memory: Memory) -
     populate(ephemeral_memory, VICTIM, VICTIM_MARKER)
     ephemeral_memory.erase_user(VICTIM)
     u = ephemeral_memory.user(VICTIM)
-    assert u.set_fact("colour", "mknewx blue") == "added"  # not "updated": the old value is gone
+    assert u.set_fact("colour", "mknewx blue").outcome == "added"  # not "updated": the old value is gone
     u.log("mknewx first event")
     blob = json.dumps(u.export(), default=str)
     assert VICTIM_MARKER not in blob
@@ -223,9 +223,11 @@ def test_deleting_a_record_rebuilds_every_summary_derived_from_it(ephemeral_memo
     ids, s1, s2 = _two_compactions(u)
     assert "evmark1x" in u.get(s1).text and "evmark1x" in u.get(s2).text
 
-    touched = u.delete(ids[1])  # in S1, and through S1 in S2
+    report = u.delete(ids[1])  # in S1, and through S1 in S2
 
-    assert touched == 2
+    assert report.record.id == ids[1]
+    assert sorted(report.rebuilt) == sorted([s1, s2]) and report.removed == ()
+    assert report.summaries_touched == 2
     for sid in (s1, s2):
         s = u.get(sid)
         assert ids[1] not in s.derived_from

@@ -232,7 +232,7 @@ def test_largest_valid_inputs_are_accepted(ephemeral_memory: Memory) -> None:
     big = {"blob": "x" * 900_000}
     u.store("ns").put("big", big)
     assert u.store("ns").get("big") == big
-    assert u.set_fact("Ünïcödé Kéy", "välue ✓") == "added"
+    assert u.set_fact("Ünïcödé Kéy", "välue ✓").outcome == "added"
     assert u.facts() == {"ünïcödé_kéy": "välue ✓"}
 
 

@@ -41,16 +41,7 @@ if TYPE_CHECKING:
     )
     from memtend.keyed_store import KeyedStore
     from memtend.ledger import Ledger, LedgerEntry
-    from memtend.memory import (
-        CompactionReport,
-        ErasureReceipt,
-        Event,
-        FactResult,
-        ForgetReport,
-        Hit,
-        Memory,
-        UserMemory,
-    )
+    from memtend.memory import Memory
     from memtend.memory_tool import MemoryTool
     from memtend.policies.forgetting import RetentionPolicy
     from memtend.policies.precedence import FactOutcome, canonical_key
@@ -62,8 +53,21 @@ if TYPE_CHECKING:
         compact_transcript,
     )
     from memtend.records import Kind, Record, Source, Status
+    from memtend.results import (
+        ChangeEvent,
+        ChangeType,
+        CompactionReport,
+        DeleteReport,
+        ErasureReceipt,
+        Event,
+        FactResult,
+        ForgetReport,
+        HistoryEntry,
+        Hit,
+    )
     from memtend.session import SessionState
     from memtend.transcript import Message, ToolCall
+    from memtend.user_memory import UserMemory
 
 # Where each lazily loaded name lives.
 _LAZY: dict[str, str] = {
@@ -78,14 +82,18 @@ _LAZY: dict[str, str] = {
     "KeyedStore": "memtend.keyed_store",
     "Ledger": "memtend.ledger",
     "LedgerEntry": "memtend.ledger",
-    "CompactionReport": "memtend.memory",
-    "ErasureReceipt": "memtend.memory",
-    "Event": "memtend.memory",
-    "FactResult": "memtend.memory",
-    "ForgetReport": "memtend.memory",
-    "Hit": "memtend.memory",
     "Memory": "memtend.memory",
-    "UserMemory": "memtend.memory",
+    "ChangeEvent": "memtend.results",
+    "ChangeType": "memtend.results",
+    "CompactionReport": "memtend.results",
+    "DeleteReport": "memtend.results",
+    "ErasureReceipt": "memtend.results",
+    "Event": "memtend.results",
+    "FactResult": "memtend.results",
+    "ForgetReport": "memtend.results",
+    "HistoryEntry": "memtend.results",
+    "Hit": "memtend.results",
+    "UserMemory": "memtend.user_memory",
     "MemoryTool": "memtend.memory_tool",
     "RetentionPolicy": "memtend.policies.forgetting",
     "FactOutcome": "memtend.policies.precedence",
@@ -122,9 +130,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ChangeEvent",
+    "ChangeType",
     "CompactionReport",
     "CompactionResult",
     "DeleteDocument",
+    "DeleteReport",
     "Document",
     "DocumentOp",
     "DocumentStore",
@@ -136,6 +147,7 @@ __all__ = [
     "FactResult",
     "ForgetReport",
     "GetDocument",
+    "HistoryEntry",
     "Hit",
     "InvalidInputError",
     "InvalidUserIdError",

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import time
+import uuid
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
@@ -198,6 +200,15 @@ def expand_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 def now() -> float:
     return time.time()
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def fact_id(user_id: str, key: str) -> str:
+    """The id of a user's current value for a fact key (one slot per key; replaced values get new ids)."""
+    return "fact:" + hashlib.sha256(json.dumps([user_id, key]).encode()).hexdigest()[:40]
 
 
 def check_user_id(user_id: object) -> str:

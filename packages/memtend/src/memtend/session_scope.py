@@ -24,7 +24,7 @@ from memtend.policies.forgetting import DAY
 from memtend.records import check_name, now
 
 if TYPE_CHECKING:
-    from memtend.memory import UserMemory
+    from memtend.scope import UserScope
 
 STATS_KEY = "@stats"  # canonical keys hold only word characters and dots, so this never collides
 FLUSH_EVERY = 100  # reads counted in memory between two attempts to persist the counts
@@ -126,7 +126,7 @@ class SessionScoped:
     prefix = ""
     label = ""
 
-    def __init__(self, user: UserMemory, session_id: str) -> None:
+    def __init__(self, user: UserScope, session_id: str) -> None:
         self.user = user
         self.session_id = check_session_id(session_id)
         self._store = KeyedStore(

@@ -22,7 +22,6 @@ import functools
 import hashlib
 import json
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -33,6 +32,7 @@ from chromadb.api.models.Collection import Collection
 
 from memtend.errors import StorageUnavailableError
 from memtend.records import Kind, Record, Status, expand_snapshot
+from memtend.results import HistoryEntry
 
 T = TypeVar("T")
 Where = dict[str, Any]
@@ -75,6 +75,13 @@ def guarded(fn: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+def persistent_client(folder: str) -> ClientAPI:
+    """An embedded Chroma client keeping its data in ``folder``."""
+    import chromadb
+
+    return chromadb.PersistentClient(path=folder)
+
+
 def where(user_id: str, **clauses: Any) -> Where:
     """Build a where-filter that always starts with the user clause.
 
@@ -87,42 +94,6 @@ def where(user_id: str, **clauses: Any) -> Where:
             continue
         parts.append({name: value if isinstance(value, dict) else {"$eq": value}})
     return parts[0] if len(parts) == 1 else {"$and": parts}
-
-
-def fact_id(user_id: str, key: str) -> str:
-    return "fact:" + hashlib.sha256(json.dumps([user_id, key]).encode()).hexdigest()[:40]
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    id: str
-    user_id: str
-    op: str
-    record_id: str
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
-    source: str
-    at: float
-
-    def stored(self) -> dict[str, Any]:
-        """The entry as its history row keeps it (user and time are the row's)."""
-        out: dict[str, Any] = {"id": self.id, "op": self.op, "record_id": self.record_id, "source": self.source}
-        if self.before is not None:
-            out["before"] = self.before
-        if self.after is not None:
-            out["after"] = self.after
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "op": self.op,
-            "record_id": self.record_id,
-            "before": self.before,
-            "after": self.after,
-            "source": self.source,
-            "at": self.at,
-        }
 
 
 class Storage:
@@ -365,10 +336,6 @@ class Storage:
             got = col.get(include=["metadatas"])
             seen.update(str(m["user_id"]) for m in got["metadatas"] or [] if m and "user_id" in m)
         return sorted(seen)
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
 
 
 def _in(values: list[str]) -> dict[str, Any]:

@@ -1,0 +1,471 @@
+"""The per-user facade: every call scoped to one user, each read as validate -> plan -> apply.
+
+Capture (remember, log, add_rule, set_fact) -> judge (gate, precedence) -> write or merge -> retrieve
+(recall) -> review and forget (approve, reject, compact, forget, purge, restore) -> erase.
+Validation is the ``check_*`` functions and the write gate; planning is :mod:`memtend.policies.changes` (pure);
+applying is ``Memory.apply``, the one function that writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from memtend.errors import InvalidInputError, RecordNotFoundError
+from memtend.injection_meaning import reads_like_agent_instruction
+from memtend.keyed_store import KeyedStore, expired_count, export_items, sweep_expired
+from memtend.policies import changes, compaction, forgetting, gate, precedence
+from memtend.policies.changes import Change
+from memtend.policies.precedence import FactOutcome
+from memtend.records import (
+    Kind,
+    Record,
+    Source,
+    Status,
+    check_days,
+    check_extra,
+    check_name,
+    check_text,
+    check_time,
+    fact_id,
+    new_id,
+    now,
+)
+from memtend.results import CompactionReport, DeleteReport, Event, FactResult, ForgetReport, HistoryEntry, Hit
+from memtend.storage import Storage
+from memtend.twins import with_async_twins
+
+if TYPE_CHECKING:
+    from memtend.documents import DocumentStore, GateMode
+    from memtend.ledger import Ledger
+    from memtend.memory import Memory
+    from memtend.session import SessionState
+
+__all__ = ["MAX_K", "UserMemory"]
+
+_clock = now  # methods with a ``now`` parameter read the real clock through this name
+MAX_K = 1_000
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A record that passed validation and the gate, and the kinds of sensitive value the gate masked."""
+
+    record: Record
+    redacted: tuple[str, ...]
+
+
+@with_async_twins(
+    "remember",
+    "log",
+    "log_many",
+    "add_rule",
+    "set_fact",
+    "get_fact",
+    "facts",
+    "recall",
+    "get",
+    "list",
+    "delete",
+    "pending",
+    "approve",
+    "reject",
+    "compact",
+    "forget",
+    "purge",
+    "restore",
+    "export",
+    "history",
+    "stats",
+)
+class UserMemory:
+    """Everything stored about one user; obtained from ``Memory.user(user_id)``."""
+
+    def __init__(self, memory: Memory, user_id: str) -> None:
+        self.memory = memory
+        self.user_id = user_id
+
+    def __repr__(self) -> str:
+        return f"UserMemory(user_id={self.user_id!r})"
+
+    @property
+    def _storage(self) -> Storage:
+        """Storage, with buffered usage stamps written first so every read shows them."""
+        return self.memory.settled_storage()
+
+    # ------------------------------------------------------------------ capture
+    def _checked(
+        self,
+        kind: Kind,
+        text: object,
+        source: Source | str,
+        *,
+        redact: bool,
+        at: float | None = None,
+        session: str = "",
+        metadata: dict[str, Any] | None = None,
+        key: str = "",
+        value: str = "",
+    ) -> _Checked:
+        """Validate a new record's parts and pass its text through the gate (which may refuse or mask it)."""
+        source = Source.parse(source)
+        text = check_text(text)
+        extra = check_extra(metadata)
+        session = check_name(session, "session")
+        if at is not None:
+            at = check_time(at, "at")
+        decision = gate.check_write(text, source, redact=redact, meaning=reads_like_agent_instruction)
+        t = now()
+        created = float(at) if at is not None else t
+        record = Record(
+            id=new_id(),
+            user_id=self.user_id,
+            kind=kind,
+            text=decision.text,
+            source=source,
+            status=decision.status,
+            key=key,
+            value=value,
+            created_at=created,
+            updated_at=created,
+            last_used_at=t,
+            session=session,
+            flagged=decision.flagged,
+            extra=extra,
+        )
+        return _Checked(record, decision.redacted_kinds)
+
+    def _add(self, checked: list[_Checked]) -> list[Record]:
+        records = [c.record for c in checked]
+        if records:
+            self.memory.apply(
+                changes.add(self.user_id, records, {c.record.id: c.redacted for c in checked if c.redacted})
+            )
+        return records
+
+    def remember(
+        self,
+        text: str,
+        *,
+        source: Source | str = Source.USER,
+        metadata: dict[str, Any] | None = None,
+        redact: bool = False,
+        session: str = "",
+    ) -> Record:
+        """Store a free-text note."""
+        return self._add([self._checked(Kind.NOTE, text, source, redact=redact, session=session, metadata=metadata)])[0]
+
+    def log(
+        self,
+        text: str,
+        *,
+        at: float | None = None,
+        session: str = "",
+        source: Source | str = Source.USER,
+        metadata: dict[str, Any] | None = None,
+        redact: bool = False,
+    ) -> Record:
+        """Append an event to the user's log (``at``: when it happened, epoch seconds; default now)."""
+        checked = self._checked(Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata)
+        return self._add([checked])[0]
+
+    def log_many(self, events: Iterable[Event | str], *, redact: bool = False) -> list[Record]:
+        """Append many events in one batch (one embedding call, one write). All are checked before any is stored."""
+        checked = []
+        for event in events:
+            if isinstance(event, str):
+                event = Event(text=event)
+            if not isinstance(event, Event):
+                raise InvalidInputError(f"log_many takes Event or str items, got {type(event).__name__}")
+            checked.append(
+                self._checked(
+                    Kind.EVENT,
+                    event.text,
+                    event.source,
+                    redact=redact,
+                    at=event.at,
+                    session=event.session,
+                    metadata=event.metadata,
+                )
+            )
+        return self._add(checked)
+
+    def add_rule(self, text: str, *, source: Source | str = Source.USER, redact: bool = False) -> Record:
+        """Store a procedural rule. Rules are pinned: forgetting never archives them. A rule from an external
+        source waits in review until approved."""
+        return self._add([self._checked(Kind.RULE, text, source, redact=redact)])[0]
+
+    # ------------------------------------------------------------------ facts and precedence
+    def set_fact(self, key: str, value: str, *, source: Source | str = Source.USER, redact: bool = False) -> FactResult:
+        """Set the user's current value for ``key``; ``.outcome`` is added / updated / unchanged / kept.
+
+        A lower-trust source never replaces a higher-trust one; a replaced value is archived with a pointer to
+        its successor and can be restored. An external source is held for review instead.
+        """
+        canonical = precedence.canonical_key(key)
+        value = check_text(value, "value")
+        source = Source.parse(source)
+        text = precedence.fact_text(canonical, value)
+        checked = self._checked(Kind.FACT, text, source, redact=redact, key=canonical, value=value)
+        candidate = checked.record
+        if candidate.text != text:  # redacted: keep the value consistent with what is stored
+            candidate = replace(candidate, value=gate.redact(value))
+        if candidate.status is Status.PENDING_REVIEW:
+            self._add([_Checked(candidate, checked.redacted)])
+            return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
+        with self.memory._lock:
+            result, change = self._plan_fact(candidate, checked.redacted)
+            self.memory.apply(change)
+            return result
+
+    def _plan_fact(self, candidate: Record, redacted: tuple[str, ...] = ()) -> tuple[FactResult, Change]:
+        """Read the key's slot and plan the new value against it (hold the memory's lock through the apply)."""
+        found, vectors = self._storage.get_records(
+            self.user_id, [fact_id(self.user_id, candidate.key)], with_embeddings=True
+        )
+        slot = found[0] if found else None
+        slot_vector = vectors[0] if found and vectors is not None else None
+        return changes.fact(self.user_id, candidate, slot, slot_vector, now(), redacted)
+
+    def get_fact(self, key: str) -> Record | None:
+        found, _ = self._storage.get_records(self.user_id, [fact_id(self.user_id, precedence.canonical_key(key))])
+        return found[0] if found and found[0].status is Status.ACTIVE else None
+
+    def facts(self) -> dict[str, str]:
+        """The profile: every current fact, key -> value."""
+        records, _ = self._storage.get_records(self.user_id, kinds=[Kind.FACT], statuses=[Status.ACTIVE])
+        return {r.key: r.value for r in sorted(records, key=lambda r: r.key) if r.id.startswith("fact:")}
+
+    # ------------------------------------------------------------------ retrieval
+    def recall(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        kinds: Iterable[Kind | str] | None = None,
+        now: float | None = None,
+        include_pending: bool = False,
+    ) -> list[Hit]:
+        """The ``k`` records that best answer ``query``, ranked by meaning, words and recency together.
+
+        Among relevant records that conflict, the newest wins. Pending-review (untrusted) records are left out
+        unless ``include_pending``. Returned records get ``last_used_at`` set.
+        """
+        query = check_text(query, "query")
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            raise InvalidInputError(f"k must be an int from 1 to {MAX_K}, got {k!r}")
+        kind_set = {Kind.parse(x) for x in kinds} if kinds is not None else None
+        statuses = {Status.ACTIVE, Status.PENDING_REVIEW} if include_pending else {Status.ACTIVE}
+        query_vec = self.memory.embed([query])[0]
+        t = _now_default(now)
+        memory = self.memory
+        with memory._lock:
+            index = memory.index(self.user_id)
+            ranked = index.search(query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses)
+            used = _clock()
+            records = {rid: index.record(rid) for rid, _ in ranked}
+            if ranked and not memory._exclusive:
+                # Another process may have deleted or erased these since the index last caught up (an erasure
+                # leaves no history to catch up from): answer only with what storage still holds, as it is now.
+                fresh, _ = memory.storage.get_records(self.user_id, list(records))
+                current = {r.id: r for r in fresh if r.status in statuses}
+                memory.forget_indexed(self.user_id, [rid for rid in records if rid not in current])
+                records = current
+            hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]
+        memory.apply(Change(self.user_id, used={h.record.id: used for h in hits}))
+        return hits
+
+    # ------------------------------------------------------------------ reading
+    def get(self, record_id: str) -> Record:
+        if not check_name(record_id, "record_id"):
+            raise InvalidInputError("record_id must not be empty")
+        found, _ = self._storage.get_records(self.user_id, [record_id])
+        if not found:
+            raise RecordNotFoundError(f"no record {record_id!r} for this user")
+        return found[0]
+
+    def list(
+        self, *, kinds: Iterable[Kind | str] | None = None, status: Status | str | None = Status.ACTIVE
+    ) -> list[Record]:
+        """Records of this user, oldest first (``status=None`` for every status)."""
+        kind_list = [Kind.parse(x) for x in kinds] if kinds is not None else None
+        statuses = [Status.parse(status)] if status is not None else None
+        records, _ = self._storage.get_records(self.user_id, kinds=kind_list, statuses=statuses)
+        return sorted(records, key=lambda r: (r.created_at, r.id))
+
+    def history(self, record_id: str | None = None) -> list[HistoryEntry]:
+        """Every change to this user's records (or to one record), oldest first."""
+        if record_id is not None:
+            record_id = check_name(record_id, "record_id")
+        return self._storage.get_history(self.user_id, record_id=record_id)
+
+    def pending(self) -> list[Record]:
+        """Records from untrusted sources waiting for review."""
+        return self.list(status=Status.PENDING_REVIEW)
+
+    # ------------------------------------------------------------------ review
+    def _pending_record(self, record_id: str) -> Record:
+        record = self.get(record_id)
+        if record.status is not Status.PENDING_REVIEW:
+            raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not pending review")
+        return record
+
+    def approve(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
+        """Accept a pending record. A pending fact is applied through precedence as vouched for by ``source``."""
+        source = Source.parse(source)
+        with self.memory._lock:
+            record = self._pending_record(record_id)
+            t = now()
+            if record.kind is Kind.FACT:
+                result, change = self._plan_fact(replace(record, source=source, status=Status.ACTIVE))
+                retired = changes.retire(self.user_id, [record], "approved", t, superseded_by=result.record.id)
+                self.memory.apply(change.then(retired))
+                return result.record
+            approved, change = changes.approve(self.user_id, record, source, t)
+            self.memory.apply(change)
+            return approved
+
+    def reject(self, record_id: str) -> Record:
+        """Drop a pending record for good; returns it as it was."""
+        with self.memory._lock:
+            record = self._pending_record(record_id)
+            self.memory.apply(changes.reject(self.user_id, record))
+            return record
+
+    # ------------------------------------------------------------------ deletion, compaction
+    def delete(self, record_id: str) -> DeleteReport:
+        """Delete one record for good; summaries derived from it are rebuilt from their other sources, or
+        deleted when none remain. Returns what was deleted and which summaries were rebuilt or removed."""
+        with self.memory._lock:
+            record = self.get(record_id)
+            summaries, _ = self._storage.get_records(self.user_id, kinds=[Kind.SUMMARY])
+            touched = [s for s in summaries if record.id in s.derived_from]
+            wanted = list(dict.fromkeys(i for s in touched for i in s.derived_from if i != record.id))
+            sources, _ = self._storage.get_records(self.user_id, wanted)
+            report, change = changes.delete(self.user_id, record, touched, {r.id: r for r in sources}, now())
+            self.memory.apply(change)
+            return report
+
+    def compact(self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None) -> CompactionReport:
+        """Keep the newest ``keep_recent`` events verbatim; replace older ones (and any earlier summary) with one
+        summary whose ``derived_from`` lists what it replaced. The replaced records move to the archive."""
+        if not isinstance(keep_recent, int) or isinstance(keep_recent, bool) or keep_recent < 0:
+            raise InvalidInputError(f"keep_recent must be an int >= 0, got {keep_recent!r}")
+        with self.memory._lock:
+            log, vectors = self._storage.get_records(
+                self.user_id, kinds=[Kind.EVENT, Kind.SUMMARY], statuses=[Status.ACTIVE], with_embeddings=True
+            )
+            plan = compaction.plan_compaction(log, keep_recent)
+            if not plan.needed:
+                return CompactionReport(summary=None, replaced=0, kept=len(plan.kept))
+            text = check_text(compaction.summarise(plan.replaced, summarizer), "summary")
+            decision = gate.check_write(text, Source.AGENT, redact=True)
+            assert vectors is not None
+            by_id = {r.id: vectors[i] for i, r in enumerate(log)}
+            summary, change = changes.compact(
+                self.user_id, plan, decision.text, decision.flagged, by_id, now(), decision.redacted_kinds
+            )
+            self.memory.apply(change)
+        return CompactionReport(summary=summary, replaced=len(plan.replaced), kept=len(plan.kept))
+
+    # ------------------------------------------------------------------ forgetting
+    def forget(self, *, dry_run: bool = False, now: float | None = None) -> ForgetReport:
+        """Apply the retention schedule: report (``dry_run=True``) or archive what it says goes.
+
+        Rules are pinned. Expired session state is removed too (it has no archive)."""
+        t = _now_default(now)
+        with self.memory._lock:
+            records, _ = self._storage.get_records(self.user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW])
+            decisions = forgetting.plan_forget(records, self.memory.retention, t)
+            if dry_run:
+                expired = expired_count(self.memory, self.user_id, t)
+            else:
+                self.memory.apply(changes.forget(self.user_id, decisions, t))
+                expired = sweep_expired(self.memory, self.user_id, t)  # working memory: documents, no archive
+        return ForgetReport(
+            dry_run=dry_run,
+            archived=[(d.record.id, d.record.kind.value, d.reason) for d in decisions],
+            session_items=expired,
+        )
+
+    def purge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
+        """Delete archived records whose grace period is over; returns how many."""
+        t = _now_default(now)
+        if grace_days is not None:
+            grace_days = check_days(grace_days, "grace_days")
+        with self.memory._lock:
+            archived, _ = self._storage.get_records(self.user_id, statuses=[Status.ARCHIVED])
+            doomed = forgetting.plan_purge(archived, self.memory.retention, t, grace_days)
+            if doomed:
+                self.memory.apply(changes.purge(self.user_id, doomed))
+        return len(doomed)
+
+    def restore(self, record_id: str) -> Record:
+        """Bring an archived record back. A superseded fact value becomes current again (the value it restores
+        over is archived in its turn, so the restore can itself be undone)."""
+        with self.memory._lock:
+            record = self.get(record_id)
+            if record.status is not Status.ARCHIVED:
+                raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not archived")
+            slot, vectors = None, {}
+            if record.kind is Kind.FACT:
+                fid = fact_id(self.user_id, record.key)
+                found, stacked = self._storage.get_records(self.user_id, [record.id, fid], with_embeddings=True)
+                if stacked is not None:
+                    vectors = {r.id: stacked[i] for i, r in enumerate(found)}
+                slot = next((r for r in found if r.id == fid), None)
+            restored, change = changes.restore(self.user_id, record, slot, vectors, now())
+            self.memory.apply(change)
+            return restored
+
+    # ------------------------------------------------------------------ working memory, keyed store, export
+    def session(self, session_id: str) -> SessionState:
+        """Working memory for one session of this user: a key-value state the agent reads and writes."""
+        from memtend.session import SessionState
+
+        return SessionState(self, session_id)
+
+    def ledger(self, session_id: str) -> Ledger:
+        """The side-effect ledger of one session: which side-effecting calls were already made."""
+        from memtend.ledger import Ledger
+
+        return Ledger(self, session_id)
+
+    def store(self, namespace: str) -> KeyedStore:
+        """A user-scoped keyed store for data that is not a memory (session state, checkpoints, chat messages).
+        Isolation, export and erasure cover it."""
+        return KeyedStore(self.memory, self.user_id, namespace)
+
+    def documents(self, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
+        """This user's document store (see :mod:`memtend.documents`); no I/O on creation."""
+        return self.memory.documents(self.user_id, gate=gate, redact=redact)
+
+    def export(self) -> dict[str, Any]:
+        """Everything stored about this user, as JSON-able data."""
+        records, _ = self._storage.get_records(self.user_id)
+        return {
+            "user_id": self.user_id,
+            "exported_at": now(),
+            "records": [r.to_dict() for r in sorted(records, key=lambda r: (r.created_at, r.id))],
+            "history": [e.to_dict() for e in self.history()],
+            "store": export_items(self.memory, self.user_id),
+            "documents": self.documents().export(),
+        }
+
+    def stats(self) -> dict[str, Any]:
+        records, _ = self._storage.get_records(self.user_id)
+        by: dict[str, int] = {}
+        for r in records:
+            name = f"{r.kind.value}/{r.status.value}"
+            by[name] = by.get(name, 0) + 1
+        return {
+            "user_id": self.user_id,
+            "records": len(records),
+            "by_kind_status": dict(sorted(by.items())),
+            "stored": self._storage.count_user(self.user_id),
+        }
+
+
+def _now_default(value: float | None) -> float:
+    return _clock() if value is None else check_time(value, "now")
