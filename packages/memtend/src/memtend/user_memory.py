@@ -8,6 +8,7 @@ applying is ``Memory.apply``, the one function that writes.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -294,13 +295,13 @@ class UserMemory:
         records, _ = self._storage.get_records(self.user_id, kinds=kind_list, statuses=statuses)
         return sorted(records, key=lambda r: (r.created_at, r.id))
 
-    def history(self, record_id: str | None = None) -> list[HistoryEntry]:
+    def history(self, record_id: str | None = None) -> builtins.list[HistoryEntry]:
         """Every change to this user's records (or to one record), oldest first."""
         if record_id is not None:
             record_id = check_name(record_id, "record_id")
         return self._storage.get_history(self.user_id, record_id=record_id)
 
-    def pending(self) -> list[Record]:
+    def pending(self) -> builtins.list[Record]:
         """Records from untrusted sources waiting for review."""
         return self.list(status=Status.PENDING_REVIEW)
 
