@@ -110,7 +110,7 @@ def test_too_large_value_names_the_limit(memory: Memory) -> None:
 @pytest.mark.slow
 def test_value_split_across_rows_round_trips(memory: Memory) -> None:
     docs = memory.user("alice").documents()
-    big = bytes(range(256)) * (9 * 1024 * 1024 // 256)  # 9 MB: 3 rows of base64 text
+    big = bytes(range(256)) * (MAX_VALUE_BYTES // 256)  # exactly the limit: 6 rows of base64 text
     docs.put(("cp",), "big", big)
     got = docs.get(("cp",), "big")
     assert got is not None and got.value == big
