@@ -21,47 +21,59 @@ of their own. Get a store with ``memory.user(uid).documents()`` (no I/O on creat
   strings and never match anything else or a missing field. Scalar fields of object values are kept as Chroma
   metadata, so scalar filters are evaluated by Chroma; others are checked in Python over the namespace.
 
-The write gate, decided here and nowhere else (:func:`gated_value`): with ``gate="text"`` (the default) every
-str in a JSON value, every object key in it and the document key pass the core's write gate, because text in a
-chat message or a store item is text a person or a model wrote: a secret raises :class:`SensitiveDataError`
-(or is masked with ``redact=True``) and nothing of the call is written. ``bytes`` values (serialized checkpoints,
-opaque blobs) are never gated. ``gate="off"`` is for stores holding only opaque data.
+The write gate, decided in one place (:func:`memtend.document_values.gated_value`): with ``gate="text"`` (the
+default) every str in a JSON value, every object key in it and the document key pass the core's write gate,
+because text in a chat message or a store item is text a person or a model wrote: a secret raises
+:class:`SensitiveDataError` (or is masked with ``redact=True``) and nothing of the call is written. ``bytes``
+values (serialized checkpoints, opaque blobs) are never gated. ``gate="off"`` is for stores of opaque data only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
-import hashlib
-import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 
-from memtend.errors import (
-    DocumentTooLargeError,
-    InvalidInputError,
-    MemtendError,
-    ReservedNamespaceError,
-    SensitiveDataError,
+from memtend.document_values import (
+    MAX_FILTER_FIELDS,
+    MAX_VALUE_BYTES,
+    PARTIAL,
+    Clause,
+    GateMode,
+    Namespace,
+    check_index,
+    check_json,
+    check_label,
+    check_namespace,
+    check_page,
+    check_ttl,
+    decode_value,
+    encode_value,
+    filter_fields,
+    gated_value,
+    parse_filter,
+    texts_at,
 )
-from memtend.policies import gate as write_gate
-from memtend.records import MAX_KEY_CHARS, check_encodable, check_time, now
-from memtend.storage import PARTIAL, DocRow, DocumentRows, doc_id
+from memtend.errors import DocumentTooLargeError, InvalidInputError, ReservedNamespaceError
+from memtend.records import check_time, now
+from memtend.storage import DocRow, DocumentRows, doc_id
 
 if TYPE_CHECKING:
     from memtend.memory import Memory
 
 __all__ = [
+    "MAX_FILTER_FIELDS",
+    "MAX_VALUE_BYTES",
     "DeleteDocument",
     "Document",
     "DocumentOp",
     "DocumentStore",
     "DocumentTooLargeError",
+    "GateMode",
     "GetDocument",
     "ListNamespaces",
     "Namespace",
@@ -70,19 +82,10 @@ __all__ = [
     "SearchDocuments",
 ]
 
-Namespace = tuple[str, ...]
-GateMode = Literal["text", "off"]
 Order = Literal["insertion", "key", "updated"]
 
-MAX_VALUE_BYTES = 16 * 1024 * 1024
-MAX_DEPTH = 64  # nesting of a JSON value
-MAX_LABELS = 16  # labels of a namespace
-MAX_FILTER_FIELDS = 256  # scalar fields of one value kept for Chroma-side filters
-MAX_FILTER_CHARS = 512  # a longer string field is kept as a digest (equality filters still work)
 PUBLIC_SPACE = ""
 CORE_SPACE = "core"
-_OPS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
-_PARTIAL = PARTIAL  # set on a document whose filter fields could not all be kept
 
 
 @dataclass(frozen=True)
@@ -138,334 +141,6 @@ class ListNamespaces:
 
 
 DocumentOp = Union[GetDocument, PutDocument, DeleteDocument, SearchDocuments, ListNamespaces]  # noqa: UP007
-
-
-# --------------------------------------------------------------------------------------------- validation
-def check_namespace(namespace: object, what: str = "namespace", *, empty: bool = False) -> Namespace:
-    if isinstance(namespace, list):
-        namespace = tuple(namespace)
-    if not isinstance(namespace, tuple):
-        raise InvalidInputError(f"{what} must be a tuple of str labels, got {type(namespace).__name__}")
-    if not namespace and not empty:
-        raise InvalidInputError(f"{what} must have at least one label")
-    if len(namespace) > MAX_LABELS:
-        raise InvalidInputError(f"{what} has {len(namespace)} labels; the limit is {MAX_LABELS}")
-    for label in namespace:
-        check_label(label, f"a label of {what}")
-    return namespace
-
-
-def check_label(label: object, what: str) -> str:
-    if not isinstance(label, str):
-        raise InvalidInputError(f"{what} must be a str, got {type(label).__name__}")
-    if not label:
-        raise InvalidInputError(f"{what} must not be empty")
-    if "\x00" in label:
-        raise InvalidInputError(f'{what} must not contain "\\x00"')
-    if len(label) > MAX_KEY_CHARS * 4:
-        raise InvalidInputError(f"{what} is {len(label)} characters; the limit is {MAX_KEY_CHARS * 4}")
-    check_encodable(label, what)
-    return label
-
-
-def check_ttl(ttl: object) -> float | None:
-    if ttl is None:
-        return None
-    if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not math.isfinite(ttl) or ttl < 0:
-        raise InvalidInputError(f"ttl must be a finite number of seconds >= 0 or None, got {ttl!r:.40}")
-    return float(ttl)
-
-
-def check_page(limit: object, offset: object) -> tuple[int, int]:
-    for name, n in (("limit", limit), ("offset", offset)):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise InvalidInputError(f"{name} must be an int >= 0, got {n!r:.40}")
-    return int(limit), int(offset)  # type: ignore[call-overload]
-
-
-def _check_json(value: Any, depth: int = 0) -> None:
-    if depth > MAX_DEPTH:
-        raise InvalidInputError(f"value is nested deeper than {MAX_DEPTH} levels; flatten it")
-    if value is None or isinstance(value, bool | int):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidInputError(f"value holds {value}; only finite numbers can be stored")
-        return
-    if isinstance(value, str):
-        check_encodable(value, "a string in the value")
-        return
-    if isinstance(value, list | tuple):
-        for v in value:
-            _check_json(v, depth + 1)
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise InvalidInputError(f"object keys in a value must be str, got {type(k).__name__}")
-            check_encodable(k, "an object key in the value")
-            _check_json(v, depth + 1)
-        return
-    raise InvalidInputError(f"value holds a {type(value).__name__}, which is neither JSON nor bytes; convert it first")
-
-
-# --------------------------------------------------------------------------------------------- the gate
-def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> Any:
-    """The one place that decides what of a document passes the write gate (see the module docstring).
-
-    The key and the value are read as one text (``name: value`` lines, so a detector sees a value beside its
-    field name, as in ``password: ...``). Returns the value to store: unchanged, or with sensitive values masked
-    when ``redact``. Raises :class:`SensitiveDataError` (naming kinds, never values) otherwise, and always when
-    the key itself holds sensitive data (a key cannot be masked and still name the document)."""
-    if mode == "off" or isinstance(value, bytes | bytearray | memoryview):
-        return value
-    findings = write_gate.find_sensitive("\n".join([key, *write_gate.json_lines(value)]))
-    if not findings:
-        return value
-    key_findings = write_gate.find_sensitive(key)
-    if not redact or key_findings:
-        raise SensitiveDataError([f.kind for f in (key_findings or findings)])
-    masked = write_gate.redact_json(value)
-    left = write_gate.find_sensitive("\n".join([key, *write_gate.json_lines(masked)]))
-    if left:
-        raise SensitiveDataError([f.kind for f in left])
-    return masked
-
-
-# --------------------------------------------------------------------------------------------- encoding
-def encode_value(value: Any) -> tuple[str, str]:
-    """(type, text) of a value as stored: JSON text, or bytes as base64. Raises on what cannot be stored."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        raw = bytes(value)
-        if len(raw) > MAX_VALUE_BYTES:
-            raise DocumentTooLargeError(_too_large(len(raw), "bytes"))
-        return "bytes", base64.b64encode(raw).decode("ascii")
-    _check_json(value)
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (ValueError, RecursionError) as exc:  # e.g. an int too long to print
-        raise InvalidInputError(f"value cannot be stored as JSON: {str(exc)[:200]}") from None
-    size = len(text.encode("utf-8")) if len(text) * 4 > MAX_VALUE_BYTES else len(text)
-    if size > MAX_VALUE_BYTES:
-        raise DocumentTooLargeError(_too_large(size, "JSON"))
-    return "json", text
-
-
-def _too_large(size: int, what: str) -> str:
-    return (
-        f"the value is {size} bytes as {what}; a document holds at most {MAX_VALUE_BYTES} bytes (16 MB). "
-        "Split it into several documents or keep a reference to it instead"
-    )
-
-
-def decode_value(kind: str, text: str) -> Any:
-    if kind == "bytes":
-        try:
-            return base64.b64decode(text.encode("ascii"), validate=True)
-        except (binascii.Error, ValueError):
-            raise MemtendError("a stored bytes document is damaged (not base64)") from None
-    return json.loads(text)
-
-
-def filter_fields(value: Any) -> dict[str, Any]:
-    """Scalar fields of a JSON object value, as Chroma metadata ``f:<dotted path>`` (for Chroma-side filters).
-
-    Paths go through objects only; keys holding ``"."`` cannot be named by a filter path and are skipped.
-    A string longer than ``MAX_FILTER_CHARS`` is kept as a digest; numbers beyond int64 as floats. A value with
-    more than ``MAX_FILTER_FIELDS`` scalar fields is marked partial (its filters are checked in Python)."""
-    out: dict[str, Any] = {}
-    if not isinstance(value, dict):
-        return out
-
-    def walk(obj: dict[str, Any], path: str) -> None:
-        for k, v in obj.items():
-            if not k or "." in k or len(out) > MAX_FILTER_FIELDS:
-                continue
-            name = f"{path}.{k}" if path else k
-            if isinstance(v, dict):
-                walk(v, name)
-            elif (leaf := _filter_scalar(v)) is not None:
-                out["f:" + name] = leaf
-
-    walk(value, "")
-    if len(out) > MAX_FILTER_FIELDS:
-        return {_PARTIAL: True}
-    return out
-
-
-def _filter_scalar(v: Any) -> str | int | float | bool | None:
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, int):
-        return v if -(2**63) < v < 2**63 else float(v)
-    if isinstance(v, float):
-        return v
-    if isinstance(v, str):
-        return v if len(v) <= MAX_FILTER_CHARS else _digest(v)
-    return None
-
-
-def _digest(text: str) -> str:
-    return "\x00sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-# --------------------------------------------------------------------------------------------- indexed text
-def check_index(index: object) -> list[str]:
-    """The JSON paths to embed: None or False -> none, True -> the whole value, a list -> those paths."""
-    if index is None or index is False:
-        return []
-    if index is True:
-        return ["$"]
-    if not isinstance(index, list) or not all(isinstance(p, str) and p for p in index):
-        raise InvalidInputError(f"index must be a list of JSON paths, False or None, got {index!r:.60}")
-    for path in index:
-        _path_tokens(path)
-    return list(dict.fromkeys(index))
-
-
-def _path_tokens(path: str) -> list[str | int]:
-    """``"a.b[0].c"``, ``"arr[*].x"``, ``"arr[-1]"`` -> ``["a", "b", 0, "c"]`` (``"*"`` for every item)."""
-    if path == "$":
-        return []
-    tokens: list[str | int] = []
-    for part in path.removeprefix("$.").split("."):
-        name, _, rest = part.partition("[")
-        if name:
-            tokens.append(name)
-        while rest:
-            inner, sep, rest = rest.partition("]")
-            if not sep:
-                raise InvalidInputError(f"index path {path!r:.60} has an unclosed '['")
-            rest = rest.removeprefix("[")
-            if inner == "*":
-                tokens.append("*")
-            else:
-                try:
-                    tokens.append(int(inner))
-                except ValueError:
-                    raise InvalidInputError(f"index path {path!r:.60}: [{inner}] is not an index or *") from None
-        if not name and not tokens:
-            raise InvalidInputError(f"index path {path!r:.60} has an empty part")
-    return tokens
-
-
-def texts_at(value: Any, paths: list[str]) -> list[str]:
-    """The texts to embed: what each path reaches in the value (strings as they are, the rest as JSON)."""
-    out: list[str] = []
-    for path in paths:
-        found = [value]
-        for token in _path_tokens(path):
-            nxt: list[Any] = []
-            for v in found:
-                if token == "*" and isinstance(v, list):
-                    nxt.extend(v)
-                elif _reaches(v, token):
-                    nxt.append(v[token])
-            found = nxt
-        for v in found:
-            if v is not None:
-                text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-                if text.strip():
-                    out.append(text)
-    return list(dict.fromkeys(out))
-
-
-def _reaches(v: Any, token: str | int) -> bool:
-    if isinstance(token, int):
-        return isinstance(v, list) and -len(v) <= token < len(v)
-    return token != "*" and isinstance(v, dict) and token in v
-
-
-# --------------------------------------------------------------------------------------------- filters
-@dataclass(frozen=True)
-class _Clause:
-    path: tuple[str, ...]
-    op: str
-    operand: Any
-
-    def pushable(self) -> tuple[str, str, Any] | None:
-        """The clause as a Chroma metadata clause, or None when Chroma cannot evaluate it exactly."""
-        name = "f:" + ".".join(self.path)
-        v = self.operand
-        if any(not p or "." in p for p in self.path):
-            return None
-        if self.op in ("$eq", "$ne"):
-            if isinstance(v, str) and len(v) > MAX_FILTER_CHARS:
-                return name, self.op, _digest(v)
-            leaf = _filter_scalar(v)
-            return (name, self.op, leaf) if leaf is not None else None
-        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
-            return name, self.op, v
-        return None
-
-    def matches(self, value: Any) -> bool:
-        found, field = _at_path(value, self.path)
-        if self.op == "$ne":
-            return not found or not json_equal(field, self.operand)
-        if not found:
-            return False
-        if self.op == "$eq":
-            return json_equal(field, self.operand)
-        both_numbers = _is_number(field) and _is_number(self.operand)
-        if not (both_numbers or (isinstance(field, str) and isinstance(self.operand, str))):
-            return False
-        return bool(
-            {
-                "$gt": field > self.operand,
-                "$gte": field >= self.operand,
-                "$lt": field < self.operand,
-                "$lte": field <= self.operand,
-            }[self.op]
-        )
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality as JSON has it: booleans are not numbers, 1 == 1.0, arrays and objects compare whole."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if _is_number(a) and _is_number(b):
-        return bool(a == b)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    return type(a) is type(b) and bool(a == b)
-
-
-def _at_path(value: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
-    for part in path:
-        if not isinstance(value, dict) or part not in value:
-            return False, None
-        value = value[part]
-    return True, value
-
-
-def parse_filter(flt: object) -> list[_Clause]:
-    if flt is None:
-        return []
-    if not isinstance(flt, Mapping):
-        raise InvalidInputError(f"filter must be a dict, got {type(flt).__name__}")
-    clauses = []
-    for field, cond in flt.items():
-        if not isinstance(field, str) or not field:
-            raise InvalidInputError(f"filter fields must be non-empty str, got {field!r:.40}")
-        path = tuple(field.split("."))
-        if isinstance(cond, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in cond):
-            for op, operand in cond.items():
-                if op not in _OPS:
-                    raise InvalidInputError(
-                        f"unsupported filter operator {op!r} on {field!r}; use one of {', '.join(_OPS)}"
-                    )
-                _check_json(operand)
-                clauses.append(_Clause(path, op, operand))
-        else:
-            _check_json(cond)
-            clauses.append(_Clause(path, "$eq", cond))
-    return clauses
 
 
 # --------------------------------------------------------------------------------------------- the store
@@ -577,7 +252,7 @@ class DocumentStore:
         return [self._document(r) for r in live.values()]
 
     def _ranked(
-        self, prefix: Namespace, clauses: list[_Clause], query: str, t: float, limit: int, offset: int
+        self, prefix: Namespace, clauses: list[Clause], query: str, t: float, limit: int, offset: int
     ) -> tuple[list[DocRow], dict[str, float]]:
         """A page of documents ranked by similarity of their indexed texts to ``query`` (best text per document),
         then the unindexed matches in insertion order (score None)."""
@@ -611,7 +286,7 @@ class DocumentStore:
     def _select(
         self,
         prefix: Namespace,
-        clauses: list[_Clause],
+        clauses: list[Clause],
         pushed: Sequence[tuple[str, str, Any] | None],
         t: float,
         order: Order,
@@ -811,7 +486,7 @@ class DocumentStore:
         ttl = check_ttl(op.ttl)
         paths = check_index(op.index)
         if not isinstance(op.value, bytes | bytearray | memoryview):
-            _check_json(op.value)  # before the gate reads it
+            check_json(op.value)  # before the gate reads it
         value = gated_value(op.value, key, self.gate, redact=self.redact)
         kind, text = encode_value(value)
         fields: dict[str, Any] = {"key": key, "created_at": t, "updated_at": t}
@@ -1004,7 +679,7 @@ def _content_fields(row: DocRow) -> dict[str, Any]:
     return {
         k: v
         for k, v in row.fields.items()
-        if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", "vecs", _PARTIAL) or k.startswith("f:")
+        if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", "vecs", PARTIAL) or k.startswith("f:")
     }
 
 
@@ -1013,7 +688,7 @@ def _live(row: DocRow, t: float) -> bool:
     return exp is None or exp > t
 
 
-def _row_matches(row: DocRow, clauses: list[_Clause]) -> bool:
+def _row_matches(row: DocRow, clauses: list[Clause]) -> bool:
     # bytes values have no fields (only $ne matches them, as in Chroma)
     value = None if row.fields.get("type") == "bytes" else decode_value("json", row.text or "null")
     return all(c.matches(value) for c in clauses)

@@ -30,6 +30,7 @@ import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
+from memtend.document_values import PARTIAL
 from memtend.errors import StorageUnavailableError
 from memtend.records import Kind, Record, Status, expand_snapshot
 from memtend.results import HistoryEntry
@@ -385,7 +386,6 @@ def _row_entries(document: str | None) -> list[dict[str, Any]]:
 # add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
 
 CHUNK_CHARS = 4_000_000
-PARTIAL = "fpart"  # a document field: some of the value's filter fields could not be kept
 _DOC_FIELDS = ("user_id", "key", "depth", "created_at", "updated_at", "type", "parts", "exp", "ttl")
 
 
