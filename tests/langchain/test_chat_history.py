@@ -19,6 +19,9 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from memtend import InvalidInputError, InvalidUserIdError, Memory, SensitiveDataError
 from memtend_langchain import MemtendChatMessageHistory, with_memtend_history
 
+# LangChain deprecates RunnableWithMessageHistory itself (its own warning, not ours); the adapter still serves it.
+pytestmark = pytest.mark.filterwarnings("ignore:RunnableWithMessageHistory is deprecated")
+
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"  # the documented example key id: the gate knows its shape
 SECRET_TEXT = f"my key is {AWS_KEY} keep it safe"
 
@@ -303,3 +306,26 @@ async def test_compacted_view_async_and_under_budget(ephemeral_memory: Memory) -
     await history.aadd_messages(long_session()[5:])
     view = await history.acompacted_messages(max_turns=5)
     assert view[0].additional_kwargs["lc_source"] == "memtend_summary"
+
+
+@pytest.mark.parametrize(
+    ("configurable", "error"),
+    [
+        ({"session_id": "s"}, ValueError),  # LangChain's own: "Missing keys ['user_id'] in config['configurable']"
+        ({"user_id": "alice"}, ValueError),
+        ({"user_id": "", "session_id": "s"}, InvalidUserIdError),
+        ({"user_id": "alice", "session_id": ""}, InvalidInputError),
+    ],
+)
+def test_runnable_with_message_history_without_user_or_session_fails_clearly(
+    ephemeral_memory: Memory, configurable: dict, error: type[Exception]
+) -> None:
+    model = FakeMessagesListChatModel(responses=[AIMessage("never")])
+    chain = with_memtend_history(model, ephemeral_memory)
+    chain.invoke([HumanMessage("kept")], config=config("alice", "s"))
+    with pytest.raises(error, match=r"user_id|session_id|user id"):
+        chain.invoke([HumanMessage("lost?")], config={"configurable": configurable})
+    assert [m.text for m in MemtendChatMessageHistory("alice", "s", memory=ephemeral_memory).messages] == [
+        "kept",
+        "never",
+    ]
