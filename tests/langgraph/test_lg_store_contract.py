@@ -277,3 +277,21 @@ async def test_async_twins(store: MemtendStore) -> None:
     await store.adelete(("as", "one"), "k")
     assert await store.aget(("as", "one"), "k") is None
     assert await store.aget(("as", "two"), "k") is None
+
+
+@pytest.mark.slow
+async def test_a_batch_of_thousands_of_mixed_ops(store: MemtendStore) -> None:
+    first = [PutOp(("load", f"n{i % 20}"), f"k{i}", {"i": i, "even": i % 2 == 0}) for i in range(3000)]
+    await store.abatch(first)
+    mixed: list = []
+    for i in range(0, 3000, 3):
+        mixed.append(GetOp(("load", f"n{i % 20}"), f"k{i}"))
+        mixed.append(PutOp(("load", f"n{i % 20}"), f"k{i}", None if i % 2 else {"i": -i}))
+    mixed.append(SearchOp(("load",), filter={"even": True}, limit=5000))
+    results = await store.abatch(mixed)
+    gets = results[0:-1:2]
+    assert [g.value["i"] for g in gets] == list(range(0, 3000, 3))  # the state before the batch
+    assert len(results[-1]) == 1500
+    assert store.get(("load", "n3"), "k3") is None
+    assert store.get(("load", "n6"), "k6").value == {"i": -6}  # type: ignore[union-attr]
+    assert len(store.search(("load",), limit=5000)) == 3000 - 500

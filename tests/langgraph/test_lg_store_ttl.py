@@ -82,3 +82,20 @@ def test_the_sweeper_runs_with_the_store(ephemeral_memory, monkeypatch: pytest.M
     time.sleep(0.7)
     assert len(sweeps) == runs  # closing the store stopped it
     assert store.stop_ttl_sweeper()
+
+
+async def test_async_reads_refresh_and_expire(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    store = MemtendStore(ephemeral_memory, ttl={"default_ttl": 1.0, "refresh_on_read": True})
+    started = time.time()
+    await store.aput(("u",), "read", {"v": 1})
+    await store.aput(("u",), "searched", {"v": 2})
+    await store.aput(("u",), "left", {"v": 3})
+    await store.aput(("u",), "short", {"v": 4}, ttl=ONE_SECOND)
+    await asyncio.sleep(1.2)
+    assert await store.aget(("u",), "short") is None
+    await store.aget(("u",), "read")
+    assert [i.key for i in await store.asearch(("u",), filter={"v": 2})] == ["searched"]
+    assert await ephemeral_memory.asweep_documents(now=started + 60.5) == 1
+    assert sorted(i.key for i in await store.asearch(("u",))) == ["read", "searched"]
