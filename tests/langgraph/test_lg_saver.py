@@ -178,3 +178,18 @@ def test_latest_is_the_newest_id_whatever_the_order_of_puts(ephemeral_memory) ->
     assert saver.get_tuple(base).checkpoint["id"] == older  # type: ignore[union-attr]
     saver.prune(["order"], strategy="delete")
     assert saver.get_tuple(base) is None
+
+
+def test_a_resolver_scopes_thread_only_calls_to_its_user(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
+    by_prefix = MemtendSaver(ephemeral_memory, user_resolver=lambda c: str(c["configurable"]["thread_id"])[:3])
+    plain = MemtendSaver(ephemeral_memory)
+    meta = {"source": "input", "step": -1, "parents": {}}
+    by_prefix.put({"configurable": {"thread_id": "ann-1", "checkpoint_ns": ""}}, empty_checkpoint(), meta, {})
+    # the same thread id kept for another user (written with that user named in the config)
+    zed = {"configurable": {"thread_id": "ann-1", "checkpoint_ns": "", "user_id": "zed"}}
+    plain.put(zed, empty_checkpoint(), meta, {})
+    by_prefix.delete_thread("ann-1")
+    assert by_prefix.get_tuple({"configurable": {"thread_id": "ann-1"}}) is None
+    assert plain.get_tuple({"configurable": {"thread_id": "ann-1", "user_id": "zed"}}) is not None  # not ann's
+    by_prefix.copy_thread("ann-1", "bea-1")  # nothing of ann's left to copy, and zed's is not reached
+    assert ephemeral_memory.document_owners(("langgraph_checkpoints", "bea-1")) == []

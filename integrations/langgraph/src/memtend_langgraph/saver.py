@@ -23,6 +23,7 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 
+from memtend_langgraph.errors import UserNotFoundError
 from memtend_langgraph.saver_codec import (
     CHECKPOINTS,
     LATEST,
@@ -57,7 +58,9 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     The user of a call is ``user_resolver(config)`` if given, else ``config["configurable"]["user_id"]``, else
     ``default_user``; with none of them a call raises ``UserNotFoundError``. So ``Memory.erase_user`` removes a
     user's threads and ``export()`` lists them. The calls that name only a thread (``delete_thread``,
-    ``copy_thread``, ``prune``, ``delete_for_runs``, ``list(None)``) find the thread's owners through the core.
+    ``copy_thread``, ``prune``) act on the user ``user_resolver`` gives for that thread; without one, on every
+    user holding a thread of that id. ``delete_for_runs`` and ``list(None)`` name no thread and
+    span the users holding matching checkpoints (administration).
     Checkpoints are the serializer's bytes, stored opaque (the write gate reads text, not bytes). Thread-safe:
     it keeps no state of its own, and the async methods run the same code off the event loop.
     """
@@ -84,6 +87,13 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         return self.memory.documents(user, gate="off")
 
     def _thread_owners(self, thread_id: str) -> list[str]:
+        """Whose thread a thread-only call (delete, copy, prune) reaches: the user the resolver names for the
+        thread, else every user holding a thread of that id (LangGraph's call names no user)."""
+        if self.user_resolver is not None:
+            try:
+                return [user_from_config({"configurable": {"thread_id": thread_id}}, self.user_resolver, None)]
+            except UserNotFoundError:
+                pass
         owners = set(self.memory.document_owners(checkpoints_ns(thread_id)))
         owners.update(self.memory.document_owners(writes_ns(thread_id)))
         return sorted(owners)
