@@ -153,9 +153,12 @@ class UserMemory:
         metadata: dict[str, Any] | None = None,
         redact: bool = False,
         session: str = "",
+        at: float | None = None,
     ) -> Record:
-        """Store a free-text note."""
-        return self._add([self._checked(Kind.NOTE, text, source, redact=redact, session=session, metadata=metadata)])[0]
+        """Store a free-text note (``at``: when it was said, epoch seconds; default now, so a past conversation
+        imported as notes keeps its dates)."""
+        checked = self._checked(Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata)
+        return self._add([checked])[0]
 
     def log(
         self,
@@ -192,23 +195,34 @@ class UserMemory:
             )
         return self._add(checked)
 
-    def add_rule(self, text: str, *, source: Source | str = Source.USER, redact: bool = False) -> Record:
-        """Store a procedural rule. Rules are pinned: forgetting never archives them. A rule from an external
-        source waits in review until approved."""
-        return self._add([self._checked(Kind.RULE, text, source, redact=redact)])[0]
+    def add_rule(
+        self, text: str, *, source: Source | str = Source.USER, redact: bool = False, at: float | None = None
+    ) -> Record:
+        """Store a procedural rule (``at``: when it was said; default now). Rules are pinned: forgetting never
+        archives them. A rule from an external source waits in review until approved."""
+        return self._add([self._checked(Kind.RULE, text, source, redact=redact, at=at)])[0]
 
     # ------------------------------------------------------------------ facts and precedence
-    def set_fact(self, key: str, value: str, *, source: Source | str = Source.USER, redact: bool = False) -> FactResult:
+    def set_fact(
+        self,
+        key: str,
+        value: str,
+        *,
+        source: Source | str = Source.USER,
+        redact: bool = False,
+        at: float | None = None,
+    ) -> FactResult:
         """Set the user's current value for ``key``; ``.outcome`` is added / updated / unchanged / kept.
 
         A lower-trust source never replaces a higher-trust one; a replaced value is archived with a pointer to
-        its successor and can be restored. An external source is held for review instead.
+        its successor and can be restored. An external source is held for review instead. ``at``: when the value
+        was said (default now); a value said before the current one was set is kept out (``kept``).
         """
         canonical = precedence.canonical_key(key)
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
-        checked = self._checked(Kind.FACT, text, source, redact=redact, key=canonical, value=value)
+        checked = self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value)
         candidate = checked.record
         if candidate.text != text:  # redacted: keep the value consistent with what is stored
             candidate = replace(candidate, value=gate.redact(value))
@@ -216,18 +230,20 @@ class UserMemory:
             self._add([_Checked(candidate, checked.redacted)])
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
         with self.memory._lock:
-            result, change = self._plan_fact(candidate, checked.redacted)
+            result, change = self._plan_fact(candidate, checked.redacted, said_at=candidate.created_at if at else None)
             self.memory.apply(change)
             return result
 
-    def _plan_fact(self, candidate: Record, redacted: tuple[str, ...] = ()) -> tuple[FactResult, Change]:
+    def _plan_fact(
+        self, candidate: Record, redacted: tuple[str, ...] = (), *, said_at: float | None = None
+    ) -> tuple[FactResult, Change]:
         """Read the key's slot and plan the new value against it (hold the memory's lock through the apply)."""
         found, vectors = self._storage.get_records(
             self.user_id, [fact_id(self.user_id, candidate.key)], with_embeddings=True
         )
         slot = found[0] if found else None
         slot_vector = vectors[0] if found and vectors is not None else None
-        return changes.fact(self.user_id, candidate, slot, slot_vector, now(), redacted)
+        return changes.fact(self.user_id, candidate, slot, slot_vector, now(), redacted, said_at=said_at)
 
     def get_fact(self, key: str) -> Record | None:
         found, _ = self._storage.get_records(self.user_id, [fact_id(self.user_id, precedence.canonical_key(key))])

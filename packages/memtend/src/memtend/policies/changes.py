@@ -140,13 +140,15 @@ def fact(
     slot_vector: np.ndarray | None,
     t: float,
     redacted: tuple[str, ...] = (),
+    *,
+    said_at: float | None = None,
 ) -> tuple[FactResult, Change]:
     """A new value for a fact meets what its slot holds (``slot``: the stored record at the key's fact id, of
     any status, with its vector). Precedence decides; a replaced value moves to the archive under a new id with
     a pointer to its successor, in the same write as the new value."""
     fid = fact_id(user_id, candidate.key)
     current_value = slot if slot is not None and slot.status is Status.ACTIVE else None
-    decision = precedence.decide_fact(current_value, candidate.value, candidate.source)
+    decision = precedence.decide_fact(current_value, candidate.value, candidate.source, said_at=said_at)
     if decision.outcome in (FactOutcome.UNCHANGED, FactOutcome.KEPT):
         assert current_value is not None
         change = Change(user_id)

@@ -65,16 +65,19 @@ def normalise_value(value: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", value).split()).casefold()
 
 
-def decide_fact(existing: Record | None, value: str, source: Source) -> FactDecision:
+def decide_fact(existing: Record | None, value: str, source: Source, *, said_at: float | None = None) -> FactDecision:
     """Decide how a new value for a fact meets the current one.
 
     A lower-trust source never replaces a higher-trust one: an inference never overwrites what the user said.
-    Equal or higher trust replaces (the newest statement of the same standing wins).
+    Equal or higher trust replaces (the newest statement of the same standing wins): a value back-dated
+    (``said_at``, when it was said) to before the current value was set does not replace it.
     """
     if existing is None:
         return FactDecision(FactOutcome.ADDED, "no current value")
     if normalise_value(existing.value) == normalise_value(value):
         return FactDecision(FactOutcome.UNCHANGED, "same value")
+    if said_at is not None and said_at < existing.updated_at:
+        return FactDecision(FactOutcome.KEPT, "the current value was said later")
     if source.trust < existing.source.trust:
         return FactDecision(
             FactOutcome.KEPT,
