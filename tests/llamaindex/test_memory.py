@@ -129,6 +129,19 @@ def test_long_history_is_compacted_with_tool_pairs_intact(ephemeral_memory: Memo
     assert len(mem.get_all()) == len(history)  # compaction is a view: nothing stored is removed
 
 
+def test_keep_recent_turns_goes_to_the_core(ephemeral_memory: Memory) -> None:
+    history = [m for turn in range(10) for m in (user(f"question {turn} " + "w " * 10), assistant(f"answer {turn}"))]
+    shown = {}
+    for keep in (None, 4):
+        mem = MemtendMemory.from_defaults(
+            user_id="alice", session_id="k", memory=ephemeral_memory, token_limit=170, keep_recent_turns=keep
+        )
+        mem.set(history)
+        shown[keep] = [m.content for m in mem.get() if (m.content or "").startswith("question")]
+    assert len(shown[None]) == 3 and shown[None][-1].startswith("question 9")  # the core's default
+    assert len(shown[4]) == 4 and shown[4][-1].startswith("question 9")
+
+
 async def test_compaction_stays_right_as_the_session_grows_and_is_rewritten(ephemeral_memory: Memory) -> None:
     from memtend_llamaindex import MemtendChatStore
 

@@ -39,36 +39,38 @@ class _View:
 
 
 _lock = threading.Lock()
-_views: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, str], _View]] = weakref.WeakKeyDictionary()
+_views: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], _View]] = weakref.WeakKeyDictionary()
 
 
-def forget(owner: Any, key: tuple[str, str]) -> None:
+def forget(owner: Any, user_id: str, session_id: str) -> None:
+    """Drop every view of the session (whatever limits it was built with)."""
     with _lock:
         views = _views.get(owner)
-        if views is not None:
-            views.pop(key, None)
+        for key in [k for k in views or () if k[:2] == (user_id, session_id)]:
+            del views[key]  # type: ignore[union-attr]
 
 
-def shown(owner: Any, user_id: str, session_id: str, max_tokens: int) -> history.Step[Shown]:
+def shown(
+    owner: Any, user_id: str, session_id: str, max_tokens: int, keep_recent_turns: int | None = None
+) -> history.Step[Shown]:
     """The history as the model should see it, its memtend view, and the conversation's constraints.
 
-    ``owner`` is the memtend ``Memory`` holding the history (its views die with it).
+    ``owner`` is the memtend ``Memory`` holding the history (its views die with it); ``max_tokens`` and
+    ``keep_recent_turns`` go to the core's ``compact_transcript`` (None: its default).
     """
-    key = (user_id, session_id)
+    key = (user_id, session_id, max_tokens, keep_recent_turns)
     with _lock:
         views = _views.get(owner)
         view = None if views is None else views.get(key)
     if view is not None:
         first, last, fresh = yield from history.read_after(session_id, view.covered)
         if first is not None and last is not None and dump(first) == view.first and dump(last) == view.last:
-            return _compact(owner, key, view, fresh, max_tokens)
+            return _compact(owner, key, view, fresh)
     stored = yield from history.read(session_id)
-    return _compact(owner, key, None, stored, max_tokens)
+    return _compact(owner, key, None, stored)
 
 
-def _compact(
-    owner: Any, key: tuple[str, str], view: _View | None, fresh: Sequence[ChatMessage], max_tokens: int
-) -> Shown:
+def _compact(owner: Any, key: tuple[Any, ...], view: _View | None, fresh: Sequence[ChatMessage]) -> Shown:
     if view is not None and not fresh:
         return _render(view), view.messages, view.constraints
     start = view.covered if view is not None else 0
@@ -76,7 +78,7 @@ def _compact(
     originals.update((start + i, m) for i, m in enumerate(fresh))
     base = view.messages if view is not None else []
     result = compact_transcript(
-        [*base, *(to_memtend(m, start + i) for i, m in enumerate(fresh))], max_tokens=max_tokens
+        [*base, *(to_memtend(m, start + i) for i, m in enumerate(fresh))], max_tokens=key[2], keep_recent_turns=key[3]
     )
     if start + len(fresh) == 0:
         return [], result.messages, result.constraints

@@ -36,6 +36,9 @@ class MemtendMemory(BaseMemory):
     user_id: str = Field(description="The memtend user this memory belongs to.")
     session_id: str = Field(description="The conversation; its messages are kept under this id.")
     token_limit: int = Field(default=DEFAULT_TOKEN_LIMIT, gt=0, description="History above this is compacted.")
+    keep_recent_turns: int | None = Field(
+        default=None, gt=0, description="User turns kept verbatim when compacting (None: the core's default)."
+    )
     recall_k: int = Field(default=5, ge=0, le=50, description="How many memories to recall for the system message.")
     insert_method: Literal["system", "user"] = Field(
         default="system",
@@ -108,11 +111,11 @@ class MemtendMemory(BaseMemory):
         return user_of(self._memory, self.backend, self.user_id)
 
     def _forget_view(self) -> None:
-        compacted_view.forget(memory_of(self._memory, self.backend), (self.user_id, self.session_id))
+        compacted_view.forget(memory_of(self._memory, self.backend), self.user_id, self.session_id)
 
     def _shown(self) -> history.Step[compacted_view.Shown]:
         owner = memory_of(self._memory, self.backend)
-        return compacted_view.shown(owner, self.user_id, self.session_id, self.token_limit)
+        return compacted_view.shown(owner, self.user_id, self.session_id, self.token_limit, self.keep_recent_turns)
 
     def _with_context(self, messages: list[ChatMessage], context: UserContext) -> list[ChatMessage]:
         text = context.render()
