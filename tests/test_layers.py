@@ -30,9 +30,7 @@ IO_MODULES = frozenset(
 )
 IO_CALLS = frozenset({"open", "print", "input"})
 # Known violations being removed by their owners (issue 9); allowed, not required, so the fix lands freely.
-KNOWN_CHROMA_IMPORTERS: dict[str, str] = {
-    "memtend.memory": "core moves the client creation into storage",
-}
+KNOWN_CHROMA_IMPORTERS: dict[str, str] = {}
 KNOWN_CYCLES: dict[frozenset[str], str] = {}
 
 

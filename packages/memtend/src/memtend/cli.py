@@ -12,12 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtend.errors import MemtendError
-from memtend.records import Kind, Source
+from memtend.records import DAY, Kind, Source
 
 if TYPE_CHECKING:  # loaded by the commands that open a store, so `memtend --help` does not load chromadb
     from memtend.memory import Memory
-
-DAY = 86_400.0
 
 
 def _memory(args: argparse.Namespace) -> Memory:

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from memtend.keyed_store import KeyedStore, KVItem
-from memtend.policies.forgetting import DAY
-from memtend.records import check_name, now
+from memtend.records import DAY, check_name, now
 
 if TYPE_CHECKING:
     from memtend.scope import UserScope
