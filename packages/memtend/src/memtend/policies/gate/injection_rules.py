@@ -25,7 +25,8 @@ MORE_ENGLISH_RULES: list[tuple[str, str]] = [
      + r"\b(?:\s+(?:reading|processing|parsing|summari[sz]ing|handling|helping|scanning|that\s+reads|who\s+reads"
      r"|which\s+reads)\b|\s*[:,\-!\]])"),
     ("assistant agent bot copilot model ai llm summari software program system",
-     r"^[ \t(\[]*(?:<!--[ \t]*)?(?:dear\s+|hey\s+|hi\s+|ok\s+|okay\s+|attention\s+)?(?:the\s+)?(?:virtual\s+"
+     r"^[ \t(\[]*(?:<[^<>\n]{0,80}>[ \t]*)*(?:<!--[ \t]*)?(?:dear\s+|hey\s+|hi\s+|ok\s+|okay\s+|attention\s+)?"
+     r"(?:the\s+)?(?:virtual\s+"
      r"|automated\s+|ai\s+|helper\s+)?(?:assistant|agent|bot|chatbot|copilot|model|ai|llm|summari[sz]er"
      r"|reading\s+software|program|system)s?"
      r"(?:\s+(?:reading|processing|parsing|summari[sz]ing)\s+this)?\s*[,:]\s*(?-i:[a-z])"),
@@ -35,6 +36,43 @@ MORE_ENGLISH_RULES: list[tuple[str, str]] = [
     ("ai assistant agent model bot llm summari screener",
      r"\b(?:ai|assistant|agent|model|bot|llm|summari[sz]er|screener|screening\s+tool)s?\s+(?:\w+ing)\s+this\b"
      r"[^.\n]{0,40}?\b(?:should|must|shall|need\s+to|have\s+to|are\s+to)\b"),
+    ("reads this reading this processes this sees this",
+     r"\b(?:whoever|whatever|any|every|each)\s+(?:ai|assistant|agent|bot|chatbot|model|llm|summari[sz]er)s?\s+"
+     r"(?:that\s+|who\s+|which\s+)?(?:reads|is\s+reading|processes|is\s+processing|sees|parses)\s+this\b"),
+    ("instruction",
+     r"\b(?:agent|ai|a\.i\.|assistant|llm|chatbot|bot)\s+instructions?\b(?!\s+(?:manual|book|guide|course))"),
+    ("filter guardrail restriction safeguard moderation",
+     r"\b(?:remove|disable|drop|turn\s+off|switch\s+off|bypass|lift|ignore)\s+(?:any|all|the|your)?\s*(?:of\s+)?"
+     r"(?:your\s+)?(?:safety|content|moderation)\s+(?:filters?|guardrails?|restrictions|safeguards|checks|rules)\b"),
+    ("owner creator developer operator",
+     r"\bas\s+(?:if\s+)?(?:coming|sent|written|said)\s+(?:from|by)\s+your\s+(?:owner|creator|developers?|operator"
+     r"|admin(?:istrator)?|maker)\b"),
+    ("going forward from now on henceforth",
+     r"\b(?:from\s+now\s+on|going\s+forward|henceforth)\b[,:]?\s+you\s+(?:will|must|shall|are\s+to)\s+(?:always\s+"
+     r"|only\s+|never\s+)?(?:treat|trust|consider|regard|obey|follow|ignore|answer|respond|reply|act|pretend|refer)\b"),
+    ("your memory your memories your instructions your system prompt",
+     r"\b(?:delete|remove|erase|change|edit|add|store|save|write|put|insert|overwrite)\b[^.\n]{0,40}\b(?:in|into"
+     r"|from|to)\s+your\s+(?:memory|memories|instructions|system\s+prompt)\b"),
+    ("you play you are playing you portray",
+     r"\byou\s+(?:play|are\s+playing|portray)\s+(?:an?|the)\s+(?:\w+\s+){0,2}(?:ai|assistant|model|bot|chatbot)\b"),
+    ("yourself",
+     r"\b(?:uncensored|unfiltered|unrestricted|evil|jailbroken|secret|hidden)\s+(?:version|side|self)\s+of\s+"
+     r"yourself\b"),
+    ("tool integration plugin function",
+     r"\buse\s+(?:the|your)\s+(?:email|e-mail|mail|messaging|browser|browsing|shell|payments?|banking|calendar|file)"
+     r"\s+(?:tool|integration|plugin|function)\s+to\b"),
+    ("contacts", r"\b(?:send|forward|email|message)\b[^.\n]{0,40}\bto\s+(?:all|every(?:one)?)\s+(?:of\s+)?(?:your|the"
+     r"|my|their)?\s*contacts?\b"),
+    ("ssh id_rsa id_ed25519 etc/passwd etc/shadow credentials",
+     r"\b(?:read|cat|open|print|send|include|upload|copy|show)\b[^\n]{0,40}(?:~/\.ssh|\bid_rsa\b|\bid_ed25519\b"
+     r"|/etc/(?:passwd|shadow)|\.aws/credentials)"),
+    ("integration tool plugin access",
+     r"\b(?:transfer|send|wire|pay)\b[^.\n]{0,60}\busing\s+(?:the|your)\s+(?:\w+\s+)?(?:integration|tool|plugin"
+     r"|access)\b"),
+    ("ai assistant agent bot model llm",
+     r"[(\[]\s*(?:ai|assistant|agent|bot|chatbot|model|llm)\s*[,:]\s*(?-i:[a-z])"),
+    ("ai llm summari chatbot bot",
+     r"\b(?:any|every|all|each)\s+(?:ai|llm|summari[sz]er|chatbot|bot)s?\s+(?:should|must|shall|will|needs?\s+to)\b"),
     ("if any",
      r"\bif\s+(?:an?|any|the)\s+(?:\w+\s+)?(?:ai|assistant|agent|model|bot|machine|program|llm|system)\s+is\s+"
      r"(?:reading|processing|parsing|summari[sz]ing)\s+this\b"),
@@ -135,7 +173,8 @@ MORE_ENGLISH_RULES: list[tuple[str, str]] = [
     ("invoke call trigger execute",
      r"\b(?:silently|secretly)\s+(?:invoke|call|trigger|execute)\b"),
     ("conversation chat memory memories user",
-     r"\b(?:send|forward|email|e-mail|post|upload|paste|copy|export|leak)\s+(?:a\s+copy\s+of\s+|the\s+contents\s+of"
+     r"\b(?:send|forward|email|e-mail|post|upload|paste|copy|export|leak|append|attach|include|encode|embed)\s+"
+     r"(?:a\s+copy\s+of\s+|the\s+contents\s+of"
      r"\s+|all\s+of\s+)?(?:(?:the|this|our|your)\s+(?:entire\s+|whole\s+|full\s+|saved\s+|stored\s+)?(?:conversation"
      r"|chat|memory|memories)|the\s+user'?s\s+\w+)\b"),
     ("quietly silently secretly",
@@ -158,6 +197,7 @@ LANGUAGE_RULES: list[tuple[str, str]] = [
      r"\bdu\s+bist\s+(?:jetzt|ab\s+sofort|nun|ab\s+jetzt|von\s+nun\s+an)\s+(?:\w+\s+){0,4}(?:ki|assistent\w*|bot"
      r"|chatbot|modell|ki-\w+)\b|\bdu\s+bist\s+(?:\w+\s+){0,3}an\s+keine\s+regeln\b"),
     ("tu so", r"\btu\s+so,?\s+als\s+(?:wärst|wärest|seist|bist)\s+du\b"),
+    ("lösche entferne", r"\b(?:lösche|entferne)\b[^.\n]{0,60}\bdes\s+(?:nutzers|benutzers|anwenders)\b"),
     ("du hast keine",
      r"\bdu\s+hast\s+keine\s+(?:regeln|richtlinien|einschränkungen|grenzen|filter|vorgaben)\b"),
     ("liest",
@@ -186,6 +226,10 @@ LANGUAGE_RULES: list[tuple[str, str]] = [
      r"\b(?:envoie|transmets|transfère)\s+(?:[\w']+\s+){0,4}?(?:l'|d')?(?:historique|conversation|discussion"
      r"|données\s+(?:de\s+l'utilisateur|personnelles|enregistrées))\b"),
     ("fais comme", r"\bfais\s+comme\s+si\s+tu\s+(?:étais|es)\b"),
+    ("si tu es si vous êtes",
+     r"\bsi\s+(?:tu\s+es|vous\s+êtes)\s+(?:un|une)\s+(?:modèle|assistant|agent|ia|intelligence|bot|chatbot)"),
+    ("utilise ton outil", r"\butilise\s+ton\s+outil\b"),
+    ("supprime efface", r"\b(?:supprime|efface)\b[^.\n]{0,60}\bde\s+l'utilisateur\b"),
     ("qui lit", r"\bà\s+l'(?:ia|assistant|agent)\s+qui\s+lit\b"),
     ("tu n'as", r"\btu\s+n'as\s+(?:plus\s+)?(?:aucune?|pas\s+de)\s+(?:règle|restriction|limite|filtre|consigne)"),
     ("système", r"\b(?:prompt|instructions)\s+(?:du\s+)?système\b"),
@@ -205,6 +249,12 @@ LANGUAGE_RULES: list[tuple[str, str]] = [
     ("envía envia manda reenvía",
      r"\b(?:envía|envia|manda|reenvía)\s+(?:\w+\s+){0,4}?(?:historial|conversación|chat|datos\s+(?:del\s+usuario"
      r"|guardados|personales))\b"),
+    ("si eres", r"\bsi\s+eres\s+(?:un|una)\s+(?:modelo|asistente|agente|ia|bot|chatbot|inteligencia)"),
+    ("usa tu herramienta", r"\busa\s+tu\s+herramienta\b"),
+    ("borra elimina suprime", r"\b(?:borra|elimina|suprime)\b[^.\n]{0,60}\bdel\s+usuario\b"),
+    ("tus sus",
+     r"\b(?:tus|sus)\s+(?:\w+\s+){0,2}?(?:instrucciones|indicaciones|reglas|normas|órdenes)\s+(?:\w+\s+)?(?:quedan"
+     r"|están|son)\s+(?:anuladas|canceladas|suspendidas|revocadas|sin\s+efecto)"),
     ("que lee",
      r"\ba\s+la\s+(?:ia|inteligencia\s+artificial)\s+que\s+lee\b|\bal\s+(?:asistente|agente|bot)\s+que\s+lee\b"),
     ("sistema", r"\b(?:prompt\s+(?:del?\s+)?sistema|instrucciones\s+del\s+sistema)\b"),
