@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from lc_fakes import ScriptedChatModel, calling, system_text
 from langchain.agents import create_agent
 from langchain.tools import tool
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from lc_fakes import ScriptedChatModel, calling, system_text
 from memtend import InvalidInputError, InvalidUserIdError, Kind, Memory, Status
 from memtend_langchain import MemtendMiddleware
 
