@@ -9,8 +9,9 @@ of their own. Get a store with ``memory.user(uid).documents()`` (no I/O on creat
 - Values are JSON (returned as stored) or ``bytes`` (returned as bytes), up to ``MAX_VALUE_BYTES`` (16 MB; the
   JSON text or the bytes); larger raises :class:`DocumentTooLargeError`. Big values are split across rows and
   written in the same single Chroma call as the rest of the write.
-- TTL: ``ttl`` seconds from the write; an expired document is never returned (a read that meets one deletes it),
-  ``touch``/``refresh_ttl`` push the expiry to now + the document's ttl, ``sweep`` deletes what expired.
+- TTL: ``ttl`` seconds from the write; an expired document is never returned (a ``get`` that meets one deletes
+  it; searches leave it out), ``touch``/``refresh_ttl`` push the expiry to now + the document's ttl, ``sweep``
+  deletes what expired (``Memory.sweep_documents`` for every user).
 - Ordering (without ``query``): ``insertion`` (default) is the order keys were first put; an update keeps its
   place, a delete and re-put moves it to the end. It is Chroma's own ``get`` order (rows in the order they were
   first added), so a page is read with Chroma's limit/offset. ``key`` and ``updated`` sort the matching rows'

@@ -483,13 +483,9 @@ class DocumentRows:
         offset: int = 0,
         text: bool = True,
     ) -> list[DocRow]:
-        """Documents under a namespace prefix matching every ``(field, op, value)`` clause, in insertion order,
-        paged by Chroma. Expired rows in the scope are deleted first (so a page never has to skip one)."""
-        d = len(prefix)
-        code = scope_code(user_id, space, prefix)
-        self._purge_expired(user_id, {f"t{d}": code}, at)
-        scope: Where = {"$or": [{f"p{d}": code}, {f"t{d}": code}]}
-        flt = {"$and": [scope, *({f: {op: v}} for f, op, v in clauses)]} if clauses else scope
+        """Live documents under a namespace prefix matching every ``(field, op, value)`` clause, in insertion
+        order, paged by Chroma."""
+        flt = _live_scope(user_id, space, prefix, clauses, at)
         include: list[Any] = ["metadatas", "documents"] if text else ["metadatas"]
         got = self.collection.get(where=flt, limit=limit, offset=offset or None, include=include)
         docs = got["documents"] if text else None
@@ -513,11 +509,7 @@ class DocumentRows:
         at: float,
     ) -> list[str]:
         """The ids ``find`` would return (without limit), read without their metadata: the cheapest full listing."""
-        d = len(prefix)
-        code = scope_code(user_id, space, prefix)
-        self._purge_expired(user_id, {f"t{d}": code}, at)
-        scope: Where = {"$or": [{f"p{d}": code}, {f"t{d}": code}]}
-        flt = {"$and": [scope, *({f: {op: v}} for f, op, v in clauses)]} if clauses else scope
+        flt = _live_scope(user_id, space, prefix, clauses, at)
         return list(self.collection.get(where=flt, include=[])["ids"])
 
     @guarded
@@ -772,16 +764,17 @@ class DocumentRows:
                 gone += len(user_rows)
         return gone
 
-    def _purge_expired(self, user_id: str, scope: Where, at: float) -> None:
-        ((field, code),) = scope.items()
-        got = self.collection.get(
-            where={"$and": [{field: {"$eq": code}}, {"exp": {"$lte": at}}]}, include=["metadatas"]
-        )
-        rows = [
-            r for i, m in zip(got["ids"], got["metadatas"] or [], strict=True) if (r := _doc_row(i, m, None, user_id))
-        ]
-        if rows:
-            self.remove(rows, at)
+
+def _live_scope(
+    user_id: str, space: str, prefix: Sequence[str], clauses: Sequence[tuple[str, str, Any]], at: float
+) -> Where:
+    """The where-filter of live documents under a prefix: rows without expiry by their ``p<d>`` code, rows with
+    one by their ``t<d>`` code and an expiry after ``at`` (that clause matches only rows that expire, so a
+    collection without them pays nothing for it), and the clauses of a filter."""
+    d = len(prefix)
+    code = scope_code(user_id, space, prefix)
+    scope: Where = {"$or": [{f"p{d}": code}, {"$and": [{f"t{d}": code}, {"exp": {"$gt": at}}]}]}
+    return {"$and": [scope, *({f: {op: v}} for f, op, v in clauses)]} if clauses else scope
 
 
 def _unfindable(meta: dict[str, Any]) -> dict[str, Any]:
