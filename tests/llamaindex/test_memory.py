@@ -172,6 +172,10 @@ async def test_get_sees_other_writers_and_callers_cannot_change_what_it_returns(
     await MemtendChatStore(user_id="alice", memory=memory).add_message("w", assistant("from another writer"))
     assert [m.content for m in await mem.aget()] == ["first", "from another writer"]
     assert [m.content for m in await mem.aget()] == ["first", "from another writer"]
+    await mem.aset([user("ok"), assistant("ok"), user("ok")])
+    assert len(await mem.aget()) == 3
+    await MemtendChatStore(user_id="alice", memory=memory).delete_message("w", 1)  # same text either side of it
+    assert [m.role for m in await mem.aget()] == [MessageRole.USER, MessageRole.USER]
 
 
 async def test_concurrent_aput_keeps_every_message(mem: MemtendMemory) -> None:

@@ -3,10 +3,11 @@ new.
 
 The core's ``compact_transcript`` replaces the older part of a transcript with one summary message and accepts a
 transcript that already starts with such a summary (the new summary merges the earlier one). So the view built by
-the last call, followed by the messages stored since, compacts to the view for now. A call reads the first stored
-message, the last one the view covers and the messages after it (one batch); the view is reused only when those
-two are still what they were, and anything else (``set``, ``reset``, another writer rewriting the session) reads
-and compacts the whole session again.
+the last call, followed by the messages stored since, compacts to the view for now. A call reads the keys of the
+first stored message and of the last one the view covers, and the messages after it (one batch); the view is reused
+only when those two documents are still the ones it was built from (document keys are never reused), and anything
+else (``set``, ``reset``, a deletion or archive, another writer rewriting the session) reads and compacts the whole
+session again.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from memtend import Message, compact_transcript
 
 from memtend_llamaindex import history
-from memtend_llamaindex.messages import dump, to_memtend
+from memtend_llamaindex.messages import to_memtend
 
 MAX_VIEWS = 256
 Shown = tuple[list[ChatMessage], list[Message], list[str]]
@@ -31,8 +31,8 @@ Shown = tuple[list[ChatMessage], list[Message], list[str]]
 @dataclass(frozen=True)
 class _View:
     covered: int  # stored (active) messages folded into the view
-    first: dict[str, Any]  # the first of them and the last, as stored: a rewritten session no longer matches
-    last: dict[str, Any]
+    first: str  # document keys of the first of them and of the last: a rewritten session no longer matches
+    last: str
     messages: list[Message]  # the compacted memtend view; a kept message's id is its position in the session
     originals: dict[int, ChatMessage]  # the stored messages the view keeps verbatim, by position
     constraints: list[str]
@@ -64,29 +64,31 @@ def shown(
         view = None if views is None else views.get(key)
     if view is not None:
         first, last, fresh = yield from history.read_after(session_id, view.covered)
-        if first is not None and last is not None and dump(first) == view.first and dump(last) == view.last:
+        if (first, last) == (view.first, view.last):
             return _compact(owner, key, view, fresh)
-    stored = yield from history.read(session_id)
+    stored = yield from history.read_keyed(session_id)
     return _compact(owner, key, None, stored)
 
 
-def _compact(owner: Any, key: tuple[Any, ...], view: _View | None, fresh: Sequence[ChatMessage]) -> Shown:
+def _compact(owner: Any, key: tuple[Any, ...], view: _View | None, fresh: history.Keyed) -> Shown:
     if view is not None and not fresh:
         return _render(view), view.messages, view.constraints
     start = view.covered if view is not None else 0
     originals = dict(view.originals) if view is not None else {}
-    originals.update((start + i, m) for i, m in enumerate(fresh))
+    originals.update((start + i, m) for i, (_, m) in enumerate(fresh))
     base = view.messages if view is not None else []
     result = compact_transcript(
-        [*base, *(to_memtend(m, start + i) for i, m in enumerate(fresh))], max_tokens=key[2], keep_recent_turns=key[3]
+        [*base, *(to_memtend(m, start + i) for i, (_, m) in enumerate(fresh))],
+        max_tokens=key[2],
+        keep_recent_turns=key[3],
     )
     if start + len(fresh) == 0:
         return [], result.messages, result.constraints
     kept = {p: originals[p] for p in (_position(m) for m in result.messages) if p is not None}
     new = _View(
         covered=start + len(fresh),
-        first=view.first if view is not None else dump(fresh[0]),
-        last=dump(fresh[-1]),
+        first=view.first if view is not None else fresh[0][0],
+        last=fresh[-1][0],
         messages=result.messages,
         originals=kept,
         constraints=result.constraints,

@@ -125,8 +125,18 @@ def read(
     return [load(d.value["message"]) for d in docs]
 
 
-def read_after(key: str, n: int) -> Step[tuple[ChatMessage | None, ChatMessage | None, list[ChatMessage]]]:
-    """The first active message, the ``n``-th, and every one after it, in one batch (and more pages if needed)."""
+Keyed = list[tuple[str, ChatMessage]]
+
+
+def read_keyed(key: str) -> Step[Keyed]:
+    """Every active message with its document key (unique, never reused: it tells a rewritten session apart)."""
+    docs = yield from _search(namespace(key), ACTIVE)
+    return [(d.key, load(d.value["message"])) for d in docs]
+
+
+def read_after(key: str, n: int) -> Step[tuple[str | None, str | None, Keyed]]:
+    """The document keys of the first and the ``n``-th active message, and every message after the ``n``-th with
+    its key, in one batch (more pages if needed)."""
     ns, flt = namespace(key), {"status": ACTIVE}
     first, nth, page = yield [
         SearchDocuments(ns, filter=flt, limit=1, offset=0),
@@ -136,9 +146,9 @@ def read_after(key: str, n: int) -> Step[tuple[ChatMessage | None, ChatMessage |
     after = list(page)
     if len(page) == PAGE:
         after += yield from _search(ns, ACTIVE, None, n + PAGE)
-    head = load(first[0].value["message"]) if first else None
-    nth_message = load(nth[0].value["message"]) if nth and n > 0 else None
-    return head, nth_message, [load(d.value["message"]) for d in after]
+    head = first[0].key if first else None
+    nth_key = nth[0].key if nth and n > 0 else None
+    return head, nth_key, [(d.key, load(d.value["message"])) for d in after]
 
 
 def count(key: str, status: str | None = ACTIVE) -> Step[int]:
