@@ -648,6 +648,12 @@ class DocumentStore:
     async def abatch(self, ops: Sequence[DocumentOp]) -> list[Any]:
         return await asyncio.to_thread(self.batch, ops)
 
+    async def aexpired_count(self, at: float) -> int:
+        return await asyncio.to_thread(self.expired_count, at)
+
+    async def aexport(self) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self.export)
+
 
 def core_documents(memory: Memory, user_id: str) -> DocumentStore:
     """The user's documents in memtend's reserved space (session state, ledger, keyed stores): no public call

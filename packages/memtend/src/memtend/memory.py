@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memtend import locking
-from memtend.aio import run_io
+from memtend.aio import no_io, run_io
 from memtend.errors import InvalidInputError
 from memtend.policies import changes, forgetting
 from memtend.policies.changes import Change
@@ -125,6 +125,7 @@ class Memory:
         _open_memories.add(self)
 
     # ------------------------------------------------------------------ users
+    @no_io
     def user(self, user_id: str) -> UserMemory:
         """The handle through which every call is scoped to one user."""
         return UserMemory(self, check_user_id(user_id))
@@ -139,6 +140,7 @@ class Memory:
     def users(self) -> list[str]:
         return self.storage.users()
 
+    @no_io
     def documents(self, user_id: str, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
         """One user's document store (see :mod:`memtend.documents`); no I/O on creation."""
         from memtend.documents import DocumentStore
@@ -186,6 +188,21 @@ class Memory:
 
     async def aclose(self) -> None:
         await run_io(self.close)
+
+    async def aapply(self, change: Change) -> list[ChangeEvent]:
+        return await run_io(self.apply, change)
+
+    async def aembed(self, texts: Sequence[str]) -> np.ndarray:
+        return await run_io(self.embed, texts)
+
+    async def aflush_usage(self) -> None:
+        await run_io(self.flush_usage)
+
+    async def __aenter__(self) -> Memory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     # ------------------------------------------------------------------ the apply step
     def apply(self, change: Change) -> list[ChangeEvent]:
@@ -286,7 +303,7 @@ class Memory:
         vectors = self.embedding_function(list(texts))
         return np.asarray(vectors, dtype=np.float32)
 
-    def index(self, user_id: str) -> UserIndex:
+    def _user_index(self, user_id: str) -> UserIndex:
         """The user's retrieval index, loaded on first use and kept in step with other processes' writes (hold
         the memory's lock while using it)."""
         with self._lock:
@@ -302,7 +319,7 @@ class Memory:
                     synced.catch_up(self.storage)
             return synced.index
 
-    def forget_indexed(self, user_id: str, ids: Sequence[str]) -> None:
+    def _forget_indexed(self, user_id: str, ids: Sequence[str]) -> None:
         """Drop records another process removed from the cached index (recall found them gone from storage)."""
         with self._lock:
             synced = self._indexes.get(user_id)
@@ -313,7 +330,7 @@ class Memory:
         """Write buffered last_used_at stamps now (a partial metadata update: it changes nothing else)."""
         self._usage.flush()
 
-    def settled_storage(self) -> Storage:
+    def _settled_storage(self) -> Storage:
         """Storage, with buffered usage stamps written first so every read shows them."""
         if not self._usage.settled():
             self._usage.flush()

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from memtend.aio import no_io, run_io
 from memtend.errors import MemtendError, SensitiveDataError
 from memtend.ledger import Ledger
 from memtend.policies.precedence import canonical_key
 from memtend.records import MAX_KEY_CHARS, Source
 from memtend.session import OPS, SessionState
-from memtend.twins import with_async_twins
 
 __all__ = ["TOOL_NAME", "MemoryTool", "anthropic_format", "openai_format", "tool_definition"]
 
@@ -86,7 +86,6 @@ def openai_format(definition: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@with_async_twins("handle")
 class MemoryTool:
     """The memory tool of one session: ``definition`` for the model, ``handle(call)`` for its calls."""
 
@@ -105,9 +104,11 @@ class MemoryTool:
         self.definition = tool_definition(name=name, with_seen=ledger is not None)
         self.ops: tuple[str, ...] = tuple(self.definition["input_schema"]["properties"]["op"]["enum"])
 
+    @no_io
     def anthropic(self) -> dict[str, Any]:
         return anthropic_format(self.definition)
 
+    @no_io
     def openai(self) -> dict[str, Any]:
         return openai_format(self.definition)
 
@@ -127,6 +128,10 @@ class MemoryTool:
         except MemtendError as exc:
             answer = f"error: {exc}"
         return _clip(answer, MAX_ANSWER_CHARS)
+
+    async def ahandle(self, call: dict[str, Any] | str) -> str:
+        """Async twin of :meth:`handle` (the same answer; storage is reached from a worker thread)."""
+        return await run_io(self.handle, call)
 
     # ------------------------------------------------------------------ parsing
     def _parse(self, call: object) -> tuple[str, str | None, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -255,8 +255,10 @@ class UserIndex:
         now: float,
         kinds: set[Kind] | None = None,
         statuses: set[Status] | frozenset[Status] = _ACTIVE,
+        only: Callable[[Record], bool] | None = None,
     ) -> list[tuple[str, float]]:
-        """The ``k`` best records for ``query`` as ``(id, score)``, best first."""
+        """The ``k`` best records for ``query`` as ``(id, score)``, best first; ``only``: a test a returned record
+        must pass (records failing it still lend their words to their neighbours' context)."""
         if k <= 0 or len(self._lex) == 0:
             return []
         n = self._lex.capacity
@@ -268,6 +270,12 @@ class UserIndex:
             allowed_kind = np.zeros(len(_KINDS), dtype=bool)
             allowed_kind[[_KIND_CODE[Kind(x)] for x in kinds]] = True
             result_mask = context_mask & allowed_kind[self._kind[:n]]
+        if only is not None:
+            passing = np.zeros(n, dtype=bool)
+            for slot in np.flatnonzero(result_mask):
+                record = self._records[slot]
+                passing[slot] = record is not None and only(record)
+            result_mask = result_mask & passing
         if not result_mask.any():
             return []
         cfg = self.config

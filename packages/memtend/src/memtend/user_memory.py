@@ -9,16 +9,18 @@ applying is ``Memory.apply``, the one function that writes.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from memtend.aio import no_io, run_io
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.injection_meaning import reads_like_agent_instruction
 from memtend.keyed_store import KeyedStore, expired_count, export_items, sweep_expired
-from memtend.policies import changes, compaction, forgetting, gate, precedence
+from memtend.policies import changes, compaction, forgetting, gate, precedence, recall_filters
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
+from memtend.policies.recall_filters import MetadataFilter
 from memtend.records import (
     Kind,
     Record,
@@ -35,7 +37,6 @@ from memtend.records import (
 )
 from memtend.results import CompactionReport, DeleteReport, Event, FactResult, ForgetReport, HistoryEntry, Hit
 from memtend.storage import Storage
-from memtend.twins import with_async_twins
 
 if TYPE_CHECKING:
     from memtend.documents import DocumentStore, GateMode
@@ -57,29 +58,6 @@ class _Checked:
     redacted: tuple[str, ...]
 
 
-@with_async_twins(
-    "remember",
-    "log",
-    "log_many",
-    "add_rule",
-    "set_fact",
-    "get_fact",
-    "facts",
-    "recall",
-    "get",
-    "list",
-    "delete",
-    "pending",
-    "approve",
-    "reject",
-    "compact",
-    "forget",
-    "purge",
-    "restore",
-    "export",
-    "history",
-    "stats",
-)
 class UserMemory:
     """Everything stored about one user; obtained from ``Memory.user(user_id)``."""
 
@@ -93,7 +71,7 @@ class UserMemory:
     @property
     def _storage(self) -> Storage:
         """Storage, with buffered usage stamps written first so every read shows them."""
-        return self.memory.settled_storage()
+        return self.memory._settled_storage()
 
     # ------------------------------------------------------------------ capture
     def _checked(
@@ -260,36 +238,49 @@ class UserMemory:
         query: str,
         k: int = 5,
         *,
+        session: str | None = None,
         kinds: Iterable[Kind | str] | None = None,
+        where: MetadataFilter | None = None,
+        max_tokens: int | None = None,
         now: float | None = None,
         include_pending: bool = False,
     ) -> list[Hit]:
         """The ``k`` records that best answer ``query``, ranked by meaning, words and recency together.
 
-        Among relevant records that conflict, the newest wins. Pending-review (untrusted) records are left out
-        unless ``include_pending``. Returned records get ``last_used_at`` set.
+        Among relevant records that conflict, the newest wins. Narrow it with ``session`` (only records written
+        in that session or thread), ``kinds``, and ``where``: a filter on the metadata given at write time
+        (``{"project": "apollo", "priority": {"$gte": 2}}``; operators ``$eq $ne $gt $gte $lt $lte $in $nin``).
+        ``max_tokens`` caps what the hits' labels take in a prompt (about four characters a token): the best hits
+        that fit, in rank order. Pending-review (untrusted) records are left out unless ``include_pending``.
+        Returned records get ``last_used_at`` set.
         """
         query = check_text(query, "query")
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise InvalidInputError(f"k must be an int from 1 to {MAX_K}, got {k!r}")
+        if session is not None:
+            session = check_name(session, "session")
         kind_set = {Kind.parse(x) for x in kinds} if kinds is not None else None
+        conditions = recall_filters.check_filter(where) if where is not None else None
+        budget = recall_filters.check_max_tokens(max_tokens)
         statuses = {Status.ACTIVE, Status.PENDING_REVIEW} if include_pending else {Status.ACTIVE}
+        only = _recall_test(session, conditions)
         query_vec = self.memory.embed([query])[0]
         t = _now_default(now)
         memory = self.memory
         with memory._lock:
-            index = memory.index(self.user_id)
-            ranked = index.search(query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses)
+            index = memory._user_index(self.user_id)
+            ranked = index.search(query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses, only=only)
             used = _clock()
             records = {rid: index.record(rid) for rid, _ in ranked}
             if ranked and not memory._exclusive:
                 # Another process may have deleted or erased these since the index last caught up (an erasure
                 # leaves no history to catch up from): answer only with what storage still holds, as it is now.
                 fresh, _ = memory.storage.get_records(self.user_id, list(records))
-                current = {r.id: r for r in fresh if r.status in statuses}
-                memory.forget_indexed(self.user_id, [rid for rid in records if rid not in current])
+                current = {r.id: r for r in fresh if r.status in statuses and (only is None or only(r))}
+                memory._forget_indexed(self.user_id, [rid for rid in records if rid not in current])
                 records = current
             hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]
+        hits = hits[: recall_filters.within_budget([h.label() for h in hits], budget)]
         memory.apply(Change(self.user_id, used={h.record.id: used for h in hits}))
         return hits
 
@@ -437,23 +428,27 @@ class UserMemory:
             return restored
 
     # ------------------------------------------------------------------ working memory, keyed store, export
+    @no_io
     def session(self, session_id: str) -> SessionState:
         """Working memory for one session of this user: a key-value state the agent reads and writes."""
         from memtend.session import SessionState
 
         return SessionState(self, session_id)
 
+    @no_io
     def ledger(self, session_id: str) -> Ledger:
         """The side-effect ledger of one session: which side-effecting calls were already made."""
         from memtend.ledger import Ledger
 
         return Ledger(self, session_id)
 
+    @no_io
     def store(self, namespace: str) -> KeyedStore:
         """A user-scoped keyed store for data that is not a memory (session state, checkpoints, chat messages).
         Isolation, export and erasure cover it."""
         return KeyedStore(self.memory, self.user_id, namespace)
 
+    @no_io
     def documents(self, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
         """This user's document store (see :mod:`memtend.documents`); no I/O on creation."""
         return self.memory.documents(self.user_id, gate=gate, redact=redact)
@@ -482,6 +477,127 @@ class UserMemory:
             "by_kind_status": dict(sorted(by.items())),
             "stored": self._storage.count_user(self.user_id),
         }
+
+    # ------------------------------------------------------------------ async twins (same parameters and results)
+    async def aremember(
+        self,
+        text: str,
+        *,
+        source: Source | str = Source.USER,
+        metadata: dict[str, Any] | None = None,
+        redact: bool = False,
+        session: str = "",
+    ) -> Record:
+        return await run_io(self.remember, text, source=source, metadata=metadata, redact=redact, session=session)
+
+    async def alog(
+        self,
+        text: str,
+        *,
+        at: float | None = None,
+        session: str = "",
+        source: Source | str = Source.USER,
+        metadata: dict[str, Any] | None = None,
+        redact: bool = False,
+    ) -> Record:
+        return await run_io(self.log, text, at=at, session=session, source=source, metadata=metadata, redact=redact)
+
+    async def alog_many(self, events: Iterable[Event | str], *, redact: bool = False) -> builtins.list[Record]:
+        return await run_io(self.log_many, list(events), redact=redact)
+
+    async def aadd_rule(self, text: str, *, source: Source | str = Source.USER, redact: bool = False) -> Record:
+        return await run_io(self.add_rule, text, source=source, redact=redact)
+
+    async def aset_fact(
+        self, key: str, value: str, *, source: Source | str = Source.USER, redact: bool = False
+    ) -> FactResult:
+        return await run_io(self.set_fact, key, value, source=source, redact=redact)
+
+    async def aget_fact(self, key: str) -> Record | None:
+        return await run_io(self.get_fact, key)
+
+    async def afacts(self) -> dict[str, str]:
+        return await run_io(self.facts)
+
+    async def arecall(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        session: str | None = None,
+        kinds: Iterable[Kind | str] | None = None,
+        where: MetadataFilter | None = None,
+        max_tokens: int | None = None,
+        now: float | None = None,
+        include_pending: bool = False,
+    ) -> builtins.list[Hit]:
+        return await run_io(
+            self.recall,
+            query,
+            k,
+            session=session,
+            kinds=kinds,
+            where=where,
+            max_tokens=max_tokens,
+            now=now,
+            include_pending=include_pending,
+        )
+
+    async def aget(self, record_id: str) -> Record:
+        return await run_io(self.get, record_id)
+
+    async def alist(
+        self, *, kinds: Iterable[Kind | str] | None = None, status: Status | str | None = Status.ACTIVE
+    ) -> builtins.list[Record]:
+        return await run_io(self.list, kinds=kinds, status=status)
+
+    async def ahistory(self, record_id: str | None = None) -> builtins.list[HistoryEntry]:
+        return await run_io(self.history, record_id)
+
+    async def apending(self) -> builtins.list[Record]:
+        return await run_io(self.pending)
+
+    async def aapprove(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
+        return await run_io(self.approve, record_id, source=source)
+
+    async def areject(self, record_id: str) -> Record:
+        return await run_io(self.reject, record_id)
+
+    async def adelete(self, record_id: str) -> DeleteReport:
+        return await run_io(self.delete, record_id)
+
+    async def acompact(
+        self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None
+    ) -> CompactionReport:
+        return await run_io(self.compact, keep_recent, summarizer)
+
+    async def aforget(self, *, dry_run: bool = False, now: float | None = None) -> ForgetReport:
+        return await run_io(self.forget, dry_run=dry_run, now=now)
+
+    async def apurge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
+        return await run_io(self.purge, grace_days=grace_days, now=now)
+
+    async def arestore(self, record_id: str) -> Record:
+        return await run_io(self.restore, record_id)
+
+    async def aexport(self) -> dict[str, Any]:
+        return await run_io(self.export)
+
+    async def astats(self) -> dict[str, Any]:
+        return await run_io(self.stats)
+
+
+def _recall_test(session: str | None, conditions: dict[str, dict[str, Any]] | None) -> Callable[[Record], bool] | None:
+    """The test a recalled record must pass, or None when nothing narrows the recall."""
+    if session is None and conditions is None:
+        return None
+
+    def test(record: Record) -> bool:
+        if session is not None and record.session != session:
+            return False
+        return conditions is None or recall_filters.matches(record, conditions)
+
+    return test
 
 
 def _now_default(value: float | None) -> float:
