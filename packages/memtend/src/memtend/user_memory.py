@@ -487,8 +487,11 @@ class UserMemory:
         metadata: dict[str, Any] | None = None,
         redact: bool = False,
         session: str = "",
+        at: float | None = None,
     ) -> Record:
-        return await run_io(self.remember, text, source=source, metadata=metadata, redact=redact, session=session)
+        return await run_io(
+            self.remember, text, source=source, metadata=metadata, redact=redact, session=session, at=at
+        )
 
     async def alog(
         self,
@@ -505,13 +508,21 @@ class UserMemory:
     async def alog_many(self, events: Iterable[Event | str], *, redact: bool = False) -> builtins.list[Record]:
         return await run_io(self.log_many, list(events), redact=redact)
 
-    async def aadd_rule(self, text: str, *, source: Source | str = Source.USER, redact: bool = False) -> Record:
-        return await run_io(self.add_rule, text, source=source, redact=redact)
+    async def aadd_rule(
+        self, text: str, *, source: Source | str = Source.USER, redact: bool = False, at: float | None = None
+    ) -> Record:
+        return await run_io(self.add_rule, text, source=source, redact=redact, at=at)
 
     async def aset_fact(
-        self, key: str, value: str, *, source: Source | str = Source.USER, redact: bool = False
+        self,
+        key: str,
+        value: str,
+        *,
+        source: Source | str = Source.USER,
+        redact: bool = False,
+        at: float | None = None,
     ) -> FactResult:
-        return await run_io(self.set_fact, key, value, source=source, redact=redact)
+        return await run_io(self.set_fact, key, value, source=source, redact=redact, at=at)
 
     async def aget_fact(self, key: str) -> Record | None:
         return await run_io(self.get_fact, key)
