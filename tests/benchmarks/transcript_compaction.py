@@ -39,7 +39,7 @@ from typing import Any
 
 from memtend.policies.summary import Summarizer, llm_summarizer
 from memtend.policies.transcript_compaction import compact_transcript, count_tokens
-from memtend.transcript import Message, ToolCall
+from memtend.transcript import Message, ToolCall, transcript_problems
 
 MAX_TURNS = 20
 KEEP_TURNS = 4
@@ -307,16 +307,19 @@ def _measure(
     summarizer_factory: Callable[[], Summarizer | None],
     ensure_extracted: bool = True,
     known_constraints: list[str] = CONSTRAINTS,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Compact every sample (``oneshot`` or ``rolling``) and measure what survived. ``known_constraints``:
     every constraint the generator can plant (a reported constraint is precise when it is one of them);
     ``replaced_reported_current`` counts replaced versions still reported as current (in
-    ``result.constraints`` without a "replaced" mark)."""
+    ``result.constraints`` without a "replaced" mark). ``max_tokens``: compact to that token budget (keeping
+    at most half of it verbatim) instead of by turns."""
     before_total = after_total = 0
     kept_constraints = reported = planted_total = 0
     kept_ids = ids_total = 0
     reported_total = reported_planted = 0
     replaced_total = replaced_current = 0
+    unsafe = 0  # compacted transcripts with a broken call/result pair, or whose kept part does not start with a user
     origins: Counter[str] = Counter()
     compactions = calls = 0
     seconds = 0.0
@@ -326,10 +329,11 @@ def _measure(
         def timed(messages: list[Message], summarizer: Summarizer | None = summarizer) -> Any:
             nonlocal seconds
             start = time.perf_counter()
+            by_turns: dict[str, Any] = {"max_turns": MAX_TURNS, "keep_recent_turns": KEEP_TURNS}
+            by_tokens: dict[str, Any] = {"max_tokens": max_tokens, "keep_tokens": (max_tokens or 2) // 2}
             result = compact_transcript(
                 messages,
-                max_turns=MAX_TURNS,
-                keep_recent_turns=KEEP_TURNS,
+                **(by_tokens if max_tokens else by_turns),
                 summarizer=summarizer,
                 ensure_extracted=ensure_extracted,
             )
@@ -349,6 +353,9 @@ def _measure(
             result = results[-1]
         calls += len(results)
         for r in results:
+            rest = [m for m in r.messages if m.role != "system"]
+            if r.compacted and (transcript_problems(r.messages) or len(rest) < 2 or rest[1].role != "user"):
+                unsafe += 1
             if r.compacted and r.summary is not None:
                 compactions += 1
                 origins[r.summary.origin] += 1
@@ -375,6 +382,7 @@ def _measure(
         "constraints_reported_pct": round(100 * reported / max(1, planted_total), 1),
         "constraint_precision_pct": round(100 * reported_planted / max(1, reported_total), 1),
         "side_effect_ids_kept_pct": round(100 * kept_ids / max(1, ids_total), 1),
+        "unsafe_cuts": unsafe,
         "replaced_constraints": replaced_total,
         "replaced_reported_current": replaced_current,
         "compactions": compactions,

@@ -262,6 +262,9 @@ def run(n_transcripts: int = 40, seed: int = 11) -> dict[str, Any]:
         "revised_constraints": sum(len(s.replaced) for s in samples),
         "side_effect_ids": sum(len(s.ids) for s in samples),
     }
+    report["extractive/oneshot-16k-budget"] = tuning._measure(
+        samples, "oneshot", lambda: None, known_constraints=known, max_tokens=16_000
+    )
     for mode in ("oneshot", "rolling"):
         report[f"extractive/{mode}"] = tuning._measure(samples, mode, lambda: None, known_constraints=known)
         model = tuning.ScriptedModel()
@@ -287,16 +290,16 @@ def main(argv: list[str] | None = None) -> int:
         f"({report['revised_constraints']} of them revised), {report['side_effect_ids']} side-effect ids"
     )
     print(
-        f"{'summariser/mode':22} {'tokens -%':>9} {'constr.':>8} {'reported':>9} {'precis.':>8} {'ids':>7}"
-        f" {'stale current':>14}"
+        f"{'summariser/mode':29} {'tokens -%':>9} {'constr.':>8} {'reported':>9} {'precis.':>8} {'ids':>7}"
+        f" {'stale current':>14} {'unsafe':>7}"
     )
     for key, row in report.items():
         if isinstance(row, dict):
             print(
-                f"{key:22} {row['token_reduction_pct']:>9} {row['constraints_kept_pct']:>8} "
+                f"{key:29} {row['token_reduction_pct']:>9} {row['constraints_kept_pct']:>8} "
                 f"{row['constraints_reported_pct']:>9} {row['constraint_precision_pct']:>8} "
                 f"{row['side_effect_ids_kept_pct']:>7} {row['replaced_reported_current']:>8}/"
-                f"{row['replaced_constraints']}"
+                f"{row['replaced_constraints']:<6} {row['unsafe_cuts']:>6}"
             )
     return 0
 
