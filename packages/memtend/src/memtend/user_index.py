@@ -33,6 +33,7 @@ _STATUSES = list(Status)
 _KIND_CODE = {kind: i for i, kind in enumerate(_KINDS)}
 _STATUS_CODE = {status: i for i, status in enumerate(_STATUSES)}
 _ACTIVE = frozenset({Status.ACTIVE})
+_NO_CUES: tuple[bool, frozenset[str], frozenset[str]] = (False, frozenset(), frozenset())
 
 
 class UserIndex:
@@ -59,6 +60,8 @@ class UserIndex:
         self._values: list[frozenset[str]] = []  # what each record asserts (for conflicts)
         self._body_terms: list[frozenset[str]] = []  # its terms, speaker label left out (for conflicts)
         self._update_terms: list[frozenset[str]] = []  # terms of its sentences announcing a change
+        # for changes said in other words: (announces a change, people it names, names opening its sentences)
+        self._change_cues: list[tuple[bool, frozenset[str], frozenset[str]]] = []
         self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
         self._next_seq = 0
         # ("session", name) or ("timeline", kind) -> its members, sorted (time, seq, slot)
@@ -125,6 +128,7 @@ class UserIndex:
             self._values[slot] = frozenset()
             self._body_terms[slot] = frozenset()
             self._update_terms[slot] = frozenset()
+            self._change_cues[slot] = _NO_CUES
             self._alive[slot] = False
             self._emb[slot] = 0.0
             self._seq.pop(id, None)
@@ -149,6 +153,11 @@ class UserIndex:
         self._time_words[slot] = retrieval.has_time_words(record.text)
         changed = retrieval.update_sentences(record.text)
         self._update_terms[slot] = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
+        if record.kind in (Kind.NOTE, Kind.FACT):  # only notes and facts conflict in other words
+            cues = (retrieval.announces_change(record.text), retrieval.people(record.text))
+            self._change_cues[slot] = (*cues, retrieval.leading_names(record.text))
+        else:
+            self._change_cues[slot] = _NO_CUES
         self._question[slot] = retrieval.is_question(record.text)
         # A "Name: ..." label names a speaker in logs and notes; in a fact it is the key in words.
         speaker = "" if record.kind in (Kind.FACT, Kind.RULE) else retrieval.speaker_name(record.text, record.extra)
@@ -183,6 +192,7 @@ class UserIndex:
         self._values.extend([frozenset()] * (capacity - self._capacity))
         self._body_terms.extend([frozenset()] * (capacity - self._capacity))
         self._update_terms.extend([frozenset()] * (capacity - self._capacity))
+        self._change_cues.extend([_NO_CUES] * (capacity - self._capacity))
         self._capacity = capacity
 
     # -- sessions: each record's neighbours in time, kept as a (slot, before+after) matrix ----
@@ -341,16 +351,16 @@ class UserIndex:
                 continue
             record = self._records[slot]
             assert record is not None
-            text = record.text
+            changes, people, names = self._change_cues[slot]
             claims.append(
                 Claim(
                     key=key,
                     subject=frozenset(subject.intersection(self._body_terms[slot])),
                     values=self._values[slot].difference(self._speakers),
                     update_terms=self._update_terms[slot],
-                    changes=retrieval.announces_change(text),
-                    people=retrieval.people(text),
-                    names=retrieval.leading_names(text),
+                    changes=changes,
+                    people=people,
+                    names=names,
                     state=record.kind in (Kind.NOTE, Kind.FACT),
                     query_cosine=float(cosine[slot]),
                 )
