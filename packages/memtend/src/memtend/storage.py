@@ -373,11 +373,14 @@ def _row_entries(document: str | None) -> list[dict[str, Any]]:
 #
 # - document rows: ``user_id``, ``key``, ``depth``, the scope codes, ``created_at``, ``updated_at``, ``type``
 #   (json | bytes), ``parts`` (when the text is split), ``exp`` and ``ttl`` (rows with an expiry), ``f:<path>``
-#   (filterable scalar fields of a JSON object value; see ``documents.filter_fields``); ``fpart`` and ``x<d>``
-#   scope codes on a document whose filter fields could not all be kept (its filters are checked in Python);
+#   (filterable scalar fields of a JSON object value; see ``documents.filter_fields``); ``fpart`` on a document whose
+#   filter fields could not all be kept (its filters are checked in Python);
 # - chunk rows (the rest of a text longer than ``CHUNK_CHARS``): ``user_id``, ``of`` (the document row's id);
 # - namespace rows, one per (user, space, namespace) holding documents: ``user_id``, ``depth``, ``count``,
 #   ``m<d>`` (the scope codes) and ``o<d>`` (the same without the user, for ``Memory.document_owners``);
+# - prefix rows (``expiring`` / ``partial``), one per (user, space, prefix) under which a document with an expiry
+#   (or without all its filter fields) was ever written: a search elsewhere needs no expiry clause (and a filter no
+#   Python check), which an id read tells;
 # - tombstones (``dead``, every other field but ``user_id`` cleared): what one atomic upsert leaves of rows it
 #   removes; deleted right after (``where dead``), and by erasure.
 # - vector rows (``<prefix>_document_vectors``): ``<doc id>~<n>`` for the n-th indexed text of a document, with
@@ -485,7 +488,7 @@ class DocumentRows:
     ) -> list[DocRow]:
         """Live documents under a namespace prefix matching every ``(field, op, value)`` clause, in insertion
         order, paged by Chroma."""
-        flt = _live_scope(user_id, space, prefix, clauses, at)
+        flt = _live_scope(user_id, space, prefix, clauses, at, self._expiring(user_id, space, prefix))
         include: list[Any] = ["metadatas", "documents"] if text else ["metadatas"]
         got = self.collection.get(where=flt, limit=limit, offset=offset or None, include=include)
         docs = got["documents"] if text else None
@@ -509,17 +512,21 @@ class DocumentRows:
         at: float,
     ) -> list[str]:
         """The ids ``find`` would return (without limit), read without their metadata: the cheapest full listing."""
-        flt = _live_scope(user_id, space, prefix, clauses, at)
+        flt = _live_scope(user_id, space, prefix, clauses, at, self._expiring(user_id, space, prefix))
         return list(self.collection.get(where=flt, include=[])["ids"])
+
+    def _expiring(self, user_id: str, space: str, prefix: Sequence[str]) -> bool:
+        """Whether a document with an expiry was ever written under the prefix (an id read: cheap)."""
+        return self._has_prefix_row("expiring", user_id, space, prefix)
 
     @guarded
     def any_partial(self, user_id: str, space: str, prefix: Sequence[str]) -> bool:
-        """Whether any document under the prefix lacks some of its filter fields (``PARTIAL``): such documents
-        carry ``x<d>`` scope codes too, so this reads only them, not the scope."""
-        got = self.collection.get(
-            where={f"x{len(prefix)}": {"$eq": scope_code(user_id, space, prefix)}}, limit=1, include=[]
-        )
-        return bool(got["ids"])
+        """Whether a document lacking some of its filter fields (``PARTIAL``) was ever written under the prefix."""
+        return self._has_prefix_row("partial", user_id, space, prefix)
+
+    def _has_prefix_row(self, kind: str, user_id: str, space: str, prefix: Sequence[str]) -> bool:
+        got = self.collection.get(ids=[_prefix_row_id(kind, user_id, space, prefix)], include=["metadatas"])
+        return any((m or {}).get("user_id") == user_id for m in got["metadatas"] or [])
 
     @guarded
     def namespaces(self, user_id: str, space: str, prefix: Sequence[str]) -> list[tuple[str, ...]]:
@@ -611,6 +618,19 @@ class DocumentRows:
                 texts.append("")
                 metas.append(m)
             doomed.update(dead_markers)
+            for kind, field in (("expiring", "exp"), ("partial", PARTIAL)):
+                # the prefixes under which a document can expire, or lacks filter fields (kept until erasure)
+                for i in sorted(
+                    {
+                        _prefix_row_id(kind, user_id, row.space, row.namespace[:d])
+                        for row in puts
+                        if row.fields.get(field)
+                        for d in range(len(row.namespace) + 1)
+                    }
+                ):
+                    ids.append(i)
+                    texts.append("")
+                    metas.append({"user_id": user_id, kind: True})
             if not ids:  # deletes only: one delete call
                 self._delete_ids(list(doomed))
                 self._drop_vectors(stale_vectors)
@@ -766,15 +786,27 @@ class DocumentRows:
 
 
 def _live_scope(
-    user_id: str, space: str, prefix: Sequence[str], clauses: Sequence[tuple[str, str, Any]], at: float
+    user_id: str,
+    space: str,
+    prefix: Sequence[str],
+    clauses: Sequence[tuple[str, str, Any]],
+    at: float,
+    expiring: bool,
 ) -> Where:
-    """The where-filter of live documents under a prefix: rows without expiry by their ``p<d>`` code, rows with
-    one by their ``t<d>`` code and an expiry after ``at`` (that clause matches only rows that expire, so a
-    collection without them pays nothing for it), and the clauses of a filter."""
+    """The where-filter of live documents under a prefix, and the clauses of a filter. Under a prefix where no
+    document ever had an expiry it is one clause (``p<d>``), as a caller of Chroma would write it; elsewhere rows
+    with an expiry are found by their ``t<d>`` code and an expiry after ``at``. (Every clause costs Chroma a pass
+    over the rows it matches, whatever the limit, so none is added that is not needed.)"""
     d = len(prefix)
     code = scope_code(user_id, space, prefix)
-    scope: Where = {"$or": [{f"p{d}": code}, {"$and": [{f"t{d}": code}, {"exp": {"$gt": at}}]}]}
+    scope: Where = {f"p{d}": {"$eq": code}}
+    if expiring:
+        scope = {"$or": [scope, {"$and": [{f"t{d}": {"$eq": code}}, {"exp": {"$gt": at}}]}]}
     return {"$and": [scope, *({f: {op: v}} for f, op, v in clauses)]} if clauses else scope
+
+
+def _prefix_row_id(kind: str, user_id: str, space: str, prefix: Sequence[str]) -> str:
+    return f"{kind}:" + hashlib.sha256(json.dumps([user_id, space, list(prefix)]).encode()).hexdigest()[:40]
 
 
 def _unfindable(meta: dict[str, Any]) -> dict[str, Any]:
@@ -786,8 +818,6 @@ def _unfindable(meta: dict[str, Any]) -> dict[str, Any]:
 def _row_metadata(user_id: str, row: DocRow) -> dict[str, Any]:
     meta: dict[str, Any] = {"user_id": user_id, "depth": len(row.namespace)}
     meta.update(_scope_fields(user_id, row.space, row.namespace, row.fields.get("exp") is not None))
-    if row.fields.get(PARTIAL):
-        meta.update({"x" + k[1:]: v for k, v in _scope_fields(user_id, row.space, row.namespace, False).items()})
     meta.update((k, v) for k, v in row.fields.items() if v is not None)
     return meta
 
