@@ -62,10 +62,11 @@ def test_definition_is_valid_in_both_formats(with_seen: bool) -> None:
         {"op": "get", "key": "branch"},
         {"op": "set", "key": "plan", "value": {"steps": [1, 2]}},
         {"op": "list"},
-        {"op": "forget", "key": "branch"},
+        {"op": "delete", "key": "branch"},
     ):
         validator.validate(call)
-    assert not validator.is_valid({"op": "delete", "key": "x"})
+    assert not validator.is_valid({"op": "forget", "key": "x"}), "the old name is not advertised"
+    assert not validator.is_valid({"op": "remove", "key": "x"})
     assert not validator.is_valid({"key": "x"})
     assert not validator.is_valid({"op": "get", "key": "x", "extra": 1})
     assert validator.is_valid({"op": "seen", "key": "send_email", "value": {}}) is with_seen
@@ -75,7 +76,7 @@ def test_tool_exposes_seen_only_with_a_ledger(ephemeral_memory: Memory) -> None:
     plain = make_tool(ephemeral_memory, with_ledger=False)
     assert "seen" not in plain.anthropic()["input_schema"]["properties"]["op"]["enum"]
     assert plain.handle({"op": "seen", "key": "x", "value": {}}) == (
-        "error: unknown op 'seen'; use get, set, list or forget"
+        "error: unknown op 'seen'; use get, set, list or delete"
     )
     full = make_tool(ephemeral_memory)
     assert full.openai()["function"]["parameters"]["properties"]["op"]["enum"][-1] == "seen"
@@ -92,8 +93,10 @@ def test_each_op(memory: Memory) -> None:
     assert tool.handle({"op": "set", "key": "user_id", "value": 8}) == "ok: set user_id (unchanged)"
     assert tool.handle({"op": "get", "key": "BRANCH"}) == 'branch = "main"'
     assert tool.handle({"op": "list"}) == '2 keys, oldest first:\nbranch = "main"\nuser_id = 8'
-    assert tool.handle({"op": "forget", "key": "branch"}) == "ok: forgot branch"
-    assert tool.handle({"op": "forget", "key": "branch"}) == "branch was not set; nothing to forget"
+    assert tool.handle({"op": "delete", "key": "branch"}) == "ok: deleted branch"
+    assert tool.handle({"op": "delete", "key": "branch"}) == "branch was not set; nothing to delete"
+    tool.handle({"op": "set", "key": "branch", "value": "dev"})
+    assert tool.handle({"op": "forget", "key": "branch"}) == "ok: deleted branch", "the deprecated name still works"
     assert tool.state.list() == {"user_id": 8}
 
     seen = {"op": "seen", "key": "send_email", "value": {"to": "bob", "subject": "hi"}}
@@ -139,12 +142,12 @@ def test_long_answers_stay_short(tool: MemoryTool) -> None:
 
 # ------------------------------------------------------------------------------------------ bad input
 BAD_CALLS: list[tuple[object, str]] = [
-    ({"op": "delete", "key": "branch"}, "error: unknown op 'delete'; use get, set, list, forget or seen"),
-    ({"key": "branch"}, "error: missing op; use get, set, list, forget or seen"),
-    ({"op": 3, "key": "branch"}, "error: op must be a string (get, set, list, forget or seen), got number"),
+    ({"op": "remove", "key": "branch"}, "error: unknown op 'remove'; use get, set, list, delete or seen"),
+    ({"key": "branch"}, "error: missing op; use get, set, list, delete or seen"),
+    ({"op": 3, "key": "branch"}, "error: op must be a string (get, set, list, delete or seen), got number"),
     ({"op": "get"}, "error: op 'get' needs a key"),
-    ({"op": "forget", "key": None}, "error: op 'forget' needs a key"),
-    ({"op": "set", "key": "branch"}, "error: op 'set' needs a value; to delete a key use forget"),
+    ({"op": "delete", "key": None}, "error: op 'delete' needs a key"),
+    ({"op": "set", "key": "branch"}, "error: op 'set' needs a value; to remove a key use delete"),
     ({"op": "set", "key": ["branch"], "value": 1}, "error: key must be a string, got array"),
     ({"op": "set", "key": "!!!", "value": 1}, "error: key '!!!' has no letters or digits"),
     ({"op": "set", "key": "", "value": 1}, "error: key '' has no letters or digits"),
@@ -197,7 +200,7 @@ def test_gate_refusal_names_the_kind_not_the_value(
     assert secret not in answer
     assert snapshot(tool) == before
     assert tool.handle({"op": "get", "key": key}) == f'{key} = "harmless"'
-    assert all(secret not in str(c) for c in tool.state.log())
+    assert all(secret not in str(c) for c in tool.state.calls())
 
 
 def test_calls_through_the_tool_are_counted(tool: MemoryTool) -> None:
@@ -208,7 +211,7 @@ def test_calls_through_the_tool_are_counted(tool: MemoryTool) -> None:
     tool.handle({"op": "set", "key": "c", "value": "4111 1111 1111 1111"})
     tool.handle({"op": "delete"})  # refused before it reaches the state: not a state call
     stats = tool.state.stats()
-    assert stats["calls"] == {"get": 3, "set": 2, "list": 0, "forget": 0}
+    assert stats["calls"] == {"get": 3, "set": 2, "list": 0, "delete": 0}
     assert (stats["hits"], stats["misses"], stats["refused"]) == (2, 1, 1)
     assert stats["hit_rate"] == pytest.approx(2 / 3)
 
@@ -224,5 +227,5 @@ def test_async_handle(tool: MemoryTool) -> None:
     assert asyncio.run(run()) == [
         "ok: set a (added)",
         "a = [1, 2]",
-        "error: unknown op 'nope'; use get, set, list, forget or seen",
+        "error: unknown op 'nope'; use get, set, list, delete or seen",
     ]

@@ -1,4 +1,4 @@
-"""Working memory: session state (get, set, list, forget) and the side-effect ledger, over real Chroma."""
+"""Working memory: session state (get, set, list, delete) and the side-effect ledger, over real Chroma."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def raw(user: UserMemory, session_id: str = "t1") -> KeyedStore:
 
 
 # ------------------------------------------------------------------------------------------ every backend
-def test_get_set_list_forget(memory: Memory) -> None:
+def test_get_set_list_delete(memory: Memory) -> None:
     state = session(memory.user("alice"))
     assert state.get("branch") is None
     assert state.get("branch", "none") == "none"
@@ -43,8 +43,8 @@ def test_get_set_list_forget(memory: Memory) -> None:
     assert state.get("branch") == "main"
     assert state.get("plan") == {"steps": ["a", "b"], "done": 1}
     assert state.list() == {"branch": "main", "plan": {"steps": ["a", "b"], "done": 1}}
-    assert state.forget("branch") is True
-    assert state.forget("branch") is False
+    assert state.delete("branch") is True
+    assert state.delete("branch") is False
     assert state.get("branch") is None
     assert list(state.list()) == ["plan"]
 
@@ -58,7 +58,7 @@ def test_keys_are_canonical_and_list_keeps_insertion_order(memory: Memory) -> No
     assert state.set("user_id", 3).key == "user_id"
     assert state.get("USER ID") == 3
     assert list(state.list().items()) == [("user_id", 3), ("branch", "main"), ("ticket_number", "T-9")]
-    assert state.forget("userId") is True
+    assert state.delete("userId") is True
     assert list(state.list()) == ["branch", "ticket_number"]
 
 
@@ -114,7 +114,7 @@ def test_round_trip_across_processes(tmp_path: Path, embedding_function: object)
     done = subprocess.run([sys.executable, "-c", read], capture_output=True, text=True, check=True)
     items, stats, ids = json.loads(done.stdout)
     assert items == [["user_id", 8], ["branch", "main"]]
-    assert stats["calls"] == {"get": 2, "set": 3, "list": 1, "forget": 0}  # the reader's own list() adds one
+    assert stats["calls"] == {"get": 2, "set": 3, "list": 1, "delete": 0}  # the reader's own list() adds one
     assert stats["unflushed"] == 1
     assert (stats["hits"], stats["misses"], stats["hit_rate"]) == (1, 1, 0.5)
     assert ids == ["PR-45"]
@@ -214,7 +214,7 @@ def test_stats_hit_rate_is_exact_and_shared_by_handles(ephemeral_memory: Memory)
         session(alice).get(key)  # a new handle per call, as an adapter would make
     session(alice).list()
     stats = session(alice).stats()
-    assert stats["calls"] == {"get": 4, "set": 2, "list": 1, "forget": 0}
+    assert stats["calls"] == {"get": 4, "set": 2, "list": 1, "delete": 0}
     assert (stats["hits"], stats["misses"], stats["hit_rate"]) == (3, 1, 0.75)
     assert stats["unflushed"] == 5  # reads since the last write
     assert session(alice).flush() == 5
@@ -240,8 +240,8 @@ def test_writes_carry_the_counts_and_reads_never_create_rows(
         state.get("k")
     assert raw(alice, "reads-only").get(STATS_KEY)["hits"] == 3
     assert state.stats()["unflushed"] == 0
-    state.forget("k")
-    assert raw(alice, "reads-only").get(STATS_KEY)["forget"] == 1
+    state.delete("k")
+    assert raw(alice, "reads-only").get(STATS_KEY)["delete"] == 1
 
 
 def test_every_call_is_logged(ephemeral_memory: Memory) -> None:
@@ -250,16 +250,16 @@ def test_every_call_is_logged(ephemeral_memory: Memory) -> None:
     state.get("userId")
     state.get("nope")
     state.list()
-    state.forget("user_id")
+    state.delete("user_id")
     with pytest.raises(SensitiveDataError):
         state.set("pin", "my password is hunter2")
-    log = state.log()
+    log = state.calls()
     assert [(c.op, c.key, c.outcome) for c in log] == [
         ("set", "user_id", "added"),
         ("get", "user_id", "hit"),
         ("get", "nope", "miss"),
         ("list", "", "1 keys"),
-        ("forget", "user_id", "removed"),
+        ("delete", "user_id", "removed"),
         ("set", "pin", "refused"),
     ]
     assert all("hunter2" not in str(c) for c in log)
@@ -351,8 +351,8 @@ def test_async_twins(ephemeral_memory: Memory) -> None:
         listed = await state.alist()
         stats = await state.astats()
         await state.aflush()
-        forgot = await state.aforget("branchName")
-        log = await state.alog()
+        forgot = await state.adelete("branchName")
+        log = await state.acalls()
         await book.arecord("send", {"a": 1}, "#1")
         seen = await book.aseen("send", {"a": 1})
         entries = await book.aentries()

@@ -97,7 +97,7 @@ def make_machine(embedding_function: Any) -> type[RuleBasedStateMachine]:
             runtime = Runtime(user, thread)
             slot = self.state.setdefault((user, thread), {})
             if remove:
-                self.memory_tool(op="forget", key=key, runtime=runtime)
+                self.memory_tool(op="delete", key=key, runtime=runtime)
                 slot.pop(key, None)
             else:
                 value = f"{self.marker(user)} {word}"

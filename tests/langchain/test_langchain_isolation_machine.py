@@ -91,10 +91,10 @@ class LangChainDriver(Driver):
                 raise InvalidInputError(answer)
             return SimpleNamespace(key=found["key"], outcome=SimpleNamespace(value=found["outcome"]))
         if op == "session_forget":
-            answer = self.memory_tool(op="forget", key=p["key"], runtime=runtime(user_id, session))
+            answer = self.memory_tool(op="delete", key=p["key"], runtime=runtime(user_id, session))
             if answer.startswith("error:"):
                 raise InvalidInputError(answer)
-            return answer.startswith("ok: forgot")
+            return answer.startswith("ok: deleted")
         if op == "session_get":
             return self.memory.user(user_id).session(session).get(p["key"])
         if op == "session_list":

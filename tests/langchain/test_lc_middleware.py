@@ -231,7 +231,7 @@ def test_memory_tools_reach_the_right_user_and_thread(ephemeral_memory: Memory) 
             calling("memory", {"op": "list"}, "c4"),
             calling("recall", {"query": "which units?"}, "c5"),
             calling("remember", {"text": f"aws key {AWS_KEY}"}, "c6"),
-            calling("memory", {"op": "forget", "key": "target env"}, "c7"),
+            calling("memory", {"op": "delete", "key": "target env"}, "c7"),
             calling("memory", {"op": "explode"}, "c8"),
             AIMessage("done"),
         ]
@@ -244,7 +244,7 @@ def test_memory_tools_reach_the_right_user_and_thread(ephemeral_memory: Memory) 
     assert "target_env" in answers["c4"]
     assert "Prefers metric units" in answers["c5"] and answers["c5"].startswith("[20")
     assert answers["c6"].startswith("refused") and AWS_KEY not in answers["c6"]
-    assert answers["c7"].startswith("ok: forgot")
+    assert answers["c7"].startswith("ok: deleted")
     assert "error" in answers["c8"].lower()
     alice = ephemeral_memory.user("alice")
     assert [r.text for r in alice.list(kinds=[Kind.NOTE])] == ["Prefers metric units"]

@@ -193,8 +193,8 @@ def test_erasure_clears_working_memory_call_log(ephemeral_memory: Memory) -> Non
     state.get("diagnosis")
     ephemeral_memory.erase_user(VICTIM)
     after = ephemeral_memory.user(VICTIM).session("t1")
-    assert after.log() == [], "the call log still names the erased user's keys"
-    assert after.stats()["calls"] == {"get": 0, "set": 0, "list": 0, "forget": 0}
+    assert after.calls() == [], "the call log still names the erased user's keys"
+    assert after.stats()["calls"] == {"get": 0, "set": 0, "list": 0, "delete": 0}
     after.set("colour", "blue")
     stored = [i["value"] for i in ephemeral_memory.user(VICTIM).export()["store"] if i["key"] == "@stats"]
     assert stored == [] or stored[0].get("get", 0) == 0, "pre-erasure counts were written back"

@@ -137,7 +137,7 @@ def memtend_tools(
         return call
 
     def memory_op(
-        op: Literal["get", "set", "list", "forget"],
+        op: Literal["get", "set", "list", "delete", "forget"],
         runtime: ToolRuntime[Any, Any],
         key: str | None = None,
         value: Any = None,
@@ -146,7 +146,7 @@ def memtend_tools(
         return tool if isinstance(tool, str) else tool.handle(call_of(op, key, value))
 
     async def amemory_op(
-        op: Literal["get", "set", "list", "forget"],
+        op: Literal["get", "set", "list", "delete", "forget"],
         runtime: ToolRuntime[Any, Any],
         key: str | None = None,
         value: Any = None,

@@ -83,7 +83,7 @@ class SetResult:
 
 
 class SessionState(SessionScoped):
-    """Key-value working memory of one (user, session): ``get``, ``set``, ``list`` (insertion order), ``forget``.
+    """Key-value working memory of one (user, session): ``get``, ``set``, ``list`` (insertion order), ``delete``.
 
     Obtained from ``user.session(session_id)``; ``SessionState(user, session_id)`` builds the same thing.
     """
@@ -149,9 +149,10 @@ class SessionState(SessionScoped):
         self._after_read()
         return {i.key: i.value for i in items}
 
-    def forget(self, key: str) -> bool:
-        """Remove ``key`` (canonicalised); True if it was set."""
-        with self._call("forget", key) as call:
+    def delete(self, key: str) -> bool:
+        """Remove ``key`` (canonicalised) for good; True if it was set. (Named ``forget`` before: memtend's
+        ``forget`` archives by the retention schedule, ``delete`` removes.)"""
+        with self._call("delete", key) as call:
             call.key = name = canonical_key(key)
             tally = self._tally()
             with tally.lock:
@@ -163,7 +164,7 @@ class SessionState(SessionScoped):
                 call.outcome = "removed" if present else "absent"
                 stats = found.get(STATS_KEY)
                 if stats is not None:  # a write carries the counts, but never creates the stats row
-                    counts = stored_counts(stats) + tally.pending + Counter({"forget": 1})
+                    counts = stored_counts(stats) + tally.pending + Counter({"delete": 1})
                     self._store.put(STATS_KEY, dict(counts), expires_at=stats.expires_at)
                     tally.pending.clear()
                     call.persisted = True
@@ -194,8 +195,9 @@ class SessionState(SessionScoped):
             "unflushed": unflushed,
         }
 
-    def log(self) -> builtins.list[CallRecord]:  # `list` is a method here
-        """The calls made on this session in this process, oldest first (the newest ``LOG_SIZE``)."""
+    def calls(self) -> builtins.list[CallRecord]:  # `list` is a method here
+        """The calls made on this session in this process, oldest first (the newest ``LOG_SIZE``). (Named ``log``
+        before: ``log`` appends an event to a user's memory.)"""
         tally = self._tally()
         with tally.lock:
             return list(tally.log)
@@ -210,8 +212,8 @@ class SessionState(SessionScoped):
     async def alist(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.list)
 
-    async def aforget(self, key: str) -> bool:
-        return await asyncio.to_thread(self.forget, key)
+    async def adelete(self, key: str) -> bool:
+        return await asyncio.to_thread(self.delete, key)
 
     async def aflush(self) -> int:
         return await asyncio.to_thread(self.flush)
@@ -219,8 +221,8 @@ class SessionState(SessionScoped):
     async def astats(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.stats)
 
-    async def alog(self) -> builtins.list[CallRecord]:
-        return await asyncio.to_thread(self.log)
+    async def acalls(self) -> builtins.list[CallRecord]:
+        return await asyncio.to_thread(self.calls)
 
     # ------------------------------------------------------------------ machinery
     @contextmanager

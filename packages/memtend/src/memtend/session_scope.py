@@ -29,7 +29,7 @@ STATS_KEY = "@stats"  # canonical keys hold only word characters and dots, so th
 FLUSH_EVERY = 100  # reads counted in memory between two attempts to persist the counts
 LOG_SIZE = 200  # call records kept per session in this process
 MAX_TALLIES = 1_024  # sessions per store whose counts this process holds at once
-OPS = ("get", "set", "list", "forget")
+OPS = ("get", "set", "list", "delete")
 
 
 def check_session_id(session_id: object) -> str:

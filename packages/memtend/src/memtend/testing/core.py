@@ -126,7 +126,7 @@ class CoreDriver(Driver):
         if op == "session_get":
             return u.session(p["session"]).get(p["key"])
         if op == "session_forget":
-            return u.session(p["session"]).forget(p["key"])
+            return u.session(p["session"]).delete(p["key"])
         if op == "session_list":
             return u.session(p["session"]).list()
         if op == "ledger_record":
