@@ -33,7 +33,7 @@ _STATUSES = list(Status)
 _KIND_CODE = {kind: i for i, kind in enumerate(_KINDS)}
 _STATUS_CODE = {status: i for i, status in enumerate(_STATUSES)}
 _ACTIVE = frozenset({Status.ACTIVE})
-_NO_CUES: tuple[bool, frozenset[str], frozenset[str]] = (False, frozenset(), frozenset())
+_NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool] = (False, frozenset(), frozenset(), False)
 
 
 class UserIndex:
@@ -60,8 +60,9 @@ class UserIndex:
         self._values: list[frozenset[str]] = []  # what each record asserts (for conflicts)
         self._body_terms: list[frozenset[str]] = []  # its terms, speaker label left out (for conflicts)
         self._update_terms: list[frozenset[str]] = []  # terms of its sentences announcing a change
-        # for changes said in other words: (announces a change, people it names, names opening its sentences)
-        self._change_cues: list[tuple[bool, frozenset[str], frozenset[str]]] = []
+        # for changes said in other words: (announces a change, people it names, names opening its sentences,
+        # speaks in the first person)
+        self._change_cues: list[tuple[bool, frozenset[str], frozenset[str], bool]] = []
         self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
         self._next_seq = 0
         # ("session", name) or ("timeline", kind) -> its members, sorted (time, seq, slot)
@@ -155,7 +156,7 @@ class UserIndex:
         self._update_terms[slot] = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
         if record.kind in (Kind.NOTE, Kind.FACT):  # only notes and facts conflict in other words
             cues = (retrieval.announces_change(record.text), retrieval.people(record.text))
-            self._change_cues[slot] = (*cues, retrieval.leading_names(record.text))
+            self._change_cues[slot] = (*cues, retrieval.leading_names(record.text), retrieval.first_person(record.text))
         else:
             self._change_cues[slot] = _NO_CUES
         self._question[slot] = retrieval.is_question(record.text)
@@ -351,7 +352,7 @@ class UserIndex:
                 continue
             record = self._records[slot]
             assert record is not None
-            changes, people, names = self._change_cues[slot]
+            changes, people, names, first = self._change_cues[slot]
             claims.append(
                 Claim(
                     key=key,
@@ -361,6 +362,7 @@ class UserIndex:
                     changes=changes,
                     people=people,
                     names=names,
+                    first_person=first,
                     state=record.kind in (Kind.NOTE, Kind.FACT),
                     query_cosine=float(cosine[slot]),
                 )

@@ -47,6 +47,7 @@ __all__ = [
     "conflicts",
     "date_match",
     "demote_conflicts",
+    "first_person",
     "fuse",
     "has_time_words",
     "is_question",
@@ -343,6 +344,7 @@ class Claim:
     query_cosine: float = 0.0  # its closeness in meaning to the query
     names: frozenset[str] = frozenset()  # capitalised words opening its sentences that may be names ("Tom took")
     state: bool = False  # it describes how things are (a note or a fact), not something that happened (an event)
+    first_person: bool = False  # it speaks in the first person ("I", "my", "we")
 
 
 def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
@@ -589,13 +591,15 @@ def _starts_sentence(text: str, position: int) -> bool:
 def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
     """The last rule of :func:`conflicts`: a change said in other words, between two records that describe how
     things are (notes, facts: a logged event stays true of its time). Its closeness to the query is checked in
-    meaning, so the newer record need not score as high as the older on the query's words."""
+    meaning, so the newer record need not score as high as the older on the query's words; when both speak of
+    the user (first person, nobody else named) it may be half as far again below the older."""
+    about_self = newer.first_person and older.first_person and not newer.people and not older.people
     return (
         newer.state
         and older.state
         and newer.changes
         and similarity >= config.conflict_paraphrase_cosine
-        and newer.query_cosine >= older.query_cosine - config.conflict_paraphrase_drop
+        and newer.query_cosine >= older.query_cosine - config.conflict_paraphrase_drop * (1.5 if about_self else 1.0)
         and not newer.people - older.people
         and bool(older.values | older.names)
         and bool((newer.values | newer.names) - older.values - older.names)
@@ -639,6 +643,14 @@ def leading_names(text: str) -> frozenset[str]:
         if word not in _OPENERS and word not in _NOT_NAMES:
             out.add(word)
     return frozenset(out)
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|our|us)\b", re.IGNORECASE)
+
+
+def first_person(text: str) -> bool:
+    """Does a statement speak in the first person ("I moved", "my bank")?"""
+    return _FIRST_PERSON.search(statement_body(text).replace("\u2019", "'")) is not None
 
 
 def people(text: str) -> frozenset[str]:
