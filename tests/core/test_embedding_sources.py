@@ -67,6 +67,13 @@ def no_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "_locate_gt_model_dir", lambda: None)
 
 
+@pytest.fixture
+def direct_http(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chroma's download (httpx) goes straight to 127.0.0.1, whatever proxy the machine sets."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def _vectors(source: ModelSource) -> np.ndarray:
     return np.array(load_embedding_function(source)(SENTENCES))
 
@@ -143,7 +150,7 @@ def test_chromas_cache_without_the_package(onnx_dir: Path, cache: Path, no_packa
 
 
 @pytest.fixture
-def model_server(onnx_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def model_server(onnx_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct_http: None) -> Iterator[str]:
     """A local HTTP server offering Chroma's archive layout (``onnx/<six files>``) of our model."""
     served = tmp_path / "served"
     served.mkdir()
@@ -176,7 +183,7 @@ def test_chromas_cache_is_fetched_the_way_chroma_does(model_server: str, cache: 
 
 
 def test_nothing_available_and_no_network_names_every_fix(
-    cache: Path, no_package: None, monkeypatch: pytest.MonkeyPatch
+    cache: Path, no_package: None, direct_http: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ONNXMiniLM_L6_V2, "MODEL_DOWNLOAD_URL", "http://127.0.0.1:9/onnx.tar.gz")  # closed port
     with pytest.raises(EmbeddingModelUnavailableError) as caught:
