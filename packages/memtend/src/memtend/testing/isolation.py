@@ -79,12 +79,22 @@ HOSTILE_KEYS: tuple[str, ...] = (
     "ключ",
     "a" * 300,  # too long after canonicalising: refused
 )
-HOSTILE_NAMESPACES: tuple[str, ...] = ("session:s1", "$or", '{"$ne": ""}', "user_id", "ns/../x", "命名空间")
 SOURCES: tuple[Source, ...] = tuple(Source)
 WORDS = ("garden", "kayak", "teal", "invoice", "harbour", "violin", "orchard", "lantern", "meadow", "copper")
 MARKER_STEM = "zq"
 SESSION_ID = "thread-1"
 SESSION_NS, LEDGER_NS = f"session:{SESSION_ID}", f"ledger:{SESSION_ID}"
+# Store namespaces named like the core's own (the session state and ledger the machine uses): they must stay apart.
+HOSTILE_NAMESPACES: tuple[str, ...] = (
+    "session:s1",
+    SESSION_NS,
+    LEDGER_NS,
+    "$or",
+    '{"$ne": ""}',
+    "user_id",
+    "ns/../x",
+    "命名空间",
+)
 SESSION_KEYS: tuple[str, ...] = ("$or", '{"$ne": ""}', "$ne", "user_id", "User ID", "@stats", "$$")
 TOOLS: tuple[str, ...] = ("send_email", "$or", "deploy")
 
