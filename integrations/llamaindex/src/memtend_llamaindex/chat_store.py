@@ -12,39 +12,20 @@ no meaning here).
 
 from __future__ import annotations
 
-from typing import Any
-
 from llama_index.core.base.llms.types import ChatMessage
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.storage.chat_store.base_db import AsyncDBChatStore, MessageStatus
-from memtend import DocumentStore, Memory
 
 from memtend_llamaindex import history
-from memtend_llamaindex.backends import DEFAULT_BACKEND
-from memtend_llamaindex.handles import bind, checked_user, documents_of
 from memtend_llamaindex.messages import check_chat_message, check_chat_messages
+from memtend_llamaindex.user_sessions import UserSessionFields
 
 
-class MemtendChatStore(AsyncDBChatStore):
+class MemtendChatStore(UserSessionFields, AsyncDBChatStore):
     """An ``AsyncDBChatStore`` keeping one user's chat sessions in memtend."""
-
-    user_id: str = Field(description="The memtend user whose sessions this store holds.")
-    backend: str = Field(default=DEFAULT_BACKEND, description="Name of the registered memtend Memory to use.")
-    redact: bool = Field(default=False, description="Mask secrets in stored messages instead of refusing them.")
-
-    _memory: Memory | None = PrivateAttr(default=None)
-
-    def __init__(self, *, user_id: str, memory: Memory | None = None, backend: str = DEFAULT_BACKEND, **kw: Any):
-        user_id = checked_user(user_id, memory, type(self).__name__)
-        super().__init__(user_id=user_id, backend=backend, **kw)
-        self._memory = bind(memory, backend)
 
     @classmethod
     def class_name(cls) -> str:
         return "MemtendChatStore"
-
-    def _docs(self) -> DocumentStore:
-        return documents_of(self._memory, self.backend, self.user_id, redact=self.redact)
 
     async def get_messages(
         self,
