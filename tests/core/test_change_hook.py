@@ -98,3 +98,31 @@ def test_on_change_must_be_callable(embedding_function) -> None:  # type: ignore
 
     with pytest.raises(InvalidInputError):
         Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function, on_change="print")  # type: ignore[arg-type]
+
+
+def test_document_writes_redactions_and_deletes_are_seen(ephemeral_memory: Memory, seen: list[ChangeEvent]) -> None:
+    docs = ephemeral_memory.documents("hooked")
+    docs.put(("notes",), "a", {"text": "Prefers tea"})
+    assert _types(seen) == [("write", "document.put")]
+    assert seen[0].user_id == "hooked" and seen[0].record is None and seen[0].record_id
+    doc_id = seen[0].record_id
+    seen.clear()
+    with pytest.raises(SensitiveDataError):
+        docs.put(("notes",), "b", {"text": f"My card is {CARD}"})
+    assert seen == [], "a refused document reaches no hook"
+    masked = ephemeral_memory.documents("hooked", redact=True)
+    masked.put(("notes",), "c", {"text": f"My card is {CARD}"})
+    assert _types(seen) == [("write", "document.put"), ("redaction", "redact")]
+    assert seen[1].redacted and "4111" not in json.dumps([asdict(e) for e in seen], default=str)
+    seen.clear()
+    docs.put(("blobs",), "opaque", b"\x00\x01")  # bytes are not gated, but the write is still seen
+    assert _types(seen) == [("write", "document.put")]
+    seen.clear()
+    assert docs.delete(("notes",), "a")
+    assert _types(seen) == [("delete", "document.delete")] and seen[0].record_id == doc_id
+    seen.clear()
+    assert docs.delete_prefix(("notes",)) == 1
+    assert _types(seen) == [("delete", "document.delete")]
+    seen.clear()
+    ephemeral_memory.user("hooked").session("t1").set("branch", "main")  # working memory is documents too
+    assert seen and {e.type for e in seen} == {ChangeType.WRITE}, "session state is written as documents, and seen"

@@ -103,18 +103,19 @@ def check_json(value: Any, depth: int = 0) -> None:
 
 
 # --------------------------------------------------------------------------------------------- the gate
-def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> Any:
+def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> tuple[Any, tuple[str, ...]]:
     """The one place that decides what of a document passes the write gate (see the module docstring).
 
     The key and the value are read as one text (``name: value`` lines, so a detector sees a value beside its
-    field name, as in ``password: ...``). Returns the value to store: unchanged, or with sensitive values masked
-    when ``redact``. Raises :class:`SensitiveDataError` (naming kinds, never values) otherwise, and always when
-    the key itself holds sensitive data (a key cannot be masked and still name the document)."""
+    field name, as in ``password: ...``). Returns the value to store (unchanged, or with sensitive values masked
+    when ``redact``) and the kinds it masked. Raises :class:`SensitiveDataError` (naming kinds, never values)
+    otherwise, and always when the key itself holds sensitive data (a key cannot be masked and still name the
+    document)."""
     if mode == "off" or isinstance(value, bytes | bytearray | memoryview):
-        return value
+        return value, ()
     findings = write_gate.find_sensitive("\n".join([key, *write_gate.json_lines(value)]))
     if not findings:
-        return value
+        return value, ()
     key_findings = write_gate.find_sensitive(key)
     if not redact or key_findings:
         raise SensitiveDataError([f.kind for f in (key_findings or findings)])
@@ -122,7 +123,7 @@ def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> Any:
     left = write_gate.find_sensitive("\n".join([key, *write_gate.json_lines(masked)]))
     if left:
         raise SensitiveDataError([f.kind for f in left])
-    return masked
+    return masked, tuple(sorted({f.kind for f in findings}))
 
 
 # --------------------------------------------------------------------------------------------- encoding

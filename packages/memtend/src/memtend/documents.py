@@ -384,6 +384,7 @@ class DocumentStore:
         rows = self._rows.find(self.user_id, self._space, prefix, at=now(), text=False)
         if rows:
             self._rows.write(self.user_id, [], rows, {r.id: r for r in rows})
+            self._memory.emit_documents_changed(self.user_id, [], rows, {})
         return len(rows)
 
     def touch(self, namespace: Namespace, keys: Sequence[str], ttl: float) -> int:
@@ -428,16 +429,20 @@ class DocumentStore:
         t = now()
         planned: dict[str, tuple[int, PutDocument | DeleteDocument, DocRow | None]] = {}
         to_embed: dict[str, list[str]] = {}
+        masked: dict[str, tuple[str, ...]] = {}
         for n, op in enumerate(ops):
             ns = check_namespace(op.namespace)
             key = check_label(op.key, "key")
             row = None
             i = self._id(ns, key)
             to_embed.pop(i, None)
+            masked.pop(i, None)
             if isinstance(op, PutDocument):
-                row, texts = self._planned_row(ns, key, op, t)
+                row, texts, kinds = self._planned_row(ns, key, op, t)
                 if texts:
                     to_embed[i] = texts
+                if kinds:
+                    masked[i] = kinds
             planned[i] = (n, op, row)
         vectors = self._embed(to_embed)
         with self._rows.lock:
@@ -469,6 +474,8 @@ class DocumentStore:
                     {i: v for i, v in vectors.items() if i in written_ids},
                     markers,
                 )
+        if puts or deletes:
+            self._memory.emit_documents_changed(self.user_id, puts, deletes, masked)
         return written
 
     def _embed(self, texts: dict[str, list[str]]) -> dict[str, np.ndarray]:
@@ -483,12 +490,15 @@ class DocumentStore:
             start += len(ts)
         return out
 
-    def _planned_row(self, ns: Namespace, key: str, op: PutDocument, t: float) -> tuple[DocRow, list[str]]:
+    def _planned_row(
+        self, ns: Namespace, key: str, op: PutDocument, t: float
+    ) -> tuple[DocRow, list[str], tuple[str, ...]]:
+        """The row a put writes, the texts to embed for it, and the kinds of sensitive value the gate masked."""
         ttl = check_ttl(op.ttl)
         paths = check_index(op.index)
         if not isinstance(op.value, bytes | bytearray | memoryview):
             check_json(op.value)  # before the gate reads it
-        value = gated_value(op.value, key, self.gate, redact=self.redact)
+        value, masked = gated_value(op.value, key, self.gate, redact=self.redact)
         kind, text = encode_value(value)
         fields: dict[str, Any] = {"key": key, "created_at": t, "updated_at": t}
         if kind != "json":
@@ -502,7 +512,7 @@ class DocumentStore:
             texts = texts_at(value, paths)
         if texts:
             fields["vecs"] = len(texts)
-        return DocRow(self._id(ns, key), self._space, ns, text, fields), texts
+        return DocRow(self._id(ns, key), self._space, ns, text, fields), texts, masked
 
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Sequence[DocumentOp]) -> list[Any]:

@@ -14,7 +14,7 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +30,7 @@ from memtend.policies.changes import Change
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.records import Record, Status, check_user_id, now
 from memtend.results import ChangeEvent, CompactionReport, ErasureReceipt, Event, FactResult, ForgetReport, Hit
-from memtend.storage import Storage, persistent_client
+from memtend.storage import DocRow, Storage, persistent_client
 from memtend.usage import UsageWriter
 from memtend.user_index import UserIndex
 from memtend.user_memory import UserMemory
@@ -279,6 +279,19 @@ class Memory:
 
             drop_user_tallies(self.storage, uid)
         return changes.events(change, now(), counts)
+
+    def emit_documents_changed(
+        self,
+        user_id: str,
+        written: Sequence[DocRow],
+        deleted: Sequence[DocRow],
+        masked: Mapping[str, tuple[str, ...]],
+    ) -> None:
+        """Tell ``on_change`` about a document write that the document store has just applied (its own one
+        Chroma write; see :mod:`memtend.documents`)."""
+        if self.on_change is not None:
+            ids = [r.id for r in written], [r.id for r in deleted]
+            self._emit(changes.document_events(user_id, *ids, masked, now()))
 
     def _emit(self, events: list[ChangeEvent]) -> list[ChangeEvent]:
         hook = self.on_change

@@ -346,3 +346,22 @@ def events(change: Change, at: float, counts: Mapping[str, int] | None = None) -
     out += [ChangeEvent(ChangeType.ARCHIVE, uid, ops.get(r.id, "archive"), r.id, r, at) for r in change.archives]
     out += [ChangeEvent(ChangeType.DELETE, uid, ops.get(rid, "delete"), rid, None, at) for rid in change.deletes]
     return out
+
+
+def document_events(
+    user_id: str,
+    written: Sequence[str],
+    deleted: Sequence[str],
+    masked: Mapping[str, tuple[str, ...]],
+    at: float,
+) -> list[ChangeEvent]:
+    """What a change hook sees of a document write (store items, chat messages, checkpoints, session state):
+    one WRITE per document put (then a REDACTION naming the masked kinds), one DELETE per document removed.
+    Documents are not memory records, so ``record`` is None; ``record_id`` is the document's id."""
+    out: list[ChangeEvent] = []
+    for doc_id in written:
+        out.append(ChangeEvent(ChangeType.WRITE, user_id, "document.put", doc_id, None, at))
+        if masked.get(doc_id):
+            out.append(ChangeEvent(ChangeType.REDACTION, user_id, "redact", doc_id, None, at, masked[doc_id]))
+    out += [ChangeEvent(ChangeType.DELETE, user_id, "document.delete", doc_id, None, at) for doc_id in deleted]
+    return out
