@@ -76,9 +76,11 @@ def check_page(limit: object, offset: object) -> tuple[int, int]:
     return int(limit), int(offset)  # type: ignore[call-overload]
 
 
-def check_json(value: Any, depth: int = 0) -> None:
-    if depth > MAX_DEPTH:
-        raise InvalidInputError(f"value is nested deeper than {MAX_DEPTH} levels; flatten it")
+def check_json(value: Any, depth: int = 0, *, max_depth: int = MAX_DEPTH, max_str_chars: int | None = None) -> None:
+    """``value`` is JSON: finite numbers, str keys, valid unicode, nested at most ``max_depth`` levels and, when
+    ``max_str_chars`` is given, no string longer than that. Raises :class:`InvalidInputError` saying what to fix."""
+    if depth > max_depth:
+        raise InvalidInputError(f"value is nested deeper than {max_depth} levels; flatten it")
     if value is None or isinstance(value, bool | int):
         return
     if isinstance(value, float):
@@ -86,18 +88,20 @@ def check_json(value: Any, depth: int = 0) -> None:
             raise InvalidInputError(f"value holds {value}; only finite numbers can be stored")
         return
     if isinstance(value, str):
+        if max_str_chars is not None and len(value) > max_str_chars:
+            raise InvalidInputError(f"a string in the value is too large (over {max_str_chars} characters)")
         check_encodable(value, "a string in the value")
         return
     if isinstance(value, list | tuple):
         for v in value:
-            check_json(v, depth + 1)
+            check_json(v, depth + 1, max_depth=max_depth, max_str_chars=max_str_chars)
         return
     if isinstance(value, dict):
         for k, v in value.items():
             if not isinstance(k, str):
                 raise InvalidInputError(f"object keys in a value must be str, got {type(k).__name__}")
             check_encodable(k, "an object key in the value")
-            check_json(v, depth + 1)
+            check_json(v, depth + 1, max_depth=max_depth, max_str_chars=max_str_chars)
         return
     raise InvalidInputError(f"value holds a {type(value).__name__}, which is neither JSON nor bytes; convert it first")
 

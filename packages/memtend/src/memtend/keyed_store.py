@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memtend.document_values import check_json
 from memtend.documents import Document, PutDocument, core_documents, reserved_documents
 from memtend.errors import InvalidInputError
-from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_encodable, check_time, now
+from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_time, now
 from memtend.records import check_name as check_identifier
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def check_name(name: object, what: str) -> str:
 
 def check_value(value: Any) -> Any:
     """A value must be JSON: finite numbers, str keys, valid unicode, bounded depth and size."""
-    _check_json(value, 0)
+    check_json(value, max_depth=MAX_DEPTH, max_str_chars=MAX_TEXT_CHARS * 32)
     try:
         size = len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
     except (ValueError, RecursionError) as exc:  # e.g. an int too long to print as a JSON number
@@ -173,31 +173,3 @@ def check_value(value: Any) -> Any:
     if size > MAX_VALUE_BYTES:
         raise InvalidInputError(f"value is {size} bytes as JSON; the limit is {MAX_VALUE_BYTES}")
     return value
-
-
-def _check_json(value: Any, depth: int) -> None:
-    if depth > MAX_DEPTH:
-        raise InvalidInputError(f"value is nested deeper than {MAX_DEPTH} levels; flatten it")
-    if value is None or isinstance(value, bool | int):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidInputError(f"value holds {value}; only finite numbers can be stored")
-        return
-    if isinstance(value, str):
-        if len(value) > MAX_TEXT_CHARS * 32:
-            raise InvalidInputError("a string in the value is too large")
-        check_encodable(value, "value")
-        return
-    if isinstance(value, list | tuple):
-        for v in value:
-            _check_json(v, depth + 1)
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise InvalidInputError(f"dict keys in a value must be str, got {type(k).__name__}")
-            check_encodable(k, "value key")
-            _check_json(v, depth + 1)
-        return
-    raise InvalidInputError(f"value holds a {type(value).__name__}, which is not JSON; convert it first")
