@@ -384,7 +384,7 @@ class DocumentStore:
         rows = self._rows.find(self.user_id, self._space, prefix, at=now(), text=False)
         if rows:
             self._rows.write(self.user_id, [], rows, {r.id: r for r in rows})
-            self._memory.emit_documents_changed(self.user_id, [], rows, {})
+            self._memory._emit_documents_changed(self.user_id, [], rows, {})
         return len(rows)
 
     def touch(self, namespace: Namespace, keys: Sequence[str], ttl: float) -> int:
@@ -475,7 +475,7 @@ class DocumentStore:
                     markers,
                 )
         if puts or deletes:
-            self._memory.emit_documents_changed(self.user_id, puts, deletes, masked)
+            self._memory._emit_documents_changed(self.user_id, puts, deletes, masked)
         return written
 
     def _embed(self, texts: dict[str, list[str]]) -> dict[str, np.ndarray]:

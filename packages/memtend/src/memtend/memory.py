@@ -280,7 +280,7 @@ class Memory:
             drop_user_tallies(self.storage, uid)
         return changes.events(change, now(), counts)
 
-    def emit_documents_changed(
+    def _emit_documents_changed(
         self,
         user_id: str,
         written: Sequence[DocRow],
