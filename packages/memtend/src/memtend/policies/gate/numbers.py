@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -11,22 +12,46 @@ __all__ = ["card_hits", "iban_hits", "iban_valid", "luhn_valid", "national_id_hi
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Payment cards: digit runs (single spaces or dashes between groups) of 13-19 digits, a known issuer
-# prefix and length, and a valid Luhn check digit.
+# Payment cards: digit runs of 13-19 digits, a known issuer prefix and length, and a valid Luhn check digit.
+# Groups may be split by any separator people use (one or more spaces or tabs, a line break, a dash of any
+# kind, a dot, a slash, a comma, an underscore, or a mix); detectors read the normal form, so no-break spaces
+# are spaces, zero-width characters are gone and digits are ASCII. Only a single space or hyphen keeps any
+# grouping; other separators need the groups a card is printed with (fours, or 4-6-5 / 4-6-4), so dates,
+# IP addresses, prices and phone numbers written with dots or commas are not read as one number.
 
-_CARD_RUN = re.compile(r"(?<![0-9A-Za-z])(?<![0-9][ \-])[0-9]+(?:[ \-][0-9]+)*(?![0-9A-Za-z])")
+_CARD_SEP = r"(?:[ \t]{1,3}(?:(?:\r?\n|[\-‐‑‒–—−./,_])[ \t]{0,3})?|(?:\r?\n|[\-‐‑‒–—−./,_])[ \t]{0,3})"
+_CARD_RUN = re.compile(r"(?<![0-9A-Za-z])(?<![0-9][ \-])[0-9]+(?:" + _CARD_SEP + r"[0-9]+)*(?![0-9A-Za-z])")
 _CARD_GROUP = re.compile(r"[0-9]+")
-_CARD_WORDS = re.compile(
-    r"\b(?:card|visa|master ?card|amex|american express|discover|maestro|jcb|diners|credit|debit|cc|cvv|cvc"
-    r"|exp(?:iry|ires)?|charge|pay(?:ment)?)\b",
+_PLAIN_SEPS = frozenset((" ", "-"))
+_CARD_GROUPINGS = frozenset(((4, 6, 5), (4, 6, 4), (4, 4, 5), (4, 4, 4, 4, 3), (6, 13)))
+# Words that make a number a card even beside an id label; weaker ones ("pay", "charge") do not.
+_STRONG_CARD_WORDS = re.compile(
+    r"\b(?:card|visa|master ?card|amex|american express|discover|maestro|jcb|diners|cvv|cvc|exp(?:iry|ires)?)\b",
     re.IGNORECASE,
 )
-_NOT_CARD_LABEL = re.compile(
-    r"\b(?:order|invoice|inv|tracking|shipment|parcel|ref(?:erence)?|ticket|case|isbn|serial|imei|phone|tel"
-    r"|fax|mobile|id|sku|part|batch|lot|transaction|confirmation|booking)\b[ \t]*(?:no\.?|num(?:ber)?|#|id)?"
-    r"[ \t]*[:#]?[ \t]*$",
+# An id that is not a card (or not a national id) when it names the number just before it: "Order 4111...",
+# "employee number for Dana is 4111...", "SKU: 5265-...", "Part no. 123-45-6789".
+_ID_LABEL = re.compile(
+    r"\b(?:order|invoice|inv|tracking|shipment|parcel|waybill|ref(?:erence)?|ticket|case|isbn|ean|upc|gtin|asin"
+    r"|serial|imei|phone|tel|fax|mobile|id|sku|part|item|article|product|model|catalog(?:ue)?|batch|lot"
+    r"|transaction|confirmation|booking|employee|staff|member(?:ship)?|customer|client|badge|payroll|po)\b"
+    r"[ \t]*(?:no\.?|num(?:ber)?|#|id|code)?(?:[ \t]+(?:for|of)[ \t]+[^\s:=]{1,30}(?:[ \t]+[^\s:=]{1,30})?)?"
+    r"[ \t]*(?:is|was|:|=|#)?[ \t]*[:#]?[ \t]*$",
     re.IGNORECASE,
 )
+
+
+def id_label_before(text: str, start: int) -> bool:
+    """The number at ``start`` is named by an id label just before it (order, SKU, part, employee, ...)."""
+    return _ID_LABEL.search(text, max(0, start - 48), start) is not None
+
+
+def _card_shaped(groups: list[str]) -> bool:
+    """The groups are printed as a card is: one block, fours (the last may be shorter), or a scheme's shape."""
+    sizes = tuple(len(g) for g in groups)
+    if len(sizes) == 1 or sizes in _CARD_GROUPINGS:
+        return True
+    return all(n == 4 for n in sizes[:-1]) and 1 <= sizes[-1] <= 4
 
 
 def luhn_valid(digits: str) -> bool:
@@ -65,39 +90,46 @@ def _is_card(digits: str) -> bool:
     return 13 <= len(digits) <= 19 and _card_issuer_ok(digits) and luhn_valid(digits)
 
 
+def _card_context_near(text: str, start: int, end: int) -> bool:
+    """A strong card word just before the number or just after it ("card 4111...", "4111... exp 09/28")."""
+    return _STRONG_CARD_WORDS.search(text, max(0, start - 64), min(len(text), end + 24)) is not None
+
+
 def card_hits(text: str, lower: str) -> Iterator[Hit]:
     if not HAS_DIGITS.search(text):
         return
-    card_context: bool | None = None
     for run in _CARD_RUN.finditer(text):
         groups = [(m.start() + run.start(), m.end() + run.start()) for m in _CARD_GROUP.finditer(run.group())]
         total = sum(e - s for s, e in groups)
         if total < 13:
             continue
+        seps = {text[a:b] for (_, a), (b, _) in itertools.pairwise(groups)}
+        plain = seps <= _PLAIN_SEPS
         spans: list[tuple[int, int]] = []
-        if total <= 19 and _is_card("".join(text[s:e] for s, e in groups)):
-            spans.append((run.start(), run.end()))
-        elif len(groups) > 1:
+        if total <= 19:
+            values = [text[s:e] for s, e in groups]
+            if (plain or _card_shaped(values)) and _is_card("".join(values)):
+                spans.append((run.start(), run.end()))
+        if not spans and len(groups) > 1:
             # A card inside a longer run ("call 415 555 0132 4111 1111 1111 1111"): windows of whole groups
             # of at least 3 digits, as cards are written.
             for i in range(len(groups)):
-                digits = ""
+                values = []
+                digits = 0
                 for j in range(i, len(groups)):
                     s, e = groups[j]
                     if e - s < 3:
                         break
-                    digits += text[s:e]
-                    if len(digits) > 19:
+                    values.append(text[s:e])
+                    digits += e - s
+                    if digits > 19:
                         break
-                    if len(digits) >= 13 and _is_card(digits):
+                    if digits >= 13 and (plain or _card_shaped(values)) and _is_card("".join(values)):
                         spans.append((groups[i][0], e))
         if not spans:
             continue
-        if _NOT_CARD_LABEL.search(text, max(0, run.start() - 40), run.start()):
-            if card_context is None:
-                card_context = _CARD_WORDS.search(text) is not None
-            if not card_context:  # "Invoice 5499 ..." with no word about cards anywhere: an id, not a card
-                continue
+        if id_label_before(text, run.start()) and not _card_context_near(text, run.start(), run.end()):
+            continue  # "Invoice 5499 ...", "Employee number 4304...": an id, not a card
         for s, e in spans:
             yield s, e, "card"
 
@@ -180,14 +212,19 @@ _ID_WORDS = ("passport", "licen", "national", "insurance", "tax", "aadhaar", "pe
 def national_id_hits(text: str, lower: str) -> Iterator[Hit]:
     if not HAS_DIGITS.search(text):
         return
+    # Shaped like an SSN or a NINO but labelled as a part, order or SKU number: not an id. The words "SSN" or
+    # "social security" anywhere say otherwise (and the context rule below finds those numbers anyway).
+    id_words = "ss" in lower or "social" in lower or "insurance" in lower or "nino" in lower
     if "-" in text:
         for match in _SSN_DASHED.finditer(text):
-            yield match.start(), match.end(), "ssn"
-    if "ss" in lower or "social" in lower:
+            if id_words or not id_label_before(text, match.start()):
+                yield match.start(), match.end(), "ssn"
+    if id_words:
         for match in _SSN_CONTEXT.finditer(text):
             yield match.start(1), match.end(1), "ssn"
     for match in _UK_NINO.finditer(text):
-        yield match.start(), match.end(), "national_id"
+        if id_words or not id_label_before(text, match.start()):
+            yield match.start(), match.end(), "national_id"
     if any(word in lower for word in _ID_WORDS):
         for match in _ID_CONTEXT.finditer(text):
             value = match.group(1)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 
 from memtend.errors import InvalidInputError
 from memtend.policies.gate.common import OPAQUE, Finding, Hit, mask_markers
+from memtend.policies.gate.normalise import normalise
 from memtend.policies.gate.numbers import card_hits, iban_hits, national_id_hits
 from memtend.policies.gate.passwords import password_hits
 from memtend.policies.gate.policy import DEFAULT_POLICY, GatePolicy, check_custom_finding
@@ -38,13 +39,30 @@ def _policy(policy: GatePolicy | None) -> GatePolicy:
     return policy
 
 
-def _all_hits(masked: str, lower: str, policy: GatePolicy) -> Iterator[Hit]:
+def _all_hits(masked: str, policy: GatePolicy) -> Iterator[Hit]:
+    """Hits as spans of ``masked``: the built-in detectors read its normal form (NFKC, invisible characters
+    dropped, ASCII digits) and their spans are mapped back; custom detectors read ``masked`` itself."""
+    normal = normalise(masked)
+    scan = normal.text
+    lower = scan.lower()
     for detector in _DETECTORS:
-        yield from detector(masked, lower)
+        for start, end, kind in detector(scan, lower):
+            # Never let a span start or end inside an earlier marker.
+            while start < end and scan[start] == OPAQUE:
+                start += 1
+            while end > start and scan[end - 1] == OPAQUE:
+                end -= 1
+            if start < end:
+                yield (*normal.span(start, end), kind)
     for custom in policy.detectors:
         for finding in custom(masked):
             checked = check_custom_finding(custom, finding, len(masked))
             yield checked.start, checked.end, checked.kind
+
+
+def _allowed(policy: GatePolicy, kind: str, value: str) -> bool:
+    """An allowed value, as written or in normal form (an allowed test card written in full-width digits)."""
+    return policy.allow.allows(kind, value) or policy.allow.allows(kind, normalise(value).text)
 
 
 def find_sensitive(text: str, *, policy: GatePolicy | None = None) -> list[Finding]:
@@ -58,16 +76,15 @@ def find_sensitive(text: str, *, policy: GatePolicy | None = None) -> list[Findi
     if not text:
         return []
     masked = mask_markers(text)
-    lower = masked.lower()
     policy = _policy(policy)
     hits: list[Hit] = []
-    for start, end, kind in _all_hits(masked, lower, policy):
+    for start, end, kind in _all_hits(masked, policy):
         # Never let a span start or end inside an earlier marker.
         while start < end and masked[start] == OPAQUE:
             start += 1
         while end > start and masked[end - 1] == OPAQUE:
             end -= 1
-        if start < end and not (policy.allow and policy.allow.allows(kind, text[start:end])):
+        if start < end and not (policy.allow and _allowed(policy, kind, text[start:end])):
             hits.append((start, end, kind))
     if not hits:
         return []
