@@ -11,10 +11,14 @@ __all__ = ["password_hits"]
 
 
 _PASSWORD_KEY = re.compile(
-    r"(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase|code)?|pwd|pw|pin(?:[ \t]*(?:code|number))?|contrase[ñn]a"
-    r"|passwort|mot[ \t]+de[ \t]+passe)(?![A-Za-z])(?:[_\-][A-Za-z0-9]{1,20}){0,2}",
+    r"(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase|code)?|pwd|pw|pin(?:[ \t]*(?:code|number))?|contrase[ñn]as?"
+    r"|passwort|kennwort|mot[ \t]+de[ \t]+passe|mdp|clave|(?-i:[A-Z][A-Z0-9]{1,15}(?:PASSWORD|PASSWD|PWD)))"
+    r"(?![A-Za-z])(?:[_\-][A-Za-z0-9]{1,20}){0,2}",
     re.IGNORECASE,
 )
+# Keys that are also ordinary words or abbreviations ("boarding pass", "la clave del éxito", an MDP in a paper):
+# only a value that cannot be an ordinary word counts.
+_AMBIGUOUS_KEYS = frozenset(("pass", "clave", "mdp"))
 # How the value is introduced; each with how strong the value must look.
 _SEP_ASSIGN = re.compile(r"[\"']?[ \t]*(?:\([^()\n]{0,20}\))?[ \t]*(?::=|=>|==?|:|->)[ \t]*(?:\r?\n[ \t]*)?")
 _SEP_IS = re.compile(
@@ -24,9 +28,19 @@ _SEP_IS = re.compile(
     r"(?:[ \t]+(?:now|still|currently|just|actually|simply|always))?[ \t]*:?[ \t]*",
     re.IGNORECASE,
 )
+# German, French and Spanish: "das Passwort für das WLAN lautet X", "le mot de passe du wifi est X",
+# "mon mdp c'est X", "la contraseña del banco es X". These verbs also introduce states ("ist abgelaufen",
+# "est trop court"), so the value must look like a password.
+_SEP_FOREIGN = re.compile(
+    r"(?:[ \t]+(?:für|fuer|vom|von|zum|zur|des|du|de|del|pour|para|por)[ \t]+"
+    r"(?:(?:das|die|den|dem|der|le|la|l'|l’|les|el|los|las|mon|ma|mes|mi|mis|tu|ton|ta|unser|unsere|unseren"
+    r"|mein|meine|meinen|notre|nuestro|nuestra)[ \t]*)?[^\s:=\x00]{1,40})?"
+    r"(?:[ \t]+(?:ist|lautet|war|hei(?:ß|ss)t|est|était|c'est|c’est|es|era|sería))[ \t]*:?[ \t]*",
+    re.IGNORECASE,
+)
 _SEP_TO = re.compile(r"[ \t]+(?:is[ \t]+)?(?:(?:set|changed|updated|reset)[ \t]+)?to[ \t]+", re.IGNORECASE)
 _SEP_SPACE = re.compile(r"[ \t]+")
-_QUOTED_VALUE = re.compile(r"[\"'`“‘]([^\"'`“”‘’\n\x00]{1,128})[\"'`”’]")
+_QUOTED_VALUE = re.compile(r"[\"'`“‘«„][ \t]?([^\"'`“”‘’«»„\n\x00]{1,128}?)[ \t]?[\"'`”’»“]")
 _BARE_VALUE = re.compile(r"[^\s\x00]{1,128}")
 _TRAILING_PUNCT = ".,;:)]}>\"'”’"
 
@@ -80,7 +94,7 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
     return (start, end, False) if end > start else None
 
 
-_PASSWORD_WORDS = ("pass", "pw", "pin", "contrase")  # "passwort", "mot de passe" contain "pass"
+_PASSWORD_WORDS = ("pass", "pw", "pin", "contrase", "kennwort", "mdp", "clave")  # "passwort" holds "pass"
 
 
 def password_hits(text: str, lower: str) -> Iterator[Hit]:
@@ -89,9 +103,9 @@ def password_hits(text: str, lower: str) -> Iterator[Hit]:
     for key in _PASSWORD_KEY.finditer(text):
         word = key.group().lower()
         is_pin = word.startswith("pin")
-        ambiguous = word == "pass"  # "my pass is Gold", "boarding pass" : only a password-like value counts
-        for sep, strength in ((_SEP_ASSIGN, "weak"), (_SEP_IS, "medium"), (_SEP_TO, "strong"),
-                              (_SEP_SPACE, "strong")):  # fmt: skip
+        ambiguous = word in _AMBIGUOUS_KEYS  # "my pass is Gold", "boarding pass": only a password-like value
+        for sep, strength in ((_SEP_ASSIGN, "weak"), (_SEP_IS, "medium"), (_SEP_FOREIGN, "strong"),
+                              (_SEP_TO, "strong"), (_SEP_SPACE, "strong")):  # fmt: skip
             m = sep.match(text, key.end())
             if m is None:
                 continue

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 
 from memtend.errors import InvalidInputError
 from memtend.policies.gate.common import OPAQUE, Finding, Hit, mask_markers
+from memtend.policies.gate.credentials import credential_hits, url_password_hits
 from memtend.policies.gate.normalise import normalise
 from memtend.policies.gate.numbers import card_hits, iban_hits, national_id_hits
 from memtend.policies.gate.passwords import password_hits
@@ -22,6 +23,8 @@ _DETECTORS: tuple[Callable[[str, str], Iterator[Hit]], ...] = (
     iban_hits,
     national_id_hits,
     password_hits,
+    credential_hits,
+    url_password_hits,
     secret_hits,
 )
 _GENERIC_KINDS = {"secret": 3, "password": 2, "pin": 2, "national_id": 1}
