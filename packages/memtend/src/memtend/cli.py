@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -97,6 +98,17 @@ def cmd_erase(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
         receipt = mem.erase_user(args.user)
         print(f"erased {args.user}: {receipt.total} rows ({receipt.counts})")
+
+
+def cmd_scrub(args: argparse.Namespace) -> None:
+    from memtend.store_purge import scrub_folder
+
+    folder = args.path or os.environ.get("MEMTEND_PATH") or ".memtend"
+    try:
+        report = scrub_folder(folder)
+    except FileNotFoundError as exc:
+        raise SystemExit(f"memtend scrub: {exc}") from None
+    print(f"scrubbed {report.path}: {report.bytes_before} -> {report.bytes_after} bytes in {report.seconds:.2f} s")
 
 
 def cmd_stats(args: argparse.Namespace) -> None:
@@ -249,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--reject", metavar="ID")
     p = command("erase", cmd_erase, "remove a user from every collection")
     p.add_argument("--user", required=True)
+    command("scrub", cmd_scrub, "rewrite a store's files so no erased byte survives (stop a server using it first)")
     p = command("stats", cmd_stats, "counts per user")
     p.add_argument("--user")
     return parser

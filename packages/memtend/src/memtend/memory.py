@@ -278,6 +278,13 @@ class Memory:
             from memtend.session import drop_user_tallies
 
             drop_user_tallies(self.storage, uid)
+            folder = self.storage.local_folder()
+            if folder is not None:  # what Chroma's files keep of deleted rows (a server's operator: see README)
+                from memtend.store_purge import scrub_sqlite, scrub_vector_indexes, sqlite_file
+
+                with self.storage.documents.lock:  # no document write saves a vector index meanwhile
+                    scrub_vector_indexes(folder)
+                scrub_sqlite(sqlite_file(folder))
         return changes.events(change, now(), counts)
 
     def _emit_documents_changed(

@@ -46,6 +46,9 @@ _UNUSED_GRAPH = {"ef_construction": 16, "max_neighbors": 4}
 _SMALL_SYNC_THRESHOLD = 10  # history rows with 35 KB documents: 19 ms per add at 100, 12 ms at 10
 _SCRUB_BATCH = 100  # record ids per history lookup when scrubbing
 _CONTENT_FIELDS = ("text", "value", "extra")
+_CHROMA_SYNC_THRESHOLD = 1_000  # Chroma's default, for a collection whose configuration does not say
+_SAVE_ID = "memtend-save-index-"  # ids that never exist: updates of them only make Chroma count log records
+_SAVE_KEY = "memtend_save_index"
 
 
 def _connection_errors() -> tuple[type[BaseException], ...]:
@@ -316,14 +319,36 @@ class Storage:
     # ---------------------------------------------------------------- whole users
     @guarded
     def erase_user(self, user_id: str) -> dict[str, int]:
-        """Delete every row of the user from every collection; counts per collection."""
+        """Delete every row of the user from every collection; counts per collection.
+
+        What Chroma keeps of deleted rows is cleared where its API reaches: the vectors of the user's rows are
+        overwritten before they are deleted (the vector index keeps the vectors of deleted items), and every
+        collection that holds rows is made to save its vector index, which lets Chroma drop its write-ahead log
+        (``embeddings_queue``) up to that point. What SQLite keeps in the database file is cleared by
+        :func:`memtend.store_purge.scrub_sqlite` (run by ``Memory.erase_user`` on a local folder)."""
         counts = {}
         for name, col in self.collections().items():
             ids = col.get(where=where(user_id), include=[])["ids"]
+            if name in ("memories", "document_vectors"):  # the others hold one constant vector per row
+                _blank_vectors(col, ids)
             for start in range(0, len(ids), _WRITE_BATCH):
                 col.delete(ids=ids[start : start + _WRITE_BATCH], where=where(user_id))
             counts[name] = len(ids)
+            if ids or col.count():
+                _save_vector_index(col)
         return counts
+
+    def local_folder(self) -> str | None:
+        """The folder of an embedded (``PersistentClient``) store; None for an in-memory or a server client."""
+        try:
+            settings = self.client.get_settings()
+        except Exception:
+            return None
+        if not getattr(settings, "is_persistent", False) or str(getattr(settings, "chroma_api_impl", "")).endswith(
+            "FastAPI"
+        ):
+            return None
+        return str(settings.persist_directory) if settings.persist_directory else None
 
     @guarded
     def count_user(self, user_id: str) -> dict[str, int]:
@@ -352,6 +377,36 @@ def _delete_existing(collection: Collection, ids: list[str], flt: Where) -> int:
     if existing:
         collection.delete(ids=existing, where=flt)
     return len(existing)
+
+
+def _blank_vectors(collection: Collection, ids: Sequence[str]) -> None:
+    """Overwrite the vectors of rows about to be deleted with a constant one: Chroma's vector index marks a deleted
+    item and keeps its vector in its file, so what it keeps is then this constant."""
+    if not ids:
+        return
+    got = collection.get(ids=list(ids[:1]), include=["embeddings"])
+    vectors = got.get("embeddings")
+    if vectors is None or not len(vectors):
+        return
+    blank = np.zeros((1, len(vectors[0])), dtype=np.float32)
+    blank[0, 0] = 1.0
+    for start in range(0, len(ids), _WRITE_BATCH):
+        chunk = list(ids[start : start + _WRITE_BATCH])
+        collection.update(ids=chunk, embeddings=np.repeat(blank, len(chunk), axis=0))
+
+
+def _save_vector_index(collection: Collection) -> None:
+    """Make Chroma save the collection's vector index now, so that its write-ahead log is purged up to here.
+
+    A local Chroma (embedded, or a ``chroma run`` server) saves the index after every ``sync_threshold`` log
+    records, and then deletes the log records the saved index and the metadata tables both hold. Updates of ids
+    that do not exist are such records and change nothing, so ``sync_threshold`` of them make it save."""
+    hnsw = (getattr(collection, "configuration_json", None) or {}).get("hnsw") or {}
+    threshold = int(hnsw.get("sync_threshold") or _CHROMA_SYNC_THRESHOLD)
+    ids = [f"{_SAVE_ID}{n}" for n in range(threshold)]
+    for start in range(0, len(ids), _WRITE_BATCH):
+        chunk = ids[start : start + _WRITE_BATCH]
+        collection.update(ids=chunk, metadatas=[{_SAVE_KEY: None} for _ in chunk])
 
 
 def _expanded(snapshot: Any) -> dict[str, Any] | None:
