@@ -118,6 +118,7 @@ def test_credentials_without_the_word_password(before: str, value: str, after: s
         "sshpass -p $SSHPASS ssh host",
         "curl -u $USER:$TOKEN https://api",
         "ssh -p 2222 deploy@host",
+        "redis-cli -p 6380 ping",
         "docker run -p 8080:80 nginx",
         "Use the -p flag to set the port in ssh.",
         "credentials: see the vault",

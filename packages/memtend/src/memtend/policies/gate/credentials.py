@@ -78,9 +78,12 @@ _MYSQL = r"(?:mysql(?:dump|admin|import|show|check|pump|sh)?|mariadb(?:-dump|-ad
 _CLI_ATTACHED = re.compile(  # "mysql -pSECRET", "sshpass -pSECRET": any value
     r"(?<![\w\-])(?:" + _MYSQL + r"|sshpass)[ \t][^\n|;&]{0,120}?(?<=[ \t])-p(?![ \t\-])" + _VALUE
 )
-_CLI_SPACED = re.compile(  # "mysql -p SECRET" (strong values only: "-p shop" names a database), "sshpass -p X"
-    r"(?<![\w\-])(" + _MYSQL + r"|sshpass|redis-cli|docker[ \t]+login|podman[ \t]+login)[ \t][^\n|;&]{0,120}?"
-    r"(?<=[ \t])(?:-p|-a|--pass(?:word)?)[ \t]+" + _VALUE
+# "mysql -p SECRET" (strong values only: "-p shop" names a database), "sshpass -p X", "redis-cli -a X" (its -p is
+# the port), "docker login -p X". Each command with its own password flags.
+_CLI_SPACED = re.compile(
+    r"(?<![\w\-])(?:(" + _MYSQL + r")[ \t][^\n|;&]{0,120}?(?<=[ \t])(?:-p|--password)"
+    r"|(?:sshpass|(?:docker|podman)[ \t]+login)[ \t][^\n|;&]{0,120}?(?<=[ \t])(?:-p|--password)"
+    r"|redis-cli[ \t][^\n|;&]{0,120}?(?<=[ \t])(?:-a|--pass))[ \t]+" + _VALUE
 )
 _CURL_USER = re.compile(
     r"(?<![\w\-])curl[ \t][^\n|;&]{0,200}?(?<=[ \t])(?:-u|--user)[ \t]*['\"]?[^\s:'\"]{1,64}:([^\s'\"]{1,128})"
@@ -135,7 +138,7 @@ def credential_hits(text: str, lower: str) -> Iterator[Hit]:
         start, end = _unquote(*match.span(2), text)
         quoted = text[match.start(2)] in "'\""
         value = text[start:end]
-        strict = match.group(1).startswith(("mysql", "mariadb"))  # "-p shop": a database name after a prompt
+        strict = match.group(1) is not None  # mysql: "-p shop" is a database name after a password prompt
         if start < end and (_strong(value) or (_weak(value) and (quoted or not strict))):
             yield start, end, "password"
     if "curl" in lower:
