@@ -126,7 +126,7 @@ def memtend_tools(
                 "error: the memory tool keeps state per conversation thread and this run has none; "
                 "run the agent with a checkpointer and config={'configurable': {'thread_id': ...}}"
             )
-        return MemoryTool(user.session(thread))
+        return MemoryTool(user.session(thread), source=source_of(runtime))
 
     def call_of(op: str, key: str | None, value: Any) -> dict[str, Any]:
         call: dict[str, Any] = {"op": op}

@@ -13,11 +13,18 @@ import binascii
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from memtend.errors import DocumentTooLargeError, InvalidInputError, MemtendError, SensitiveDataError
+from memtend.errors import (
+    DocumentTooLargeError,
+    InvalidInputError,
+    MemtendError,
+    SensitiveDataError,
+    SensitiveIdentifierError,
+)
 from memtend.policies import gate as write_gate
 from memtend.records import MAX_KEY_CHARS, check_encodable
 
@@ -107,27 +114,128 @@ def check_json(value: Any, depth: int = 0, *, max_depth: int = MAX_DEPTH, max_st
 
 
 # --------------------------------------------------------------------------------------------- the gate
-def gated_value(value: Any, key: str, mode: GateMode, *, redact: bool) -> tuple[Any, tuple[str, ...]]:
-    """The one place that decides what of a document passes the write gate (see the module docstring).
+# The one place that decides what of a JSON value (a document, a session value, a ledger entry, record metadata)
+# passes the write gate. Each scalar is read beside its field name (``password: ...``), and every string of the
+# value is also read joined with single spaces, so a secret split across list items or lines (``["password",
+# "hunter22"]``, a card number over four lines) is seen too. Identifiers (keys, namespace labels, session ids,
+# tool names) are refused when they hold sensitive data: they name what is stored and cannot be masked.
 
-    The key and the value are read as one text (``name: value`` lines, so a detector sees a value beside its
-    field name, as in ``password: ...``). Returns the value to store (unchanged, or with sensitive values masked
-    when ``redact``) and the kinds it masked. Raises :class:`SensitiveDataError` (naming kinds, never values)
-    otherwise, and always when the key itself holds sensitive data (a key cannot be masked and still name the
-    document)."""
-    if mode == "off" or isinstance(value, bytes | bytearray | memoryview):
+JsonPath = tuple[str | int, ...]
+_WHITESPACE = re.compile(r"\s+")
+
+
+def gate_identifier(name: str, what: str) -> str:
+    """``name`` if it holds no sensitive data; else :class:`SensitiveIdentifierError` naming ``what`` and the kinds
+    found (never the value)."""
+    findings = write_gate.find_sensitive(name)
+    if findings:
+        raise SensitiveIdentifierError(what, [f.kind for f in findings])
+    return name
+
+
+def gated_value(
+    value: Any, key: str, mode: GateMode, *, redact: bool, namespace: Namespace = ()
+) -> tuple[Any, tuple[str, ...]]:
+    """What of a document passes the write gate: its namespace labels and key must hold no sensitive data (they
+    name the document: :class:`SensitiveIdentifierError`); the value goes through :func:`gated_json`.
+    ``mode="off"`` gates nothing; ``bytes`` values are not gated (their labels and key still are)."""
+    if mode == "off":
         return value, ()
-    findings = write_gate.find_sensitive("\n".join([key, *write_gate.json_lines(value)]))
+    for label in namespace:
+        gate_identifier(label, "a namespace label")
+    gate_identifier(key, "the document key")
+    if isinstance(value, bytes | bytearray | memoryview):
+        return value, ()
+    return gated_json(value, key, redact=redact)
+
+
+def gated_json(value: Any, name: str = "", *, redact: bool) -> tuple[Any, tuple[str, ...]]:
+    """``value`` (JSON, under field ``name``) as the write gate lets it be stored, and the kinds it masked.
+
+    Object keys and scalars are read as ``name: value`` lines, and all strings together joined by spaces. A
+    finding raises :class:`SensitiveDataError` (kinds only, never values) unless ``redact``: then values are
+    masked field by field (``[REDACTED:<kind>]``), a secret split over several strings masks each of them whole,
+    and what still cannot be masked is refused."""
+    findings = _findings(value, name)
     if not findings:
         return value, ()
-    key_findings = write_gate.find_sensitive(key)
-    if not redact or key_findings:
-        raise SensitiveDataError([f.kind for f in (key_findings or findings)])
-    masked = write_gate.redact_json(value)
-    left = write_gate.find_sensitive("\n".join([key, *write_gate.json_lines(masked)]))
-    if left:
-        raise SensitiveDataError([f.kind for f in left])
-    return masked, tuple(sorted({f.kind for f in findings}))
+    if not redact:
+        raise SensitiveDataError([kind for kind, _ in findings])
+    kinds = {kind for kind, _ in findings}
+    masked = write_gate.redact_json({name: value}) if name else write_gate.redact_json(value)
+    masked = next(iter(masked.values())) if name else masked
+    left = _findings(masked, name)
+    if left:  # what field-by-field masking missed (a secret split over strings): mask those strings whole
+        whole = {path: kind for kind, paths in left for path in paths}
+        if not whole or any(not paths for _, paths in left):
+            raise SensitiveDataError([kind for kind, _ in left])
+        masked = _replaced(masked, {p: f"[REDACTED:{k}]" for p, k in whole.items()})
+        left = _findings(masked, name)
+        if left:
+            raise SensitiveDataError([kind for kind, _ in left])
+    return masked, tuple(sorted(kinds))
+
+
+def gated_metadata(extra: dict[str, Any], *, redact: bool) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Record metadata (flat, already validated) as the write gate lets it be stored, and the kinds it masked: a
+    key holding sensitive data is refused (it names a filter field), values are read and masked like JSON."""
+    for name in extra:
+        gate_identifier(name, "a metadata key")
+    return gated_json(extra, redact=redact) if extra else (extra, ())
+
+
+def _findings(value: Any, name: str) -> list[tuple[str, set[JsonPath]]]:
+    """Each finding in the gate's reading of ``value``: its kind and the paths of the scalars it covers (empty
+    when it lies in an object key, which masking handles by itself)."""
+    spans: list[tuple[int, int, JsonPath | None]] = []
+    lines: list[str] = []
+    strings: list[tuple[JsonPath, str]] = []
+    at = 0
+    for path, field, scalar, is_key in _reading(value, name):
+        text = scalar if isinstance(scalar, str) else json.dumps(scalar)
+        line = f"{field}: {text}" if field and not is_key else text
+        lines.append(line)
+        spans.append((at, at + len(line), None if is_key else path))
+        at += len(line) + 1
+        if isinstance(scalar, str) and not is_key:
+            strings.append((path, scalar))
+    out: list[tuple[str, set[JsonPath]]] = []
+    for f in write_gate.find_sensitive("\n".join(lines)):
+        out.append((f.kind, {p for a, b, p in spans if p is not None and a < f.end and f.start < b}))
+    if len(strings) > 1 or any(_WHITESPACE.search(t.replace(" ", "")) or "  " in t for _, t in strings):
+        pieces, at, joined = [], 0, []
+        for path, text in strings:
+            flat = _WHITESPACE.sub(" ", text).strip()
+            if flat:
+                joined.append(flat)
+                pieces.append((at, at + len(flat), path))
+                at += len(flat) + 1
+        for f in write_gate.find_sensitive(" ".join(joined)):
+            out.append((f.kind, {p for a, b, p in pieces if a < f.end and f.start < b}))
+    return out
+
+
+def _reading(value: Any, name: str, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str, Any, bool]]:
+    """(path, field name, scalar, is_key) for every object key and scalar of ``value``, depth first."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield (*path, k), "", k, True
+            yield from _reading(v, k, (*path, k))
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from _reading(v, name, (*path, i))
+    else:
+        yield path, name, value, False
+
+
+def _replaced(value: Any, at: dict[JsonPath, str], path: JsonPath = ()) -> Any:
+    if path in at:
+        return at[path]
+    if isinstance(value, dict):
+        return {k: _replaced(v, at, (*path, k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_replaced(v, at, (*path, i)) for i, v in enumerate(value)]
+    return value
 
 
 # --------------------------------------------------------------------------------------------- encoding

@@ -23,10 +23,12 @@ of their own. Get a store with ``memory.user(uid).documents()`` (no I/O on creat
   metadata, so scalar filters are evaluated by Chroma; others are checked in Python over the namespace.
 
 The write gate, decided in one place (:func:`memtend.document_values.gated_value`): with ``gate="text"`` (the
-default) every str in a JSON value, every object key in it and the document key pass the core's write gate,
-because text in a chat message or a store item is text a person or a model wrote: a secret raises
-:class:`SensitiveDataError` (or is masked with ``redact=True``) and nothing of the call is written. ``bytes``
-values (serialized checkpoints, opaque blobs) are never gated. ``gate="off"`` is for stores of opaque data only.
+default) every str in a JSON value, every object key in it, the document key and the namespace labels pass the
+core's write gate, because text in a chat message or a store item is text a person or a model wrote: a secret in
+the value raises :class:`SensitiveDataError` (or is masked with ``redact=True``), one in a key or label raises
+:class:`SensitiveIdentifierError` (an identifier cannot be masked), and nothing of the call is written. ``bytes``
+values (serialized checkpoints, opaque blobs) are not gated, their key and labels are. ``gate="off"`` is for
+stores of opaque data only.
 """
 
 from __future__ import annotations
@@ -498,7 +500,7 @@ class DocumentStore:
         paths = check_index(op.index)
         if not isinstance(op.value, bytes | bytearray | memoryview):
             check_json(op.value)  # before the gate reads it
-        value, masked = gated_value(op.value, key, self.gate, redact=self.redact)
+        value, masked = gated_value(op.value, key, self.gate, redact=self.redact, namespace=ns)
         kind, text = encode_value(value)
         fields: dict[str, Any] = {"key": key, "created_at": t, "updated_at": t}
         if kind != "json":

@@ -43,6 +43,22 @@ class SensitiveDataError(MemtendError):
         )
 
 
+class SensitiveIdentifierError(SensitiveDataError):
+    """An identifier (session id, namespace label, key, tool name, metadata key) holds a secret or sensitive value.
+
+    An identifier names what is stored and cannot be masked, so ``redact=True`` does not help. ``what`` names the
+    identifier; neither the message nor the attributes hold its value.
+    """
+
+    def __init__(self, what: str, kinds: list[str]) -> None:
+        super().__init__(kinds)
+        self.what = what
+        self.args = (
+            f"refused {what}: it holds sensitive data ({', '.join(self.kinds)}). An identifier cannot be masked "
+            "(redact=True does not apply to it); name it without the value, e.g. with a reference or a hash",
+        )
+
+
 class UntrustedContentError(MemtendError):
     """Text from an untrusted source was asked to become a rule or trusted fact without review."""
 

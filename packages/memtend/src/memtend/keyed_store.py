@@ -5,6 +5,10 @@ reaches, lists or collides with: ``user.store("x")`` keeps namespace ``("store",
 ``("session", <id>)`` and the side-effect ledger ``("ledger", <id>)``. So ``user.store("session:t1")`` is just a
 store with an odd name, never the session's state. Isolation, export (``user.export()["store"]``) and erasure
 cover it with no code of their own. Creating a ``KeyedStore`` does no I/O.
+
+Writes pass the write gate: a namespace or key holding sensitive data raises
+:class:`~memtend.errors.SensitiveIdentifierError` (it names what is stored and cannot be masked), a value holding
+one :class:`~memtend.errors.SensitiveDataError`; nothing of the call is written.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memtend.document_values import check_json
+from memtend.document_values import check_json, gate_identifier, gated_json
 from memtend.documents import Document, PutDocument, core_documents, reserved_documents
 from memtend.errors import InvalidInputError
 from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_time, now
@@ -43,11 +47,20 @@ class KVItem:
 class KeyedStore:
     """get / put / delete / items over one namespace of one user's keyed store."""
 
-    def __init__(self, memory: Memory, user_id: str, namespace: str, *, _labels: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        user_id: str,
+        namespace: str,
+        *,
+        _labels: tuple[str, ...] | None = None,
+        _gated: bool = True,
+    ) -> None:
         self.user_id = user_id
         self.namespace = check_name(namespace, "namespace")
         self._labels = _labels or (STORE_LABEL, self.namespace)
         self._docs = core_documents(memory, user_id)
+        self._gated = _gated  # session state and the ledger gate what they write themselves
 
     def __repr__(self) -> str:
         return f"KeyedStore(user_id={self.user_id!r}, namespace={self.namespace!r})"
@@ -58,6 +71,11 @@ class KeyedStore:
     def put_many(self, items: list[tuple[str, Any]], *, expires_at: float | None = None) -> None:
         """Store several values at once (all or none); ``expires_at`` (epoch seconds) applies to each."""
         checked = [(check_name(k, "key"), check_value(v)) for k, v in items]
+        if self._gated:  # the namespace and keys name what is stored: refused, never masked; values refused
+            gate_identifier(self.namespace, "the store namespace")
+            for k, v in checked:
+                gate_identifier(k, "a store key")
+                gated_json(v, k, redact=False)
         ttl = None
         if expires_at is not None:
             ttl = max(0.0, check_time(expires_at, "expires_at") - now())

@@ -2,7 +2,9 @@
 
 Entries live in the user's keyed store (namespace ``ledger:<session id>``) under a stable hash of the tool name and
 its canonical JSON arguments, so an agent can ask before repeating a deploy or a database write. Arguments and
-results are stored with sensitive values masked; entries expire with the session (``retention.session_days``).
+results are stored with sensitive values masked (keys and values of any JSON shape, through the write gate's JSON
+reading, :func:`memtend.document_values.gated_json`); a tool name or session id holding sensitive data is refused
+(:class:`~memtend.errors.SensitiveIdentifierError`). Entries expire with the session (``retention.session_days``).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from memtend.document_values import check_json, gate_identifier, gated_json
+from memtend.errors import InvalidInputError, SensitiveDataError
 from memtend.keyed_store import check_value
-from memtend.policies import gate
 from memtend.policies.summary.ids import result_ids
 from memtend.records import check_name, now
 from memtend.session_scope import SessionScoped, is_expired
@@ -121,12 +124,36 @@ def _check_tool(tool: object) -> str:
     return check_name(tool, "tool", blank=False)
 
 
+def _masked(value: Any) -> Any:
+    """``value`` with what the write gate finds masked (keys and values of any JSON shape). What cannot be masked
+    field by field is replaced whole: the call happened, so the ledger records it rather than refusing."""
+    try:
+        return gated_json(value, redact=True)[0]
+    except SensitiveDataError as exc:
+        return f"[REDACTED:{exc.kinds[0]}]"
+
+
 def _result_text(result: Any) -> str | None:
     if result is None:
         return None
-    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
-    masked = gate.redact(text[: RESULT_CHARS * 8])
-    return masked if len(masked) <= RESULT_CHARS else masked[:RESULT_CHARS] + "…"
+    data: Any = result
+    if isinstance(result, str):
+        data = result[: RESULT_CHARS * 8]
+    else:
+        text = json.dumps(result, ensure_ascii=False, default=str)
+        if len(text) > RESULT_CHARS * 8 or not _is_json(result):
+            data = text[: RESULT_CHARS * 8]
+    masked = _masked(data)
+    text = masked if isinstance(masked, str) else json.dumps(masked, ensure_ascii=False)
+    return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "…"
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        check_json(value)
+    except InvalidInputError:
+        return False
+    return True
 
 
 class Ledger(SessionScoped):
@@ -145,7 +172,8 @@ class Ledger(SessionScoped):
         Call it after the call with its ``result``, or before it with ``pending=True`` and again after with the
         result (which completes the entry: one call). Recording a call already recorded counts as a repeat.
         """
-        tool = _check_tool(tool)
+        tool = gate_identifier(_check_tool(tool), "the tool name")  # it names the entry: refused, never masked
+        self._gate_session_id()
         args = _canonical_args(args)
         key = call_key(tool, args)
         ids = extract_ids(result) if result is not None else []
@@ -169,7 +197,7 @@ class Ledger(SessionScoped):
                     pending=pending,
                 )
             else:
-                entry = LedgerEntry(key, tool, gate.redact_json(args), result_text, tuple(ids), t, t, 1, pending)
+                entry = LedgerEntry(key, tool, _masked(args), result_text, tuple(ids), t, t, 1, pending)
             self._store.put(key, entry.to_value(), expires_at=self._expiry())
         return entry
 

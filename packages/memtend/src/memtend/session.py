@@ -1,9 +1,12 @@
 """Working memory: per-session key-value state in the user's keyed store.
 
 ``SessionState`` keeps what an agent notes for itself during one session (namespace ``session:<id>``): keys go
-through :func:`~memtend.policies.precedence.canonical_key`, values through the write gate, every write sets
-``expires_at`` from ``retention.session_days``, so ``UserMemory.forget`` removes stale state and
-``Memory.erase_user`` removes all of it. A write (``set``) carries the call counts in the same ``put`` as the
+through :func:`~memtend.policies.precedence.canonical_key`, the session id, key and value (any JSON shape) through
+the write gate (:func:`memtend.document_values.gated_json`), every write sets ``expires_at`` from
+``retention.session_days``, so ``UserMemory.forget`` removes stale state and ``Memory.erase_user`` removes all of
+it. A value from an external source (``source="external"``: web pages, mail, documents) is held for review like
+``remember(source="external")``: ``get``/``list`` do not serve it until ``approve(key)``; ``pending()`` shows it,
+``reject(key)`` drops it. A write (``set``) carries the call counts in the same ``put`` as the
 value; reads are counted in memory (see :mod:`memtend.session_scope`).
 
 The side-effect ledger of a session is :class:`memtend.ledger.Ledger`.
@@ -20,10 +23,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from memtend.document_values import gated_json
 from memtend.errors import InvalidInputError, MemtendError, SensitiveDataError
-from memtend.keyed_store import check_value
+from memtend.keyed_store import KVItem, check_value
 from memtend.policies import gate
-from memtend.policies.precedence import FactOutcome, canonical_key, fact_text
+from memtend.policies.precedence import FactOutcome, canonical_key
 from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, Source, now
 from memtend.session_scope import (
     FLUSH_EVERY,
@@ -51,16 +55,11 @@ MAX_VALUE_CHARS = MAX_TEXT_CHARS  # a session value, as JSON; working memory is 
 _OUTCOME_COUNTERS = {"hit": "hits", "miss": "misses", "refused": "refused", "error": "errors"}
 
 
-# --------------------------------------------------------------------------------------------- validation
-def text_form(value: Any) -> str:
-    """The text the gate reads for a JSON value: strings as they are, objects as ``name: value`` lines."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return "\n".join(f"{name}: {text_form(v)}" for name, v in value.items())
-    if isinstance(value, list | tuple):
-        return "\n".join(text_form(v) for v in value)
-    return json.dumps(value)
+PENDING_PREFIX = "@pending:"  # a held external value of key k is stored under "@pending:k" (never a canonical key)
+
+
+def _reserved(key: str) -> bool:
+    return key.startswith("@")  # the stats row and held values: canonical keys never start with "@"
 
 
 # --------------------------------------------------------------------------------------------- session state
@@ -74,12 +73,14 @@ class _Call:
 
 @dataclass(frozen=True)
 class SetResult:
-    """What ``SessionState.set`` did: the canonical key, ``added | updated | unchanged``, and whether the value
-    reads like an instruction to the agent (it is stored; treat it as data)."""
+    """What ``SessionState.set`` did: the canonical key, ``added | updated | unchanged`` (``kept`` when the value
+    is held for review), whether the value reads like an instruction to the agent (it is stored; treat it as data)
+    and whether it waits for review (``pending``)."""
 
     key: str
     outcome: FactOutcome
     flagged: bool = False
+    pending: bool = False  # held for review (an external source): not served by get/list until approved
 
 
 class SessionState(SessionScoped):
@@ -109,42 +110,108 @@ class SessionState(SessionScoped):
     def set(self, key: str, value: Any, *, source: Source | str = Source.AGENT) -> SetResult:
         """Store a JSON ``value`` under ``key`` (canonicalised); it expires ``retention.session_days`` after this write.
 
-        The gate reads the key and value as text and refuses secrets (:class:`SensitiveDataError`, naming the
-        kinds, never the value). An existing key keeps its place in ``list``.
+        The gate reads the session id, the key and the value (any JSON shape) and refuses secrets
+        (:class:`SensitiveDataError`, naming the kinds, never the value). An existing key keeps its place in
+        ``list``. With ``source="external"`` the value is held for review (``pending=True``): ``get`` and ``list``
+        keep serving the trusted value until ``approve(key)``.
         """
         with self._call("set", key) as call:
             call.key = name = canonical_key(key)
             source = Source.parse(source)
-            check_value(value)
-            size = len(json.dumps(value, ensure_ascii=False))
-            if size > MAX_VALUE_CHARS:
-                raise InvalidInputError(
-                    f"value is {size} characters as JSON; the limit for session state is {MAX_VALUE_CHARS}. "
-                    "Store a summary or a reference instead"
-                )
-            decision = gate.check_write(fact_text(name, text_form(value)), source)
-            tally = self._tally()
-            with tally.lock:
-                found = self._store.get_many([name, STATS_KEY])
-                old = found.get(name)
-                if old is None or is_expired(old, now()):
-                    outcome = FactOutcome.ADDED
-                else:
-                    same = old.value == json.loads(json.dumps(value))
-                    outcome = FactOutcome.UNCHANGED if same else FactOutcome.UPDATED
-                counts = stored_counts(found.get(STATS_KEY)) + tally.pending + Counter({"set": 1})
-                self._store.put_many([(name, value), (STATS_KEY, dict(counts))], expires_at=self._expiry())
-                tally.pending.clear()
-                tally.reads_since_flush = 0
+            flagged = self._checked(name, value)
+            if source is Source.EXTERNAL:
+                with self._tally().lock:
+                    held = {"value": value, "flagged": flagged, "at": now()}
+                    self._write([(PENDING_PREFIX + name, held)], "set", self._store.item(STATS_KEY))
+                call.outcome = "held" + (" flagged" if flagged else "")
                 call.persisted = True
-            call.outcome = outcome.value + (" flagged" if decision.flagged else "")
-        return SetResult(key=name, outcome=outcome, flagged=decision.flagged)
+                return SetResult(key=name, outcome=FactOutcome.KEPT, flagged=flagged, pending=True)
+            outcome = self._put(name, value)
+            call.persisted = True
+            call.outcome = outcome.value + (" flagged" if flagged else "")
+        return SetResult(key=name, outcome=outcome, flagged=flagged)
+
+    def _checked(self, name: str, value: Any) -> bool:
+        """Validate and gate a value about to be written; whether it reads like an instruction to the agent."""
+        self._gate_session_id()
+        check_value(value)
+        size = len(json.dumps(value, ensure_ascii=False))
+        if size > MAX_VALUE_CHARS:
+            raise InvalidInputError(
+                f"value is {size} characters as JSON; the limit for session state is {MAX_VALUE_CHARS}. "
+                "Store a summary or a reference instead"
+            )
+        gated_json(value, name, redact=False)
+        return gate.looks_like_injection("\n".join(gate.json_lines(value, name)))
+
+    def _put(self, name: str, value: Any, *, drop: tuple[str, ...] = ()) -> FactOutcome:
+        """Write a trusted value (with the counts, and deleting ``drop``); whether it was added, updated or the same."""
+        tally = self._tally()
+        with tally.lock:
+            found = self._store.get_many([name, STATS_KEY])
+            old = found.get(name)
+            if old is None or is_expired(old, now()):
+                outcome = FactOutcome.ADDED
+            else:
+                same = old.value == json.loads(json.dumps(value))
+                outcome = FactOutcome.UNCHANGED if same else FactOutcome.UPDATED
+            self._write([(name, value)], "set", found.get(STATS_KEY))
+            if drop:
+                self._store.delete_many(list(drop))
+        return outcome
+
+    def _write(self, items: builtins.list[tuple[str, Any]], op: str, stats: KVItem | None) -> None:
+        """Put ``items`` and the call counts (``stats``, the stats row as read, plus this call's ``op``) in one
+        write. Call it holding the tally's lock."""
+        tally = self._tally()
+        with tally.lock:
+            counts = stored_counts(stats) + tally.pending + Counter({op: 1})
+            self._store.put_many([*items, (STATS_KEY, dict(counts))], expires_at=self._expiry())
+            tally.pending.clear()
+            tally.reads_since_flush = 0
+
+    # ------------------------------------------------------------------ review of external values
+    def pending(self) -> dict[str, Any]:
+        """Values from external sources waiting for review, key -> value (oldest first); ``get``/``list`` leave
+        them out."""
+        t = now()
+        return {
+            i.key[len(PENDING_PREFIX) :]: i.value.get("value")
+            for i in self._store.items()
+            if i.key.startswith(PENDING_PREFIX) and isinstance(i.value, dict) and not is_expired(i, t)
+        }
+
+    def approve(self, key: str) -> SetResult:
+        """Accept the held external value of ``key``: it becomes the value ``get`` and ``list`` serve. Raises
+        :class:`InvalidInputError` when no value of that key waits for review."""
+        with self._call("approve", key) as call:
+            call.key = name = canonical_key(key)
+            held = self._store.item(PENDING_PREFIX + name)
+            if held is None or is_expired(held, now()) or not isinstance(held.value, dict):
+                raise InvalidInputError("no value of that key waits for review in this session; see pending()")
+            value = held.value.get("value")
+            flagged = self._checked(name, value)  # the gate may have learned more since it was held
+            outcome = self._put(name, value, drop=(PENDING_PREFIX + name,))
+            call.persisted = True
+            call.outcome = "approved " + outcome.value
+        return SetResult(key=name, outcome=outcome, flagged=flagged)
+
+    def reject(self, key: str) -> bool:
+        """Drop the held external value of ``key`` for good; True if there was one."""
+        with self._call("reject", key) as call:
+            call.key = name = canonical_key(key)
+            held = self._store.item(PENDING_PREFIX + name)
+            if held is not None:
+                self._store.delete(PENDING_PREFIX + name)
+            found = held is not None and not is_expired(held, now())
+            call.outcome = "rejected" if found else "absent"
+        return found
 
     def list(self) -> dict[str, Any]:
         """Every live key and value of the session, in the order keys were first set."""
         with self._call("list", "") as call:
             t = now()
-            items = [i for i in self._store.items() if i.key != STATS_KEY and not is_expired(i, t)]
+            items = [i for i in self._store.items() if not _reserved(i.key) and not is_expired(i, t)]
             call.outcome = f"{len(items)} keys"
         self._after_read()
         return {i.key: i.value for i in items}
@@ -156,10 +223,11 @@ class SessionState(SessionScoped):
             call.key = name = canonical_key(key)
             tally = self._tally()
             with tally.lock:
-                found = self._store.get_many([name, STATS_KEY])
+                found = self._store.get_many([name, STATS_KEY, PENDING_PREFIX + name])
                 old = found.get(name)
-                if old is not None:
-                    self._store.delete(name)
+                doomed = [k for k in (name, PENDING_PREFIX + name) if k in found]
+                if doomed:  # the value and any held external value of the key
+                    self._store.delete_many(doomed)
                 present = old is not None and not is_expired(old, now())
                 call.outcome = "removed" if present else "absent"
                 stats = found.get(STATS_KEY)
@@ -214,6 +282,15 @@ class SessionState(SessionScoped):
 
     async def adelete(self, key: str) -> bool:
         return await asyncio.to_thread(self.delete, key)
+
+    async def apending(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self.pending)
+
+    async def aapprove(self, key: str) -> SetResult:
+        return await asyncio.to_thread(self.approve, key)
+
+    async def areject(self, key: str) -> bool:
+        return await asyncio.to_thread(self.reject, key)
 
     async def aflush(self) -> int:
         return await asyncio.to_thread(self.flush)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
+from memtend.document_values import gate_identifier
 from memtend.keyed_store import KeyedStore, KVItem
 from memtend.records import DAY, check_name, now
 
@@ -129,13 +130,22 @@ class SessionScoped:
         self.user = user
         self.session_id = check_session_id(session_id)
         self._store = KeyedStore(
-            user.memory, user.user_id, self.prefix + self.session_id, _labels=(self.label, self.session_id)
+            user.memory,
+            user.user_id,
+            self.prefix + self.session_id,
+            _labels=(self.label, self.session_id),
+            _gated=False,  # each write is gated by the session state or the ledger itself
         )
         self._storage = user.memory.storage
         self._days = float(user.memory.retention.session_days)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(user_id={self.user.user_id!r}, session_id={self.session_id!r})"
+
+    def _gate_session_id(self) -> None:
+        """Before a write: the session id names stored rows, so it must hold no sensitive data (refused, never
+        masked or echoed: :class:`~memtend.errors.SensitiveIdentifierError`). Reads of such a session still work."""
+        gate_identifier(self.session_id, "the session id")
 
     def _tally(self) -> Tally:
         return tally_for(self._store, self._storage)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memtend.aio import no_io, run_io
+from memtend.document_values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.injection_meaning import reads_like_agent_instruction
 from memtend.keyed_store import KeyedStore, expired_count, export_items, sweep_expired
@@ -95,6 +96,9 @@ class UserMemory:
         if at is not None:
             at = check_time(at, "at")
         decision = gate.check_write(text, source, redact=redact, meaning=reads_like_agent_instruction)
+        if session:  # a label names what is stored: refused, never masked
+            gate_identifier(session, "the session label")
+        extra, masked_extra = gated_metadata(extra, redact=redact)
         t = now()
         created = float(at) if at is not None else t
         record = Record(
@@ -113,7 +117,7 @@ class UserMemory:
             flagged=decision.flagged,
             extra=extra,
         )
-        return _Checked(record, decision.redacted_kinds)
+        return _Checked(record, tuple(sorted({*decision.redacted_kinds, *masked_extra})))
 
     def _add(self, checked: list[_Checked]) -> list[Record]:
         records = [c.record for c in checked]
