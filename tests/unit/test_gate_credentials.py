@@ -48,6 +48,10 @@ def assert_refused_and_masked(before: str, value: str, after: str, kind: str) ->
         ("La contraseña del banco es ", "Naranja#55", "."),
         ("contraseña: ", "Playa!Azul44", ""),
         ("La clave del router es ", "Mariposa#12", ""),
+        ("Die Passwörter: ", "Apfel!12", ""),
+        ("Zugangsdaten für das Portal: lena / ", "Biber#77", ""),
+        ("identifiants : paul / ", "Fraise!31", ""),
+        ("credenciales: luis / ", "Pino#88", ""),
     ],
 )
 def test_passwords_in_german_french_spanish(before: str, value: str, after: str) -> None:
@@ -78,6 +82,10 @@ def test_passwords_in_german_french_spanish(before: str, value: str, after: str)
         ("creds: bob/", "Quokka!77", "", "password"),
         ("log in as admin / ", "Heron#2020", "", "password"),
         ("The admin login is admin:", "Falcon#2024", ".", "password"),
+        ("smbclient //nas/share -U bob%", "Nas!pw42", "", "password"),
+        ("htpasswd -bc .htpasswd admin ", "Adm!n2024", "", "password"),
+        ("ssh-keygen -t ed25519 -N '", "K3y!phrase", "' -f id", "password"),
+        ("Server=db;Database=app;User Id=sa;Password=", "Sq1!Server", ";", "password"),
     ],
 )
 def test_credentials_without_the_word_password(before: str, value: str, after: str, kind: str) -> None:
@@ -128,6 +136,9 @@ def test_credentials_without_the_word_password(before: str, value: str, after: s
         "Sign in: 10:30am",
         "My account: user/settings/Profile",
         "The bypass: Route 9 is faster.",
+        "credentials: vault/prod-db2",
+        "ssh-keygen -t ed25519 -N '' -f id",
+        "nc -l -p 9000",
     ],
 )
 def test_the_same_words_in_ordinary_text_pass(text: str) -> None:

@@ -98,6 +98,12 @@ def test_digits_of_any_script_and_invisible_characters(text: str, expected: str)
         groups(VISA, ", "),
         groups(VISA, " / "),
         groups(VISA, "_"),
+        groups(VISA, " | "),
+        groups(VISA, ";"),
+        groups(VISA, ":"),
+        groups(AMEX, "|", (4, 6, 5)),
+        groups(VISA, "\n\t"),
+        groups(VISA, "\u3000"),  # ideographic space
         "4111 - 1111.1111 / 1111",  # mixed
         groups(MC, " . "),
         groups(AMEX, ".", (4, 6, 5)),
@@ -177,6 +183,12 @@ def test_numbers_with_other_separators_are_not_cards(text: str) -> None:
         "Catalogue item 219-09-9998 is discontinued.",
         "Model 512-34-5678 is the newer pump.",
         "Order AB123456C was split into two parcels.",
+        f"Policy no. {VISA} covers the house.",
+        f"Claim number {VISA} was approved.",
+        f"Container {VISA} arrived at the port.",
+        f"Stock number {groups(MC, '-')}",
+        "Lot no. 765-43-2109 passed QA.",  # "passed" holds "ss" but is no word about social security
+        "P/N 987-65-4321 fits both models.",
     ],
 )
 def test_numbers_labelled_as_ids_are_allowed(text: str) -> None:

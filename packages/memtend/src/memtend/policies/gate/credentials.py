@@ -88,6 +88,11 @@ _CLI_SPACED = re.compile(
 _CURL_USER = re.compile(
     r"(?<![\w\-])curl[ \t][^\n|;&]{0,200}?(?<=[ \t])(?:-u|--user)[ \t]*['\"]?[^\s:'\"]{1,64}:([^\s'\"]{1,128})"
 )
+_SMB_USER = re.compile(
+    r"(?<![\w\-])smbclient[ \t][^\n|;&]{0,200}?(?<=[ \t])(?:-U|--user(?:=|[ \t]))[ \t]*['\"]?[^\s%'\"]{1,64}%" + _VALUE
+)
+_HTPASSWD = re.compile(r"(?<![\w\-])htpasswd[ \t]+-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-\S+[ \t]+)*\S+[ \t]+\S+[ \t]+" + _VALUE)
+_SSH_KEYGEN = re.compile(r"(?<![\w\-])ssh-keygen[ \t][^\n|;&]{0,160}?(?<=[ \t])-[NP][ \t]*" + _VALUE)
 _NET_USE = re.compile(r"(?i:\bnet[ \t]+use)[ \t][^\n]{0,160}?/user:[^\s]{1,64}[ \t]+" + _VALUE)
 
 
@@ -95,8 +100,10 @@ _NET_USE = re.compile(r"(?i:\bnet[ \t]+use)[ \t][^\n]{0,160}?/user:[^\s]{1,64}[ 
 # A user name and a password as a pair.
 
 _PAIR = re.compile(
-    r"(?i:\b(?:credentials?|creds|log[ \t]?in(?:[ \t]+(?:details|info))?|sign[ \t]?in|account))\b"
-    r"(?i:[ \t]+(?:as|is|are|was|were|for[ \t]+\S{1,30}[ \t]+(?:is|are)))?[ \t]*[:=]?[ \t]*"
+    r"(?i:\b(?:credentials?|creds|log[ \t]?in(?:[ \t]+(?:details|info))?|sign[ \t]?in|account|zugangsdaten"
+    r"|anmeldedaten|login-?daten|identifiants|credenciales|datos[ \t]+de[ \t]+acceso))\b"
+    r"(?i:[ \t]+(?:for|für|fuer|pour|para|de|del|du|zum|zur)[ \t]+(?:\S{1,20}[ \t]+)?[^\s:=]{1,30})?"
+    r"(?i:[ \t]+(?:as|is|are|was|were|sind|lauten|sont|son))?[ \t]*[:=]?[ \t]*"
     r"[\w.@+\\\-]{1,64}(?:[ \t]*/[ \t]*|:)([^\s]{1,128})"
 )
 
@@ -119,7 +126,26 @@ def _unquote(start: int, end: int, text: str) -> tuple[int, int]:
     return start, end
 
 
-_WORDS = ("basic", "mysql", "mariadb", "sshpass", "redis-cli", "login", "curl", "net use", "cred", "log in", "sign")
+_WORDS = (
+    "basic",
+    "mysql",
+    "mariadb",
+    "sshpass",
+    "redis-cli",
+    "login",
+    "curl",
+    "net use",
+    "cred",
+    "log in",
+    "sign",
+    "account",
+    "daten",
+    "identifiants",
+    "acceso",
+    "smbclient",
+    "htpasswd",
+    "ssh-keygen",
+)
 
 
 def credential_hits(text: str, lower: str) -> Iterator[Hit]:
@@ -146,6 +172,12 @@ def credential_hits(text: str, lower: str) -> Iterator[Hit]:
             start, end = _unquote(*match.span(1), text)
             if start < end and _weak(text[start:end]):
                 yield start, end, "password"
+    for needle, pattern in (("smbclient", _SMB_USER), ("htpasswd", _HTPASSWD), ("ssh-keygen", _SSH_KEYGEN)):
+        if needle in lower:
+            for match in pattern.finditer(text):
+                start, end = _unquote(*match.span(1), text)
+                if start < end and _weak(text[start:end]):
+                    yield start, end, "password"
     if "net use" in lower:
         for match in _NET_USE.finditer(text):
             start, end = _unquote(*match.span(1), text)

@@ -13,13 +13,13 @@ __all__ = ["card_hits", "iban_hits", "iban_valid", "luhn_valid", "national_id_hi
 
 # ---------------------------------------------------------------------------------------------------------
 # Payment cards: digit runs of 13-19 digits, a known issuer prefix and length, and a valid Luhn check digit.
-# Groups may be split by any separator people use (one or more spaces or tabs, a line break, a dash of any
-# kind, a dot, a slash, a comma, an underscore, or a mix); detectors read the normal form, so no-break spaces
-# are spaces, zero-width characters are gone and digits are ASCII. Only a single space or hyphen keeps any
-# grouping; other separators need the groups a card is printed with (fours, or 4-6-5 / 4-6-4), so dates,
+# Groups may be split by any separator people use (spaces or tabs, a line break, a dash of any kind, a dot, a
+# slash, a comma, an underscore, a bar, a colon, a tilde, or a mix); detectors read the normal form, so no-break
+# spaces are spaces, zero-width characters are gone and digits are ASCII. Only a single space or hyphen keeps
+# any grouping; other separators need the groups a card is printed with (fours, or 4-6-5 / 4-6-4), so dates,
 # IP addresses, prices and phone numbers written with dots or commas are not read as one number.
 
-_CARD_SEP = r"(?:[ \t]{1,3}(?:(?:\r?\n|[\-‐‑‒–—−./,_])[ \t]{0,3})?|(?:\r?\n|[\-‐‑‒–—−./,_])[ \t]{0,3})"
+_CARD_SEP = r"(?:[ \t]{1,3}(?:(?:\r?\n|[\-‐‑‒–—−./,_|;:~])[ \t]{0,3})?|(?:\r?\n|[\-‐‑‒–—−./,_|;:~])[ \t]{0,3})"
 _CARD_RUN = re.compile(r"(?<![0-9A-Za-z])(?<![0-9][ \-])[0-9]+(?:" + _CARD_SEP + r"[0-9]+)*(?![0-9A-Za-z])")
 _CARD_GROUP = re.compile(r"[0-9]+")
 _PLAIN_SEPS = frozenset((" ", "-"))
@@ -34,7 +34,9 @@ _STRONG_CARD_WORDS = re.compile(
 _ID_LABEL = re.compile(
     r"\b(?:order|invoice|inv|tracking|shipment|parcel|waybill|ref(?:erence)?|ticket|case|isbn|ean|upc|gtin|asin"
     r"|serial|imei|phone|tel|fax|mobile|id|sku|part|item|article|product|model|catalog(?:ue)?|batch|lot"
-    r"|transaction|confirmation|booking|employee|staff|member(?:ship)?|customer|client|badge|payroll|po)\b"
+    r"|transaction|confirmation|booking|employee|staff|member(?:ship)?|customer|client|badge|payroll|po|p/n|pn"
+    r"|stock|policy|claim|patient|student|loyalty|container|asset|tag|voucher|receipt|reservation|registration"
+    r"|record|file|docket|sample|shipping|delivery|vin|flight|route)\b"
     r"[ \t]*(?:no\.?|num(?:ber)?|#|id|code)?(?:[ \t]+(?:for|of)[ \t]+[^\s:=]{1,30}(?:[ \t]+[^\s:=]{1,30})?)?"
     r"[ \t]*(?:is|was|:|=|#)?[ \t]*[:#]?[ \t]*$",
     re.IGNORECASE,
@@ -206,6 +208,7 @@ _ID_CONTEXT = re.compile(
 )
 
 
+_ID_WORDS_NEAR = re.compile(r"(?i:\b(?:ssn|ss#|social[ \t]+security|national[ \t]+insurance|nino|nin)\b)")
 _ID_WORDS = ("passport", "licen", "national", "insurance", "tax", "aadhaar", "personal", "id card")
 
 
@@ -214,7 +217,9 @@ def national_id_hits(text: str, lower: str) -> Iterator[Hit]:
         return
     # Shaped like an SSN or a NINO but labelled as a part, order or SKU number: not an id. The words "SSN" or
     # "social security" anywhere say otherwise (and the context rule below finds those numbers anyway).
-    id_words = "ss" in lower or "social" in lower or "insurance" in lower or "nino" in lower
+    id_words = ("ss" in lower or "social" in lower or "insurance" in lower or "nino" in lower) and (
+        _ID_WORDS_NEAR.search(text) is not None
+    )
     if "-" in text:
         for match in _SSN_DASHED.finditer(text):
             if id_words or not id_label_before(text, match.start()):

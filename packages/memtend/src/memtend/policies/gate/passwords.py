@@ -11,8 +11,9 @@ __all__ = ["password_hits"]
 
 
 _PASSWORD_KEY = re.compile(
-    r"(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase|code)?|pwd|pw|pin(?:[ \t]*(?:code|number))?|contrase[ñn]as?"
-    r"|passwort|kennwort|mot[ \t]+de[ \t]+passe|mdp|clave|(?-i:[A-Z][A-Z0-9]{1,15}(?:PASSWORD|PASSWD|PWD)))"
+    r"(?<![A-Za-z0-9])(?:pass(?:words?|wd|phrase|code)?|pwd|pw|pin(?:[ \t]*(?:code|number))?|contrase[ñn]as?"
+    r"|passw(?:ort|örter)|kennw(?:ort|örter)|mot[ \t]+de[ \t]+passe|mdp|clave"
+    r"|(?-i:[A-Z][A-Z0-9]{1,15}(?:PASSWORD|PASSWD|PWD)))"
     r"(?![A-Za-z])(?:[_\-][A-Za-z0-9]{1,20}){0,2}",
     re.IGNORECASE,
 )

@@ -269,5 +269,7 @@ def secret_hits(text: str, lower: str) -> Iterator[Hit]:
         while end > start and text[end - 1] in ".,":
             end -= 1
         secret = text[start:end]
+        if "/" in secret and not any(c.isupper() for c in secret):
+            continue  # a path ("credentials: vault/prod-db2"); base64 secrets mix cases
         if not is_placeholder(secret) and looks_random(secret, min_len=12):
             yield start, end, "secret"
