@@ -12,17 +12,37 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtend.errors import MemtendError
-from memtend.records import DAY, Kind, Source
+from memtend.errors import InvalidInputError, MemtendError, StoreNotFoundError
+from memtend.records import DAY, Kind, Source, Status
 
 if TYPE_CHECKING:  # loaded by the commands that open a store, so `memtend --help` does not load chromadb
     from memtend.memory import Memory
 
 
+def _folder(args: argparse.Namespace) -> Path:
+    from memtend.store_files import check_path
+
+    path = args.path if args.path is not None else os.environ.get("MEMTEND_PATH")
+    if path is None:
+        from memtend.memory import DEFAULT_PATH
+
+        path = DEFAULT_PATH
+    return check_path(path)
+
+
 def _memory(args: argparse.Namespace) -> Memory:
+    """The store the command works on: an existing one, or a new one only when ``--create`` asks for it (a typo
+    in ``--path`` must not open an empty store and report success on it)."""
+    from memtend.store_files import holds_store
+
+    folder = _folder(args)
+    if not args.create and not holds_store(folder):
+        raise StoreNotFoundError(
+            f"no memtend store in {folder}; check --path (or MEMTEND_PATH), or pass --create to make a new store there"
+        )
     from memtend.memory import Memory
 
-    return Memory(path=args.path) if args.path else Memory()
+    return Memory(path=folder)
 
 
 def _print_json(data: Any) -> None:
@@ -94,6 +114,48 @@ def cmd_review(args: argparse.Namespace) -> None:
                 print(f"{r.id}  {flag}{r.kind.value}: {r.text}")
 
 
+def cmd_show(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        user = mem.user(args.user)
+        record = user.get(args.id)
+        _print_json({"record": record.to_dict(), "history": [e.to_dict() for e in user.history(record.id)]})
+
+
+def cmd_correct(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        result = mem.user(args.user).set_fact(args.key, args.value, source=Source.USER, redact=args.redact)
+        print(f"{result.outcome.value}: {result.record.text}  ({result.reason})")
+
+
+def cmd_delete(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        report = mem.user(args.user).delete(args.id)
+        print(f"deleted {report.record.id} ({report.record.kind.value}, {report.record.status.value})")
+        for rid in report.rebuilt:
+            print(f"  rebuilt summary {rid}")
+        for rid in report.removed:
+            print(f"  removed summary {rid}")
+
+
+def cmd_restore(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        record = mem.user(args.user).restore(args.id)
+        print(f"restored {record.id}: {record.status.value} {record.kind.value}: {record.text}")
+
+
+def cmd_purge(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        user = mem.user(args.user)
+        record = user.get(args.id)
+        if record.status is not Status.ARCHIVED:
+            raise InvalidInputError(
+                f"record {record.id} is {record.status.value}, not archived: purge only removes archived records "
+                "(use `memtend delete` to delete a live record for good)"
+            )
+        report = user.delete(record.id)
+        print(f"purged {report.record.id} ({report.record.kind.value}) for good")
+
+
 def cmd_erase(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
         receipt = mem.erase_user(args.user)
@@ -119,7 +181,16 @@ def cmd_stats(args: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> None:
-    folder = Path(args.path) if args.path else Path(tempfile.mkdtemp(prefix="memtend-demo-"))
+    if args.path is None:
+        folder = Path(tempfile.mkdtemp(prefix="memtend-demo-"))
+    else:
+        from memtend.store_files import check_path
+
+        folder = check_path(args.path)
+        if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+            raise InvalidInputError(
+                f"the demo writes and erases users: give it a new or empty folder, not {folder} (which is not empty)"
+            )
     run_demo(folder)
 
 
@@ -225,7 +296,8 @@ def run_demo(folder: Path, out: Callable[[str], None] = print) -> dict[str, Any]
 # ---------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memtend", description="Keep an AI agent's memory healthy.")
-    parser.add_argument("--path", help="store folder (default ./.memtend, or MEMTEND_PATH)")
+    parser.add_argument("--path", help="store folder (default ./.memtend, or MEMTEND_PATH); it must hold a store")
+    parser.add_argument("--create", action="store_true", help="create a new store when the folder holds none")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, fn: Callable[[argparse.Namespace], None], help: str) -> argparse.ArgumentParser:
@@ -259,6 +331,23 @@ def build_parser() -> argparse.ArgumentParser:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--approve", metavar="ID")
     group.add_argument("--reject", metavar="ID")
+    p = command("show", cmd_show, "print one record and its history as JSON")
+    p.add_argument("--user", required=True)
+    p.add_argument("id", help="record id (as `memtend list` or `memtend review` prints it)")
+    p = command("correct", cmd_correct, "set a fact to the value the user gives; the old value is archived")
+    p.add_argument("--user", required=True)
+    p.add_argument("--redact", action="store_true", help="mask sensitive values instead of refusing")
+    p.add_argument("key", help="fact key, e.g. contact.method")
+    p.add_argument("value")
+    p = command("delete", cmd_delete, "delete one record for good; summaries built from it are rebuilt")
+    p.add_argument("--user", required=True)
+    p.add_argument("id")
+    p = command("restore", cmd_restore, "bring an archived record back (a replaced fact value becomes current)")
+    p.add_argument("--user", required=True)
+    p.add_argument("id")
+    p = command("purge", cmd_purge, "delete one archived record for good now, without waiting for its grace period")
+    p.add_argument("--user", required=True)
+    p.add_argument("id")
     p = command("erase", cmd_erase, "remove a user from every collection")
     p.add_argument("--user", required=True)
     command("scrub", cmd_scrub, "rewrite a store's files so no erased byte survives (stop a server using it first)")
@@ -268,12 +357,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a user error (a typed memtend error, a file the system refuses) is one line on stderr
+    and exit code 2, never a traceback."""
     args = build_parser().parse_args(argv)
     try:
         args.fn(args)
     except MemtendError as exc:
         print(f"memtend: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"memtend: cannot use{where}: {exc.strerror or type(exc).__name__}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("memtend: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

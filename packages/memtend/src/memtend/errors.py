@@ -80,3 +80,11 @@ class StorageUnavailableError(MemtendError, ConnectionError):
 
 class StoreLockedError(MemtendError, RuntimeError):
     """Another process already holds this embedded Chroma directory."""
+
+
+class StoreNotFoundError(MemtendError, FileNotFoundError):
+    """A folder named as an existing store holds none (a typo in the path?); the message says how to create one."""
+
+
+class StoreDamagedError(MemtendError, RuntimeError):
+    """A store's files are missing or damaged; the message names the file and what to do."""

@@ -17,12 +17,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memtend import locking
+from memtend import locking, store_files
 from memtend.aio import no_io, run_io
 from memtend.errors import InvalidInputError
 from memtend.policies import changes, forgetting
@@ -101,8 +100,9 @@ class Memory:
             )
         self._lock_handle: locking.DirectoryLock | None = None
         if client is None:
-            folder = Path(path or os.environ.get("MEMTEND_PATH") or DEFAULT_PATH)
-            folder.mkdir(parents=True, exist_ok=True)
+            folder = store_files.prepare_folder(
+                path if path is not None else os.environ.get("MEMTEND_PATH") or DEFAULT_PATH
+            )
             self._lock_handle = locking.acquire(folder)
             client = persistent_client(str(folder))
         elif path is not None:

@@ -24,6 +24,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -31,7 +32,7 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
 from memtend.document_values import PARTIAL
-from memtend.errors import StorageUnavailableError
+from memtend.errors import StorageUnavailableError, StoreDamagedError
 from memtend.records import Kind, Record, Status, expand_snapshot
 from memtend.results import HistoryEntry
 
@@ -75,15 +76,66 @@ def guarded(fn: Callable[..., T]) -> Callable[..., T]:
                     f"Chroma is unreachable during {fn.__name__}: {exc}. Start the server or fix host/port, then retry."
                 ) from exc
             raise
+        except _chroma_errors() as exc:
+            raise chroma_failure(fn.__name__, exc) from exc
 
     return wrapper
 
 
-def persistent_client(folder: str) -> ClientAPI:
-    """An embedded Chroma client keeping its data in ``folder``."""
-    import chromadb
+def _chroma_errors() -> type[BaseException]:
+    from chromadb.errors import ChromaError
 
-    return chromadb.PersistentClient(path=folder)
+    return ChromaError
+
+
+# Words in Chroma's errors that mean its files are missing or damaged (SQLite's and the vector index's own).
+_DAMAGE_WORDS = (
+    "malformed",
+    "not a database",
+    "no such table",
+    "unable to open database",
+    "readonly database",
+    "hnsw",
+    "pickle",
+    "segment reader",
+    "error finding id",
+)
+
+
+def chroma_failure(operation: str, exc: BaseException) -> StorageUnavailableError | StoreDamagedError:
+    """A typed error for an error Chroma raised. Its own message is quoted only when it tells of damaged files
+    (other Chroma messages may quote stored values; the cause stays chained for debugging)."""
+    message = str(exc)
+    if any(word in message.lower() for word in _DAMAGE_WORDS):
+        return StoreDamagedError(
+            f"Chroma reports missing or damaged store files during {operation} ({message[:300]}). Restore the store "
+            "from a backup (for a `chroma run` server: its --path folder); move a damaged folder away to start over"
+        )
+    return StorageUnavailableError(
+        f"Chroma failed during {operation} ({type(exc).__name__}); whether the operation took effect is unknown. "
+        "Check what is stored, then retry; if it keeps failing, check the Chroma store or server"
+    )
+
+
+def persistent_client(folder: str) -> ClientAPI:
+    """An embedded Chroma client keeping its data in ``folder``: its files checked first (a missing or damaged
+    file raises StoreDamagedError), memtend's manifest written once it opens."""
+    import chromadb
+    from chromadb.errors import ChromaError
+
+    from memtend import store_files
+
+    path = Path(folder)
+    store_files.check_files(path)
+    try:
+        client = chromadb.PersistentClient(path=folder)
+    except (ChromaError, OSError) as exc:
+        raise StoreDamagedError(
+            f"Chroma cannot open the store in {folder} ({type(exc).__name__}: {exc}). Its files may be damaged: "
+            "restore the folder from a backup, or move it away to start over with an empty store"
+        ) from None
+    store_files.write_manifest(path)
+    return client
 
 
 def where(user_id: str, **clauses: Any) -> Where:
