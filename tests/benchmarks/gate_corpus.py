@@ -121,12 +121,12 @@ def time_check_write(texts: list[str], repeat: int, clock: Callable[[], float] =
     return per_text
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory holding the *_dev.jsonl files")
     parser.add_argument("--repeat", type=int, default=100, help="calls per text and round when timing")
     parser.add_argument("--show-errors", action="store_true", help="list misses and false alarms by index")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     sensitive = load(args.data / "sensitive_dev.jsonl")
     injection = load(args.data / "injection_dev.jsonl")
