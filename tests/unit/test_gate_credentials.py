@@ -59,6 +59,27 @@ def test_passwords_in_german_french_spanish(before: str, value: str, after: str)
 
 
 @pytest.mark.parametrize(
+    ("before", "value", "after"),
+    [
+        ("my pаsswоrd is ", "Gl4cier!Bay", ""),  # Cyrillic "а" and "о" inside a Latin word
+        ("Ρassword: ", "x9y8z7w6", ""),  # Greek capital rho
+        ("Мой пароль: ", "Зима2024!", ""),
+        ("пароль от почты — ", "Лето#2023", ""),
+        ("Minha senha é ", "Caju!2024", ""),
+        ("A senha do wifi é ", "Coco#77", ""),
+        ("Mijn wachtwoord is ", "Tulp!88", ""),
+        ("hasło: ", "Wisla#12", ""),
+        ("Lösenordet är ", "Älg!2020", ""),
+        ("密码：", "abc12345", ""),
+        ("パスワード: ", "Sakura!77", ""),
+        ("Şifre: ", "Lale!55", ""),
+    ],
+)
+def test_passwords_in_other_languages_and_look_alike_letters(before: str, value: str, after: str) -> None:
+    assert_refused_and_masked(before, value, after, "password")
+
+
+@pytest.mark.parametrize(
     ("before", "value", "after", "kind"),
     [
         ("Authorization: Basic ", "YWxpY2U6czNjcjN0LXBhc3M=", "", "password"),
@@ -137,6 +158,12 @@ def test_credentials_without_the_word_password(before: str, value: str, after: s
         "My account: user/settings/Profile",
         "The bypass: Route 9 is faster.",
         "credentials: vault/prod-db2",
+        "Я забыл пароль.",
+        "A senha expirou.",
+        "Het wachtwoord is verlopen.",
+        "Hasło jest wymagane.",
+        "das Passwort von Tom ist bekannt",
+        "Москва и сор",
         "ssh-keygen -t ed25519 -N '' -f id",
         "nc -l -p 9000",
     ],

@@ -74,6 +74,8 @@ def test_normal_form_maps_each_character_back_to_the_original() -> None:
         ("𝟎𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖𝟗", "0123456789"),  # mathematical bold
         ("pass\u00adword\u2060\ufeff", "password"),  # soft hyphen, word joiner, BOM
         ("Ｐａｓｓｗｏｒｄ：", "Password:"),
+        ("pаsswоrd", "password"),  # Cyrillic look-alikes inside a Latin word
+        ("Москва", "Москва"),  # a Russian word keeps its letters
     ],
 )
 def test_digits_of_any_script_and_invisible_characters(text: str, expected: str) -> None:

@@ -1,4 +1,5 @@
-"""The form of a text the detectors read: Unicode NFKC, invisible characters dropped, every digit ASCII.
+"""The form of a text the detectors read: Unicode NFKC, invisible characters dropped, every digit ASCII, and
+Cyrillic or Greek look-alike letters inside Latin words read as Latin.
 
 A value hidden from a pattern by its spelling is found in this form: full-width letters and digits
 (``ｐａｓｓｗｏｒｄ``, ``４１１１``), digits of other scripts (Arabic-Indic, Devanagari, Thai, ...), mathematical
@@ -11,6 +12,7 @@ ASCII text is its own normal form and costs nothing.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,6 +52,29 @@ def _normal_char(ch: str) -> str:
     return out
 
 
+# Cyrillic and Greek letters drawn like Latin ones. In a word that mixes them with Latin letters ("pаsswоrd" with
+# a Cyrillic "а" and "о"), or is made of nothing else, they are read as the Latin letter; real Russian or Greek
+# words keep their letters.
+_LOOKALIKE = str.maketrans(
+    "аеорсухіјѕԁԝӏһԛАВЕКМНОРСТХУІЈЅοραινΑΒΕΖΗΙΚΜΝΟΡΤΧΥ",
+    "aeopcyxijsdwlhqABEKMHOPCTXYIJSopaivABEZHIKMNOPTXY",
+)
+_LOOKALIKE_CHARS = frozenset(chr(c) for c in _LOOKALIKE)
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _unmask_lookalikes(text: str) -> str:
+    def fix(match: re.Match[str]) -> str:
+        word = match.group()
+        if not any(c in _LOOKALIKE_CHARS for c in word):
+            return word
+        if any(c.isascii() for c in word) or all(c in _LOOKALIKE_CHARS for c in word):
+            return word.translate(_LOOKALIKE)
+        return word
+
+    return _WORD.sub(fix, text)
+
+
 def normalise(text: str) -> Normalised:
     """``text`` in the form the detectors read (see the module doc)."""
     if text.isascii():
@@ -67,6 +92,10 @@ def normalise(text: str) -> Normalised:
             changed = True
         parts.append(out)
         origin.extend([i] * len(out))
+    normal = "".join(parts)
+    if not _LOOKALIKE_CHARS.isdisjoint(normal):
+        normal = _unmask_lookalikes(normal)  # one letter for one letter: the origins stay as they are
+        changed = changed or normal != text
     if not changed:
         return Normalised(text, None)
-    return Normalised("".join(parts), tuple(origin))
+    return Normalised(normal, tuple(origin))

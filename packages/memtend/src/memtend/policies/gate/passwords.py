@@ -13,6 +13,8 @@ __all__ = ["password_hits"]
 _PASSWORD_KEY = re.compile(
     r"(?<![A-Za-z0-9])(?:pass(?:words?|wd|phrase|code)?|pwd|pw|pin(?:[ \t]*(?:code|number))?|contrase[ñn]as?"
     r"|passw(?:ort|örter)|kennw(?:ort|örter)|mot[ \t]+de[ \t]+passe|mdp|clave"
+    r"|senha|wachtwoord|has[łl]o|l[öo]senord(?:et)?|passord(?:et)?|adgangskoden?|salasana|[şs]ifre|пароль"
+    r"|密码|密碼|パスワード|비밀번호"
     r"|(?-i:[A-Z][A-Z0-9]{1,15}(?:PASSWORD|PASSWD|PWD)))"
     r"(?![A-Za-z])(?:[_\-][A-Za-z0-9]{1,20}){0,2}",
     re.IGNORECASE,
@@ -33,10 +35,11 @@ _SEP_IS = re.compile(
 # "mon mdp c'est X", "la contraseña del banco es X". These verbs also introduce states ("ist abgelaufen",
 # "est trop court"), so the value must look like a password.
 _SEP_FOREIGN = re.compile(
-    r"(?:[ \t]+(?:für|fuer|vom|von|zum|zur|des|du|de|del|pour|para|por)[ \t]+"
+    r"(?:[ \t]+(?:für|fuer|vom|von|zum|zur|des|du|de|del|pour|para|por|do|da|van|voor|för|til|от|для)[ \t]+"
     r"(?:(?:das|die|den|dem|der|le|la|l'|l’|les|el|los|las|mon|ma|mes|mi|mis|tu|ton|ta|unser|unsere|unseren"
     r"|mein|meine|meinen|notre|nuestro|nuestra)[ \t]*)?[^\s:=\x00]{1,40})?"
-    r"(?:[ \t]+(?:ist|lautet|war|hei(?:ß|ss)t|est|était|c'est|c’est|es|era|sería))[ \t]*:?[ \t]*",
+    r"(?:[ \t]+(?:ist|lautet|war|hei(?:ß|ss)t|est|était|c'est|c’est|es|era|sería|é|è|jest|är|er|on|—|-))"
+    r"[ \t]*:?[ \t]*",
     re.IGNORECASE,
 )
 _SEP_TO = re.compile(r"[ \t]+(?:is[ \t]+)?(?:(?:set|changed|updated|reset)[ \t]+)?to[ \t]+", re.IGNORECASE)
@@ -95,7 +98,10 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
     return (start, end, False) if end > start else None
 
 
-_PASSWORD_WORDS = ("pass", "pw", "pin", "contrase", "kennwort", "mdp", "clave")  # "passwort" holds "pass"
+_PASSWORD_WORDS = (  # "passwort", "passord" hold "pass"
+    "pass", "pw", "pin", "contrase", "kennw", "mdp", "clave", "senha", "wachtwoord", "has", "senord", "adgangskode",
+    "salasana", "ifre", "пароль", "密码", "密碼", "パスワード", "비밀번호",
+)  # fmt: skip
 
 
 def password_hits(text: str, lower: str) -> Iterator[Hit]:
@@ -117,7 +123,8 @@ def password_hits(text: str, lower: str) -> Iterator[Hit]:
             value = text[start:end]
             if quoted:  # quotes mark a value: "the wifi pass is 'jumping jacks'"
                 strength = "weak"
-            elif ambiguous:  # "boarding pass: Gate 12"
+            elif ambiguous or (strength == "medium" and not word.startswith(("pass", "pw", "pin"))):
+                # "boarding pass: Gate 12"; "het wachtwoord is verlopen" (English "is" rules read English words)
                 strength = "strong"
             if is_pin:
                 ok = value.isascii() and value.isdigit() and 4 <= len(value) <= 8
