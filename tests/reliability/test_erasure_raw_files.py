@@ -132,3 +132,42 @@ def test_repeated_erasures_do_not_grow_the_log(tmp_path: Path, erasures: int) ->
         assert sizes[-1] <= sizes[0], f"the log grows with each erasure: {sizes}"
         assert mem.storage.memories.count() == 1
         assert mem.users() == [BYSTANDER]
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_erased_user_leaves_no_byte_in_a_server_folder_after_the_operator_scrub(tmp_path: Path) -> None:
+    """Through a ``chroma run`` server, erasure purges the server's log through the API; what SQLite and the
+    vector index files keep is removed by the operator step the README gives: stop the server, run
+    ``memtend scrub --path DIR``, start it again."""
+    from conftest import ChromaServer
+    from memtend.cli import main
+
+    folder = tmp_path / "server-data"
+    server = ChromaServer(folder)
+    server.start()
+    try:
+        mem = Memory(client=server.client(), embedding_function=HashEmbedder())
+        _fill(mem, VICTIM, VICTIM_MARK)
+        _fill(mem, BYSTANDER, BYSTANDER_MARK)
+        victim_raw, bystander_raw = _vectors(mem, VICTIM), _vectors(mem, BYSTANDER)
+        victim_vectors = _vector_images(victim_raw, bystander_raw)
+        bystander_vectors = _vector_images(bystander_raw, victim_raw)
+        db = folder / "chroma.sqlite3"
+        assert log_rows_holding(db, VICTIM_MARK) > 0
+
+        mem.erase_user(VICTIM)
+
+        assert log_rows_holding(db, VICTIM_MARK) == 0, "the server's log still holds the erased user"
+        mem.close()
+    finally:
+        server.stop()
+    assert main(["--path", str(folder), "scrub"]) == 0  # the operator step
+    _check_erased(folder, victim_vectors, bystander_vectors)
+    server.start()  # the scrubbed folder serves again
+    try:
+        with Memory(client=server.client(), embedding_function=HashEmbedder()) as mem:
+            assert mem.user(BYSTANDER).recall(f"{BYSTANDER_MARK} billing", k=3)
+            assert mem.user(VICTIM).list(status=None) == []
+    finally:
+        server.stop()
