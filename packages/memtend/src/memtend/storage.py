@@ -33,6 +33,7 @@ from chromadb.api.models.Collection import Collection
 
 from memtend.document_values import PARTIAL
 from memtend.errors import StorageUnavailableError, StoreDamagedError
+from memtend.policies import history_scrub
 from memtend.records import Kind, Record, Status, expand_snapshot
 from memtend.results import HistoryEntry
 
@@ -46,7 +47,6 @@ _WRITE_BATCH = 2_000
 _UNUSED_GRAPH = {"ef_construction": 16, "max_neighbors": 4}
 _SMALL_SYNC_THRESHOLD = 10  # history rows with 35 KB documents: 19 ms per add at 100, 12 ms at 10
 _SCRUB_BATCH = 100  # record ids per history lookup when scrubbing
-_CONTENT_FIELDS = ("text", "value", "extra")
 _CHROMA_SYNC_THRESHOLD = 1_000  # Chroma's default, for a collection whose configuration does not say
 _SAVE_ID = "memtend-save-index-"  # ids that never exist: updates of them only make Chroma count log records
 _SAVE_KEY = "memtend_save_index"
@@ -314,32 +314,34 @@ class Storage:
 
     @guarded
     def scrub_history(self, user_id: str, record_ids: Sequence[str]) -> int:
-        """Remove the text and value of deleted records from their history entries (the entries stay, so the
-        history still says what happened and when, but no longer what the record said). Returns the number of
-        entries scrubbed."""
+        """Remove the text and value of deleted records from the history: from their own entries, and from the
+        entries filed under another id that quote them (a fact's earlier value under the fact's id, summaries that
+        folded them in; see :mod:`memtend.policies.history_scrub`). The entries stay, so the history still says
+        what happened and when, but no longer what the record said. Returns the number of entries scrubbed."""
         gone = set(record_ids)
-        rewritten: dict[str, str] = {}  # row id -> scrubbed document (a row may name records of several lookups)
-        scrubbed = 0
-        for start in range(0, len(record_ids), _SCRUB_BATCH):
-            got = self._history_rows(user_id, record_ids=record_ids[start : start + _SCRUB_BATCH])
-            for hid, doc in zip(got["ids"], got["documents"] or [], strict=True):
-                if hid in rewritten:
-                    continue
-                entries = _row_entries(doc)
-                for entry in entries:
-                    if entry.get("record_id") not in gone:
-                        continue
-                    scrubbed += 1
-                    for side in ("before", "after"):
-                        if isinstance(entry.get(side), dict):
-                            entry[side] = {k: v for k, v in entry[side].items() if k not in _CONTENT_FIELDS}
-                            entry[side]["removed"] = True
-                rewritten[hid] = json.dumps({"entries": entries})
-        ids, docs = list(rewritten), list(rewritten.values())
+        rows: dict[str, list[dict[str, Any]]] = {}  # row id -> its entries (a row may name several records)
+        self._read_history_rows(user_id, list(record_ids), rows)
+        facts = history_scrub.gone_facts((e for es in rows.values() for e in es), gone)
+        quoting = history_scrub.quoting_ids(user_id, (e for es in rows.values() for e in es), gone, facts)
+        self._read_history_rows(user_id, sorted(quoting), rows)
+        scrubbed, changed = 0, {}
+        for hid, entries in rows.items():
+            n = history_scrub.scrub(entries, user_id, gone, facts)
+            if n:
+                scrubbed += n
+                changed[hid] = json.dumps({"entries": entries})
+        ids, docs = list(changed), list(changed.values())
         for start in range(0, len(ids), _WRITE_BATCH):
             chunk = slice(start, start + _WRITE_BATCH)
             self.history.update(ids=ids[chunk], documents=docs[chunk], embeddings=[_NO_VECTOR] * len(ids[chunk]))
         return scrubbed
+
+    def _read_history_rows(self, user_id: str, record_ids: list[str], rows: dict[str, list[dict[str, Any]]]) -> None:
+        """Add to ``rows`` the history rows naming any of the records that it does not hold yet."""
+        for start in range(0, len(record_ids), _SCRUB_BATCH):
+            got = self._history_rows(user_id, record_ids=record_ids[start : start + _SCRUB_BATCH])
+            for hid, doc in zip(got["ids"], got["documents"] or [], strict=True):
+                rows.setdefault(hid, _row_entries(doc))
 
     @guarded
     def get_history(
