@@ -623,3 +623,40 @@ def test_incremental_index_equals_fresh_build(
     assert len(index) == len(live)
     for rid in live:
         assert index.neighbours(rid) == fresh.neighbours(rid)
+
+
+loaded = st.tuples(
+    st.lists(st.sampled_from([*WORDS, "yesterday", "Tom", "Tom:", "3 June", "?"]), min_size=1, max_size=6).map(
+        " ".join
+    ),
+    st.integers(0, 4),  # time step: equal steps tie, and 45-minute steps break a timeline
+    st.sampled_from(["", "s1", "s2"]),
+    st.integers(0, 11),  # vector
+    st.sampled_from([Kind.EVENT, Kind.NOTE, Kind.FACT]),
+)
+
+
+@settings(max_examples=scaled(100), deadline=None)
+@given(items=st.lists(loaded, min_size=2, max_size=25), query=st.sampled_from([*WORDS, "when was that?"]))
+def test_loading_records_at_once_equals_adding_them_one_by_one(
+    items: list[tuple[str, int, str, int, Kind]], query: str
+) -> None:
+    """A cold load fills an empty index in one call (sessions linked once at the end): it must give the
+    neighbours, scores and conflicts that adding the same records one at a time gives."""
+    records = [
+        rec(f"r{n}", text, days_ago=30 - step * 45 / 1440, session=session, kind=kind)
+        for n, (text, step, session, _, kind) in enumerate(items)
+    ]
+    vectors = np.stack([VECTORS[v] * (1 + n % 3) for n, (*_, v, _) in enumerate(items)])  # not unit length
+    at_once = UserIndex()
+    at_once.upsert(records, vectors)
+    one_by_one = UserIndex()
+    for record, vector in zip(records, vectors, strict=True):
+        one_by_one.upsert([record], vector[None, :])
+    for record in records:
+        assert at_once.neighbours(record.id) == one_by_one.neighbours(record.id)
+    for qv in (0, 5):
+        got = at_once.search(query, VECTORS[qv], k=10, now=NOW)
+        want = one_by_one.search(query, VECTORS[qv], k=10, now=NOW)
+        assert ids(got) == ids(want)
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9, abs=1e-12)

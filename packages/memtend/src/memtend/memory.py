@@ -58,6 +58,7 @@ _SYNC_MARGIN = 5.0
 _PIPELINE_CHUNK = 256  # a fresh change with more new records than this is embedded and written in a pipeline
 _log = logging.getLogger("memtend")
 _open_memories: weakref.WeakSet[Memory] = weakref.WeakSet()
+_loader_lock = threading.Lock()
 
 ChangeHook = Callable[[ChangeEvent], None]
 
@@ -121,6 +122,7 @@ class Memory:
         self._lock = threading.RLock()
         self._indexes: OrderedDict[str, _SyncedIndex] = OrderedDict()
         self._max_cached_users = max_cached_users
+        self._loader: ThreadPoolExecutor | None = None  # loads a user's index while a first query is embedded
         self._usage = UsageWriter(self.storage.touch)
         _open_memories.add(self)
 
@@ -162,6 +164,8 @@ class Memory:
     def close(self) -> None:
         with self._lock:
             self._usage.close()
+            if self._loader is not None:
+                self._loader.shutdown(wait=False)
             self._indexes.clear()
             if self._lock_handle is not None:
                 self._lock_handle.release()
@@ -338,6 +342,20 @@ class Memory:
                 if not self._exclusive:
                     synced.catch_up(self.storage)
             return synced.index
+
+    def _preload_index(self, user_id: str) -> Future[UserIndex] | None:
+        """Start loading the user's index in the background when it is not cached, so that a first recall reads
+        storage while it embeds its query (wait on the future, then use ``_user_index``); None when cached."""
+        # (no wait for the memory's lock here: a stale answer only means the caller loads or catches up itself)
+        if user_id in self._indexes or self._lock._is_owned():  # type: ignore[attr-defined]
+            return None  # cached; or the caller holds the lock the loader would wait for
+        with _loader_lock:
+            if self._loader is None:
+                self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memtend-index")
+            try:
+                return self._loader.submit(self._user_index, user_id)
+            except RuntimeError:  # closed, or the interpreter is shutting down: load in the caller
+                return None
 
     def _forget_indexed(self, user_id: str, ids: Sequence[str]) -> None:
         """Drop records another process removed from the cached index (recall found them gone from storage)."""

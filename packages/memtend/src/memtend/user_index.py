@@ -36,6 +36,31 @@ _ACTIVE = frozenset({Status.ACTIVE})
 _NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool] = (False, frozenset(), frozenset(), False)
 
 
+class _Assertions:
+    """What a record asserts, for telling conflicts apart: read from its text the first time the record is among
+    the top of a ranking (most records never are, so a cold index load does not pay for it)."""
+
+    __slots__ = ("body_terms", "cues", "update_terms", "values")
+
+    def __init__(self, record: Record) -> None:
+        text = record.text
+        self.values = retrieval.value_tokens(text)
+        self.body_terms = frozenset(tokenize(retrieval.statement_body(text)))  # speaker label left out
+        changed = retrieval.update_sentences(text)  # terms of its sentences announcing a change
+        self.update_terms = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
+        # for changes said in other words: (announces a change, people it names, names opening its sentences,
+        # speaks in the first person); only notes and facts conflict in other words
+        if record.kind in (Kind.NOTE, Kind.FACT):
+            self.cues = (
+                retrieval.announces_change(text),
+                retrieval.people(text),
+                retrieval.leading_names(text),
+                retrieval.first_person(text),
+            )
+        else:
+            self.cues = _NO_CUES
+
+
 class UserIndex:
     """Retrieval index of one user's records (not thread-safe: guard it with the user's lock)."""
 
@@ -52,17 +77,12 @@ class UserIndex:
         self._kind = np.zeros(0, dtype=np.int8)
         self._status = np.zeros(0, dtype=np.int8)
         self._alive = np.zeros(0, dtype=bool)
-        self._time_words = np.zeros(0, dtype=bool)
+        self._time_words = np.zeros(0, dtype=np.int8)  # states a time: 1 yes, 0 no, -1 not read yet
         self._question = np.zeros(0, dtype=bool)
         self._speaker = np.zeros(0, dtype=np.int32)
         self._nbr = np.zeros((0, self._before + self._after), dtype=np.int32)
         self._records: list[Record | None] = []
-        self._values: list[frozenset[str]] = []  # what each record asserts (for conflicts)
-        self._body_terms: list[frozenset[str]] = []  # its terms, speaker label left out (for conflicts)
-        self._update_terms: list[frozenset[str]] = []  # terms of its sentences announcing a change
-        # for changes said in other words: (announces a change, people it names, names opening its sentences,
-        # speaks in the first person)
-        self._change_cues: list[tuple[bool, frozenset[str], frozenset[str], bool]] = []
+        self._assertions: list[_Assertions | None] = []  # per slot, once a ranking needed it (for conflicts)
         self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
         self._next_seq = 0
         # ("session", name) or ("timeline", kind) -> its members, sorted (time, seq, slot)
@@ -113,8 +133,25 @@ class UserIndex:
                 f"embeddings have {vectors.shape[1]} dimensions but this index holds {self._dim}-d vectors; "
                 "use one embedding model per user"
             )
-        for record, vector in zip(records, vectors, strict=True):
+        norms = np.linalg.norm(vectors, axis=1)
+        unit = vectors / np.where(norms > 0, norms, 1.0)[:, None]
+        if len(self._lex) == 0 and len({r.id for r in records}) == len(records) > 1:
+            self._load(records, unit)
+            return
+        for record, vector in zip(records, unit, strict=True):
             self._upsert_one(record, vector)
+
+    def _load(self, records: list[Record], unit: np.ndarray) -> None:
+        """Fill an empty index with distinct records: every record added first, then each session's sequence
+        ordered and linked once (the same neighbours as adding them one by one, without re-linking a sequence at
+        every insert)."""
+        for record, vector in zip(records, unit, strict=True):
+            self._upsert_one(record, vector, join=False)
+        for members in self._sessions.values():
+            members.sort()
+        for group, members in self._sessions.items():
+            gap = float("inf") if group[0] == "session" else self.config.context_gap_seconds
+            self._refresh(members, 0, len(members) - 1, gap)
 
     def remove(self, ids: Iterable[str]) -> None:
         """Forget records by id; unknown ids are ignored."""
@@ -126,15 +163,14 @@ class UserIndex:
             self._lex.remove(id)
             self._text_bytes -= self._text_size(slot)
             self._records[slot] = None
-            self._values[slot] = frozenset()
-            self._body_terms[slot] = frozenset()
-            self._update_terms[slot] = frozenset()
-            self._change_cues[slot] = _NO_CUES
+            self._assertions[slot] = None
             self._alive[slot] = False
             self._emb[slot] = 0.0
             self._seq.pop(id, None)
 
-    def _upsert_one(self, record: Record, vector: np.ndarray) -> None:
+    def _upsert_one(self, record: Record, vector: np.ndarray, *, join: bool = True) -> None:
+        """Index one record (``vector`` of unit length); ``join=False`` only appends it to its session's
+        sequence, for the caller to order and link (see ``_load``)."""
         if record.id in self._lex:
             old = self._lex.slot(record.id)
             self._leave_session(old)
@@ -144,30 +180,27 @@ class UserIndex:
         if record.id not in self._seq:
             self._seq[record.id] = self._next_seq
             self._next_seq += 1
-        norm = float(np.linalg.norm(vector))
-        self._emb[slot] = vector / norm if norm > 0 else vector
+        self._emb[slot] = vector
         self._created[slot] = record.created_at
         self._half_life[slot] = self.config.half_life_seconds(record.kind)
         self._kind[slot] = _KIND_CODE[record.kind]
         self._status[slot] = _STATUS_CODE[record.status]
         self._alive[slot] = True
-        self._time_words[slot] = retrieval.has_time_words(record.text)
-        changed = retrieval.update_sentences(record.text)
-        self._update_terms[slot] = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
-        if record.kind in (Kind.NOTE, Kind.FACT):  # only notes and facts conflict in other words
-            cues = (retrieval.announces_change(record.text), retrieval.people(record.text))
-            self._change_cues[slot] = (*cues, retrieval.leading_names(record.text), retrieval.first_person(record.text))
-        else:
-            self._change_cues[slot] = _NO_CUES
+        self._time_words[slot] = -1  # read on the first "when" question (see _stating_times)
         self._question[slot] = retrieval.is_question(record.text)
         # A "Name: ..." label names a speaker in logs and notes; in a fact it is the key in words.
         speaker = "" if record.kind in (Kind.FACT, Kind.RULE) else retrieval.speaker_name(record.text, record.extra)
         self._speaker[slot] = self._speakers.setdefault(speaker, len(self._speakers)) if speaker else -1
         self._records[slot] = record
+        self._assertions[slot] = None
         self._text_bytes += self._text_size(slot)
-        self._values[slot] = retrieval.value_tokens(record.text)
-        self._body_terms[slot] = frozenset(tokenize(retrieval.statement_body(record.text)))
-        self._join_session(slot, record)
+        if join:
+            self._join_session(slot, record)
+        else:
+            group, _ = self._group(record)
+            if group is not None:
+                self._sessions.setdefault(group, []).append(self._session_key(slot))
+                self._nbr[slot] = -1
 
     def _grow(self, needed: int) -> None:
         if needed <= self._capacity:
@@ -185,15 +218,12 @@ class UserIndex:
         self._kind = grown(self._kind)
         self._status = grown(self._status)
         self._alive = grown(self._alive)
-        self._time_words = grown(self._time_words)
+        self._time_words = grown(self._time_words, -1)
         self._question = grown(self._question)
         self._speaker = grown(self._speaker, -1)
         self._nbr = grown(self._nbr, -1)
         self._records.extend([None] * (capacity - self._capacity))
-        self._values.extend([frozenset()] * (capacity - self._capacity))
-        self._body_terms.extend([frozenset()] * (capacity - self._capacity))
-        self._update_terms.extend([frozenset()] * (capacity - self._capacity))
-        self._change_cues.extend([_NO_CUES] * (capacity - self._capacity))
+        self._assertions.extend([None] * (capacity - self._capacity))
         self._capacity = capacity
 
     # -- sessions: each record's neighbours in time, kept as a (slot, before+after) matrix ----
@@ -301,6 +331,7 @@ class UserIndex:
         created = self._created[:n]
         spans = retrieval.query_date_spans(query, now, cfg.utc_offset_hours)
         names = retrieval.query_names(query)
+        when = retrieval.is_when_question(query)
         codes = [self._speakers[name] for name in names if name in self._speakers]
         inputs = RankInputs(
             cosine=cosine,
@@ -313,13 +344,22 @@ class UserIndex:
             result_mask=result_mask,
             neighbours=self._nbr[:n],
             date_match=retrieval.date_match(created, spans, cfg.date_slack_days) if spans else None,
-            time_words=self._time_words[:n],
+            time_words=self._stating_times(n) if when else None,
             name_match=np.isin(self._speaker[:n], codes) if codes else None,
             questions=self._question[:n],
-            when_question=retrieval.is_when_question(query),
+            when_question=when,
         )
         scores = retrieval.rank(inputs, now, cfg)
         return self._top(scores, k, int(result_mask.sum()), set(terms), cosine)
+
+    def _stating_times(self, n: int) -> np.ndarray:
+        """Which of the first ``n`` slots state a time, reading the texts not read yet (only "when" questions
+        ask, so a cold load does not read every text for it)."""
+        flags = self._time_words[:n]
+        for slot in np.flatnonzero(flags < 0):
+            record = self._records[slot]
+            flags[slot] = record is not None and retrieval.has_time_words(record.text)
+        return flags == 1
 
     def _top(
         self, scores: np.ndarray, k: int, eligible: int, subject: set[str], cosine: np.ndarray
@@ -352,13 +392,16 @@ class UserIndex:
                 continue
             record = self._records[slot]
             assert record is not None
-            changes, people, names, first = self._change_cues[slot]
+            said = self._assertions[slot]
+            if said is None:
+                said = self._assertions[slot] = _Assertions(record)
+            changes, people, names, first = said.cues
             claims.append(
                 Claim(
                     key=key,
-                    subject=frozenset(subject.intersection(self._body_terms[slot])),
-                    values=self._values[slot].difference(self._speakers),
-                    update_terms=self._update_terms[slot],
+                    subject=frozenset(subject.intersection(said.body_terms)),
+                    values=said.values.difference(self._speakers),
+                    update_terms=said.update_terms,
                     changes=changes,
                     people=people,
                     names=names,

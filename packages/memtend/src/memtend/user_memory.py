@@ -268,9 +268,12 @@ class UserMemory:
         budget = recall_filters.check_max_tokens(max_tokens)
         statuses = {Status.ACTIVE, Status.PENDING_REVIEW} if include_pending else {Status.ACTIVE}
         only = _recall_test(session, conditions)
-        query_vec = self.memory.embed([query])[0]
-        t = _now_default(now)
         memory = self.memory
+        loading = memory._preload_index(self.user_id)  # a first recall reads storage while the query is embedded
+        query_vec = memory.embed([query])[0]
+        if loading is not None:
+            loading.result()
+        t = _now_default(now)
         with memory._lock:
             index = memory._user_index(self.user_id)
             ranked = index.search(query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses, only=only)

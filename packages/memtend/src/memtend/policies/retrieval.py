@@ -511,6 +511,9 @@ def is_when_question(query: str) -> bool:
 
 def is_question(text: str) -> bool:
     """Does the text end in a question (ignoring a trailing bracketed attachment like "[shares ...]")?"""
+    stripped = text.rstrip()
+    if not stripped.endswith("]"):  # no attachment to strip
+        return stripped.endswith("?")
     return _TRAILER.sub("", text).rstrip().endswith("?")
 
 

@@ -1,0 +1,64 @@
+"""The first recall of a user in a process loads the user's index in the background while its query is embedded:
+it answers as a recall on a loaded index does, and never waits on a lock its own caller holds."""
+
+from __future__ import annotations
+
+import threading
+
+from memtend import Memory
+
+TURNS = [
+    "We booked the cabin by the lake for the first week of July.",
+    "Tom said the canoe needs a new paddle before the trip.",
+    "My sister moved to Lisbon and started a pottery class there.",
+    "The project deadline moved from 3 June to 10 June.",
+    "Dinner on Friday was grilled sardines at the harbour.",
+]
+
+
+NOW = 1_900_000_000.0  # one clock for every recall, so scores compare exactly
+
+
+def _fill(mem: Memory) -> None:
+    mem.user("ann").log_many(TURNS)
+    mem.user("bob").log_many(["Bob keeps bees and sells honey at the market."])
+
+
+def test_a_first_recall_answers_as_a_loaded_index_does(tmp_path, embedding_function) -> None:  # type: ignore[no-untyped-def]
+    with Memory(path=tmp_path / "store", embedding_function=embedding_function) as mem:
+        _fill(mem)
+    queries = ["where does my sister live?", "when is the deadline?", "what does the canoe need?"]
+    with Memory(path=tmp_path / "store", embedding_function=embedding_function) as mem:
+        first = [[(h.record.id, h.score) for h in mem.user("ann").recall(q, k=3, now=NOW)] for q in queries[:1]]
+        assert "ann" in mem._indexes and "bob" not in mem._indexes
+        loaded = [[(h.record.id, h.score) for h in mem.user("ann").recall(q, k=3, now=NOW)] for q in queries]
+    with Memory(path=tmp_path / "store", embedding_function=embedding_function) as mem:
+        mem._user_index("ann")  # loaded in the caller's thread
+        direct = [[(h.record.id, h.score) for h in mem.user("ann").recall(q, k=3, now=NOW)] for q in queries]
+    assert first[0] == direct[0] and loaded == direct
+    assert all(len(hits) == 3 for hits in direct)
+
+
+def test_a_first_recall_under_the_caller_s_own_lock_answers(ephemeral_memory: Memory) -> None:
+    _fill(ephemeral_memory)
+    ephemeral_memory._indexes.clear()
+    answers: list[int] = []
+
+    def recall_holding_the_lock() -> None:
+        with ephemeral_memory._lock:
+            answers.append(len(ephemeral_memory.user("ann").recall("the lake cabin", k=2)))
+
+    worker = threading.Thread(target=recall_holding_the_lock, daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive(), "recall waited on a lock its own caller holds"
+    assert answers == [2]
+
+
+def test_a_closed_memory_loads_nothing_in_the_background(tmp_path, embedding_function) -> None:  # type: ignore[no-untyped-def]
+    mem = Memory(path=tmp_path / "store", embedding_function=embedding_function)
+    _fill(mem)
+    mem._indexes.clear()
+    assert mem._preload_index("ann") is not None
+    mem.close()
+    assert mem._preload_index("bob") is None
