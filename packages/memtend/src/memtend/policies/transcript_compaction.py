@@ -35,6 +35,7 @@ from memtend.policies.summary import (
     extract_ids,
     extractive_summarize,
     fill_gaps,
+    guard_summary,
     is_side_effecting,
     is_summary_message,
     merge,
@@ -291,6 +292,10 @@ def _compaction(
         (m.content.strip() for m in fresh if m.role == "user" and m.content.strip()), ""
     )
     summary.goal = goal or summary.goal
+    # whatever summarised: secrets masked, tool output's instructions left out (the summary is a user turn)
+    origin = summary.origin
+    summary = guard_summary(summary, removed_part, earlier)
+    summary.origin = origin
 
     kept_systems = [m for m in removed_part if m.role == "system"]
     new_messages = [*items[:start], *kept_systems, summary_message(summary, turns), *tail]

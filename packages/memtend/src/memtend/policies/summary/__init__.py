@@ -9,6 +9,8 @@ returned, so nothing is repeated unknowingly), the user's constraints, open ques
   transcript and ``StructuredSummary.parse`` reads it back (``parse(s.render()) == s`` for any
   validated summary); the summary message and :func:`coerce_summary`.
 * ``merging``: :func:`merge` and :func:`fill_gaps`.
+* ``quoting``: :func:`guard_summary` (every summary: secrets masked, instructions from tool output left out) and
+  :func:`tool_result_fact` (a tool result quoted and attributed).
 * ``extractive``: :func:`extractive_summarize` works offline with no model (rules described on the function);
   ``ids``: :func:`extract_ids`.
 * ``llm``: :func:`summarize_with_llm` (and :func:`asummarize_with_llm` for an async model) asks a text model
@@ -40,6 +42,7 @@ from memtend.policies.summary.llm import (
     summarize_with_llm,
 )
 from memtend.policies.summary.merging import CRITICAL_FIELDS, fill_gaps, merge
+from memtend.policies.summary.quoting import guard_summary, tool_result_fact
 from memtend.policies.summary.schema import (
     MAX_FACTS,
     MAX_FILES,
@@ -92,6 +95,7 @@ __all__ = [
     "extract_ids",
     "extractive_summarize",
     "fill_gaps",
+    "guard_summary",
     "is_side_effecting",
     "is_summary_message",
     "llm_summarizer",
@@ -100,4 +104,5 @@ __all__ = [
     "render_for_prompt",
     "summarize_with_llm",
     "summary_message",
+    "tool_result_fact",
 ]

@@ -10,6 +10,7 @@ from typing import Any
 from memtend.policies.summary.constraints import PER_MESSAGE, is_instruction, mark_replaced, user_instructions
 from memtend.policies.summary.ids import SECRET_KEY_RE, URL_RE, extract_ids
 from memtend.policies.summary.merging import merge
+from memtend.policies.summary.quoting import guard_summary, tool_result_fact
 from memtend.policies.summary.schema import (
     MAX_FILES,
     MAX_OPEN_QUESTIONS,
@@ -147,8 +148,9 @@ def _result_fact(name: str, content: str) -> str | None:
     else:
         lines = [line for line in content.splitlines() if line.strip()]
         body = lines[0] if lines else ""
-    # quoted and attributed to the tool: a summary is read as a user turn, and a tool's words are not the user's
-    return f'{name} returned "{_short(body.replace(chr(34), chr(39)), 140)}"' if body else None
+    # quoted and attributed to the tool (a summary is read as a user turn, and a tool's words are not the user's),
+    # gated, instruction-like sentences left out
+    return tool_result_fact(name, body) if body else None
 
 
 def _assistant_facts(content: str) -> list[str]:
@@ -198,10 +200,13 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
     * side effects: tool calls whose name or arguments look side-effecting (:func:`is_side_effecting`)
       with the ids of :func:`extract_ids` from their arguments and result;
     * facts: short declarative sentences of assistant turns and a one-line digest of each other
-      tool result, the newest ``FACTS_PER_PASS``;
+      tool result, quoted and attributed to the tool, the newest ``FACTS_PER_PASS``;
     * plan: the items of the last numbered or bulleted list the assistant wrote;
     * files: paths mentioned anywhere (URLs excluded);
     * open questions: user questions no assistant text followed before the next user turn.
+
+    Then :func:`~memtend.policies.summary.quoting.guard_summary`: secrets masked, and text that reads like an
+    instruction to the agent and is not the user's own left out (tool output is data, never the user speaking).
     """
     items = ensure_messages(messages)
     for message in items:
@@ -260,6 +265,6 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
         open_questions=dedupe(questions)[-MAX_OPEN_QUESTIONS:],
         files=dedupe(files, fold=False)[-MAX_FILES:],
     )
-    summary = merge(earlier, current)
+    summary = guard_summary(merge(earlier, current), items, earlier)
     summary.origin = ORIGIN_EXTRACTIVE
     return summary
