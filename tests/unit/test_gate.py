@@ -454,6 +454,16 @@ FRAGMENTS = [
     "\x00",
     "hunter2!",
     "://",
+    "\u200b",  # zero-width space: dropped before matching
+    "\u00a0",
+    "４１１１",  # full-width digits
+    "٤١١١ ",  # Arabic-Indic digits
+    "1111|",
+    "pаsswоrd: ",  # Cyrillic look-alikes
+    "mysql -p",
+    "redis://:",
+    "Authorization: Basic dXNlcjpQYXNzdzByZDEyMw==",
+    "ﬁ",  # NFKC expands it to two characters
 ]
 TEXTS = st.one_of(
     st.text(),

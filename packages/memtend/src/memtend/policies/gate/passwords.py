@@ -98,14 +98,15 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
     return (start, end, False) if end > start else None
 
 
-_PASSWORD_WORDS = (  # "passwort", "passord" hold "pass"
-    "pass", "pw", "pin", "contrase", "kennw", "mdp", "clave", "senha", "wachtwoord", "has", "senord", "adgangskode",
-    "salasana", "ifre", "пароль", "密码", "密碼", "パスワード", "비밀번호",
-)  # fmt: skip
+# One of these (lower case) must occur for any key to match ("passwort", "passord" hold "pass").
+_PASSWORD_WORDS = re.compile(
+    "pass|pw|pin|contrase|kennw|mdp|clave|senha|wachtwoord|hasło|haslo|senord|adgangskode|salasana|ifre|пароль"
+    "|密码|密碼|パスワード|비밀번호"
+)
 
 
 def password_hits(text: str, lower: str) -> Iterator[Hit]:
-    if not any(word in lower for word in _PASSWORD_WORDS):
+    if _PASSWORD_WORDS.search(lower) is None:
         return
     for key in _PASSWORD_KEY.finditer(text):
         word = key.group().lower()

@@ -48,15 +48,17 @@ def _all_hits(masked: str, policy: GatePolicy) -> Iterator[Hit]:
     normal = normalise(masked)
     scan = normal.text
     lower = scan.lower()
+    hits: list[Hit] = []
     for detector in _DETECTORS:
-        for start, end, kind in detector(scan, lower):
-            # Never let a span start or end inside an earlier marker.
-            while start < end and scan[start] == OPAQUE:
-                start += 1
-            while end > start and scan[end - 1] == OPAQUE:
-                end -= 1
-            if start < end:
-                yield (*normal.span(start, end), kind)
+        hits.extend(detector(scan, lower))
+    for start, end, kind in hits:
+        # Never let a span start or end inside an earlier marker.
+        while start < end and scan[start] == OPAQUE:
+            start += 1
+        while end > start and scan[end - 1] == OPAQUE:
+            end -= 1
+        if start < end:
+            yield (*normal.span(start, end), kind)
     for custom in policy.detectors:
         for finding in custom(masked):
             checked = check_custom_finding(custom, finding, len(masked))
