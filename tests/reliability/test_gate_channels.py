@@ -106,6 +106,9 @@ IDENTIFIERS: dict[str, Callable[[UserMemory], object]] = {
     "record session label": lambda u: u.remember("note", session=GH_TOKEN, redact=True),
     "log_many session label": lambda u: u.log_many([Event(text="ok", session=CARD)], redact=True),
     "session id": lambda u: u.session(GH_TOKEN).set("branch", "main"),
+    "session key": lambda u: u.session("s1").set(GH_TOKEN, "main"),
+    "session key held from an external source": lambda u: u.session("s1").set(GH_TOKEN, "x", source="external"),
+    "fact key": lambda u: u.set_fact(GH_TOKEN, "main", redact=True),
     "ledger session id": lambda u: u.ledger(CARD).record("deploy", {}),
     "ledger tool name": lambda u: u.ledger("s1").record(GH_TOKEN, {"x": 1}),
     "store namespace": lambda u: u.store(GH_TOKEN).put("k", 1),
@@ -132,6 +135,18 @@ def test_an_identifier_holding_a_secret_is_refused_even_with_redact(mem: Memory,
     seed(user)
     refused(user, lambda: IDENTIFIERS[name](user), SensitiveIdentifierError)
     holds_no_secret(stored(user))
+
+
+def test_the_session_call_log_keeps_no_refused_identifier(mem: Memory) -> None:
+    state = mem.user("alice").session("s1")
+    with pytest.raises(SensitiveIdentifierError):
+        state.set(f"card {CARD}", 1)
+    with pytest.raises(SensitiveDataError):
+        state.set("login", ["password", PASSWORD])
+    logged = [(c.op, c.key, c.outcome) for c in state.calls()]
+    assert logged == [("set", "<withheld>", "refused"), ("set", "login", "refused")]
+    holds_no_secret(logged)
+    assert state.stats()["refused"] == 2
 
 
 def test_reads_of_an_identifier_are_not_refused(mem: Memory) -> None:
@@ -268,6 +283,10 @@ def test_memory_tool_with_an_external_source_holds_and_never_serves_the_text(mem
     assert "attacker" not in trusted.handle({"op": "get", "key": "todo"})
     refusal = tool.handle({"op": "set", "key": "k", "value": ["password", PASSWORD]})
     assert refusal.startswith("error: refused") and PASSWORD not in refusal
+    refusal = trusted.handle({"op": "set", "key": GH_TOKEN, "value": "x"})
+    assert (
+        refusal.startswith("error: refused: the key holds sensitive data") and GH_TOKEN.lower() not in refusal.lower()
+    )
     state.approve("todo")
     assert "attacker" in trusted.handle({"op": "get", "key": "todo"})
 

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from memtend.aio import no_io, run_io
-from memtend.errors import MemtendError, SensitiveDataError
+from memtend.errors import MemtendError, SensitiveDataError, SensitiveIdentifierError
 from memtend.ledger import Ledger
 from memtend.policies.precedence import canonical_key
 from memtend.records import MAX_KEY_CHARS, Source
@@ -127,6 +127,11 @@ class MemoryTool:
             answer = self._run(op, key, value)
         except BadCall as exc:
             answer = f"error: {exc}"
+        except SensitiveIdentifierError as exc:
+            answer = (
+                f"error: refused: {exc.what} holds sensitive data ({', '.join(exc.kinds)}); nothing was stored. "
+                "Use a plain name (e.g. 'card_on_file') and keep secrets out of memory"
+            )
         except SensitiveDataError as exc:
             answer = (
                 f"error: refused to store this value: it holds sensitive data ({', '.join(exc.kinds)}). "

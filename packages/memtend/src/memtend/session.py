@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from memtend.document_values import gated_json
-from memtend.errors import InvalidInputError, MemtendError, SensitiveDataError
+from memtend.document_values import gate_identifier, gated_json
+from memtend.errors import InvalidInputError, MemtendError, SensitiveDataError, SensitiveIdentifierError
 from memtend.keyed_store import KVItem, check_value
 from memtend.policies import gate
 from memtend.policies.precedence import FactOutcome, canonical_key
@@ -118,7 +118,7 @@ class SessionState(SessionScoped):
         with self._call("set", key) as call:
             call.key = name = canonical_key(key)
             source = Source.parse(source)
-            flagged = self._checked(name, value)
+            flagged = self._checked(name, value, key)
             if source is Source.EXTERNAL:
                 with self._tally().lock:
                     held = {"value": value, "flagged": flagged, "at": now()}
@@ -131,9 +131,13 @@ class SessionState(SessionScoped):
             call.outcome = outcome.value + (" flagged" if flagged else "")
         return SetResult(key=name, outcome=outcome, flagged=flagged)
 
-    def _checked(self, name: str, value: Any) -> bool:
-        """Validate and gate a value about to be written; whether it reads like an instruction to the agent."""
+    def _checked(self, name: str, value: Any, raw_key: str | None = None) -> bool:
+        """Validate and gate a value about to be written (the key, as given and canonical, is an identifier);
+        whether it reads like an instruction to the agent."""
         self._gate_session_id()
+        gate_identifier(name, "the key")
+        if raw_key is not None and raw_key != name:  # canonicalising lower-cases, which can hide a token's shape
+            gate_identifier(raw_key, "the key")
         check_value(value)
         size = len(json.dumps(value, ensure_ascii=False))
         if size > MAX_VALUE_CHARS:
@@ -308,6 +312,10 @@ class SessionState(SessionScoped):
         call = _Call(op, key[:MAX_KEY_CHARS] if isinstance(key, str) else f"<{type(key).__name__}>")
         try:
             yield call
+        except SensitiveIdentifierError:
+            call.outcome = "refused"
+            call.key = "<withheld>"  # the key or session id holds the secret: the call log keeps neither
+            raise
         except SensitiveDataError:
             call.outcome = "refused"
             raise

@@ -201,6 +201,7 @@ class UserMemory:
         was said (default now); a value said before the current one was set is kept out (``kept``).
         """
         canonical = precedence.canonical_key(key)
+        gate_identifier(key, "the fact key")  # as given: canonicalising lower-cases, which can hide a token
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
