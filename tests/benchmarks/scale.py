@@ -49,6 +49,7 @@ from memtend import memory as memory_module
 from memtend.embeddings import default_embedding_function
 from memtend.memory import Event, Memory
 from memtend.records import Status
+from memtend.storage import HISTORY_ID_PREFIX
 
 K = 10
 INGEST_TARGET = 0.80  # memtend ingest throughput / embedding model throughput
@@ -505,6 +506,7 @@ def _ingest(mem: Memory, corpus: Corpus, ef: Any, batch: int, peer_every: int, q
 
 def _check_stored(mem: Memory, corpus: Corpus, ids: dict[str, list[str]]) -> dict[str, Any]:
     col = mem.storage.memories
+    records = sum(1 for i in col.get(include=[])["ids"] if not i.startswith(HISTORY_ID_PREFIX))  # not history rows
     missing_users = 0
     missing = 0
     for uid in corpus.users:
@@ -515,10 +517,10 @@ def _check_stored(mem: Memory, corpus: Corpus, ids: dict[str, list[str]]) -> dic
     return {
         "expected": corpus.size,
         "returned_ids": sum(len(v) for v in ids.values()),
-        "collection_count": col.count(),
+        "collection_count": records,
         "missing": missing,
         "users_with_mismatch": missing_users,
-        "ok": missing == 0 and missing_users == 0 and col.count() == corpus.size,
+        "ok": missing == 0 and missing_users == 0 and records == corpus.size,
     }
 
 
@@ -536,15 +538,17 @@ def _raw_chroma(mem: Memory) -> Iterator[Any]:
             got = mem.storage.memories.get(limit=5_000, offset=offset, include=["embeddings", "documents", "metadatas"])
             if not got["ids"]:
                 break
-            for start in range(0, len(got["ids"]), 1_000):
-                part = slice(start, start + 1_000)
-                peer.add(
-                    ids=got["ids"][part],
-                    embeddings=got["embeddings"][part],
-                    documents=got["documents"][part],
-                    metadatas=got["metadatas"][part],
-                )
             offset += len(got["ids"])
+            # the records only: history rows kept beside them (ids "h:...") are not part of what the peer holds
+            rows = [n for n, i in enumerate(got["ids"]) if not i.startswith(HISTORY_ID_PREFIX)]
+            for start in range(0, len(rows), 1_000):
+                part = rows[start : start + 1_000]
+                peer.add(
+                    ids=[got["ids"][n] for n in part],
+                    embeddings=[got["embeddings"][n] for n in part],
+                    documents=[got["documents"][n] for n in part],
+                    metadatas=[got["metadatas"][n] for n in part],
+                )
         yield peer
     finally:
         client.delete_collection(name)

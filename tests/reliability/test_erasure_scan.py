@@ -30,6 +30,7 @@ from memtend import (
     StorageUnavailableError,
     UserMemory,
 )
+from memtend.storage import HISTORY_ID_PREFIX
 
 T0 = 1_700_000_000.0
 DAY = 86_400.0
@@ -202,7 +203,16 @@ def test_erasure_clears_working_memory_call_log(ephemeral_memory: Memory) -> Non
 
 # ---------------------------------------------------------------------------------------- one record
 def _memories_holding(mem: Memory, needle: str) -> list[str]:
-    return _holds(mem.storage.memories.get(include=["documents", "metadatas"]), needle)
+    """Record rows (not the history rows kept beside them, owned through ``h_user``) holding ``needle``."""
+    rows = mem.storage.memories.get(include=["documents", "metadatas"])
+    return [i for i in _holds(rows, needle) if not i.startswith(HISTORY_ID_PREFIX)]
+
+
+def _history_holding(mem: Memory, needle: str) -> list[str]:
+    """History rows (in the memories collection, and an older store's history collection) holding ``needle``."""
+    rows = mem.storage.memories.get(include=["documents", "metadatas"])
+    beside = [i for i in _holds(rows, needle) if i.startswith(HISTORY_ID_PREFIX)]
+    return beside + _holds(mem.storage.history.get(include=["documents", "metadatas"]), needle)
 
 
 def _two_compactions(u: UserMemory) -> tuple[list[str], str, str]:
@@ -292,7 +302,7 @@ def test_removed_text_does_not_survive_in_history(ephemeral_memory: Memory, how:
     else:
         rid = u.remember("gonemarkx a note the user asked to delete").id
         u.delete(rid)
-    assert not _holds(ephemeral_memory.storage.history.get(include=["documents", "metadatas"]), "gonemarkx")
+    assert not _history_holding(ephemeral_memory, "gonemarkx")
     assert "gonemarkx" not in json.dumps(u.export())
 
 

@@ -249,16 +249,15 @@ class Memory:
     def _write(self, change: Change, vectors: np.ndarray | None) -> None:
         uid = change.user_id
         with self._lock:
-            if change.upserts:
-                self.storage.put_records(change.upserts, vectors, fresh=change.fresh)
-            if change.archives:
-                self.storage.update_record_metadata(change.archives)
-            if change.deletes:
-                self.storage.delete_records(uid, change.deletes)
             # stamped as they are written, so another process catching up by time cannot miss them
             stamp = now()
             history = [replace(h, at=stamp) for h in change.history]
-            self.storage.append_history(history)
+            # records, archives and the history row: one Chroma upsert (one transaction) when they fit in a batch
+            self.storage.write_records(
+                uid, change.upserts, vectors, history, archives=change.archives, fresh=change.fresh
+            )
+            if change.deletes:
+                self.storage.delete_records(uid, change.deletes)
             if change.deletes:  # what was deleted for good no longer speaks through the history
                 self.storage.scrub_history(uid, change.deletes)
             synced = self._indexes.get(uid)

@@ -3,9 +3,14 @@
 Three collections hold everything memtend keeps about users:
 
 - ``<prefix>_memories``: every memory record (facts, events, rules, notes, summaries), active, archived
-  or pending review, with its embedding;
-- ``<prefix>_history``: one row per write, listing its changes (operation, record id, before, after, source),
-  stamped with the time it was written;
+  or pending review, with its embedding; and the history: one row per write, listing its changes (operation,
+  record id, before, after, source), stamped with the time it was written. A history row is written in the same
+  Chroma call as the records it describes (one call is one transaction), so a single ``remember`` is one write
+  and a write never lands without its history. History rows are told apart by their owner field: ``h_user``
+  instead of ``user_id`` (record reads filter on ``user_id``, so they never see a history row and cost no more),
+  ids ``h:<first entry id>``, and a vector no search is meant to find (see ``history_vector``);
+- ``<prefix>_history``: where history rows were kept before they moved beside the records; read (and erased)
+  when an older store holds any, never written;
 - ``<prefix>_kv``: where keyed stores and working memory were kept before the document store; nothing writes it
   any more, erasure still clears it (stores written by earlier versions);
 - ``<prefix>_documents``: the document store (:mod:`memtend.documents`), rows written by :class:`DocumentRows`;
@@ -44,12 +49,15 @@ Where = dict[str, Any]
 # per row, and nothing ever searches them by similarity.
 _NO_VECTOR = [0.0]
 _WRITE_BATCH = 2_000
+_MAX_BATCH = 5_000  # rows per Chroma write call at most (Chroma's own limit may be lower)
 _UNUSED_GRAPH = {"ef_construction": 16, "max_neighbors": 4}
 _SMALL_SYNC_THRESHOLD = 10  # history rows with 35 KB documents: 19 ms per add at 100, 12 ms at 10
 _SCRUB_BATCH = 100  # record ids per history lookup when scrubbing
 _CHROMA_SYNC_THRESHOLD = 1_000  # Chroma's default, for a collection whose configuration does not say
 _SAVE_ID = "memtend-save-index-"  # ids that never exist: updates of them only make Chroma count log records
 _SAVE_KEY = "memtend_save_index"
+HISTORY_OWNER = "h_user"  # the owner field of history rows in the memories collection
+HISTORY_ID_PREFIX = "h:"
 
 
 def _connection_errors() -> tuple[type[BaseException], ...]:
@@ -144,7 +152,16 @@ def where(user_id: str, **clauses: Any) -> Where:
     A clause value that is a dict is passed as an operator expression (``{"$in": [...]}``); anything else is
     an equality. User ids and values are never interpreted as operators.
     """
-    parts: list[Where] = [{"user_id": {"$eq": user_id}}]
+    return _owned("user_id", user_id, clauses)
+
+
+def history_where(user_id: str, **clauses: Any) -> Where:
+    """The where-filter of a user's history rows (owner field ``h_user``), built as :func:`where` builds it."""
+    return _owned(HISTORY_OWNER, user_id, clauses)
+
+
+def _owned(owner: str, user_id: str, clauses: dict[str, Any]) -> Where:
+    parts: list[Where] = [{owner: {"$eq": user_id}}]
     for name, value in clauses.items():
         if value is None:
             continue
@@ -178,6 +195,14 @@ class Storage:
             {"hnsw": {"space": "cosine", "sync_threshold": sync_threshold, **_UNUSED_GRAPH}},
         )
         self.history: Collection = self._collection(f"{prefix}_history", None, hnsw)
+        # history rows written before they moved into the memories collection: read only when there are any
+        self._legacy_history = bool(self._count(self.history))
+        self._embedding_function = embedding_function
+        self._dimension_seen: int | None = None
+        try:
+            self.max_batch = min(int(client.get_max_batch_size()), _MAX_BATCH)
+        except Exception:  # a client without the call: Chroma's smallest default
+            self.max_batch = 1_000
         self.kv: Collection = self._collection(f"{prefix}_kv", None, hnsw)
         # Document vectors (for ``search(query=...)``) are searched through Chroma's graph: it is built well.
         self.documents = DocumentRows(
@@ -186,6 +211,10 @@ class Storage:
                 f"{prefix}_document_vectors", None, {"hnsw": {"space": "cosine", "sync_threshold": sync_threshold}}
             ),
         )
+
+    @guarded
+    def _count(self, collection: Collection) -> int:
+        return int(collection.count())
 
     @guarded
     def _collection(self, name: str, embedding_function: Any, configuration: dict[str, Any]) -> Collection:
@@ -204,44 +233,91 @@ class Storage:
 
     # ---------------------------------------------------------------- memory records
     @guarded
-    def put_records(
-        self, records: Sequence[Record], embeddings: np.ndarray | None = None, *, fresh: bool = False
-    ) -> None:
-        """Upsert records (one Chroma call per batch). Embeddings are computed by Chroma when not given.
+    def write_records(
+        self,
+        user_id: str,
+        records: Sequence[Record],
+        vectors: np.ndarray | None,
+        history: Sequence[HistoryEntry] = (),
+        *,
+        archives: Sequence[Record] = (),
+        fresh: bool = False,
+    ) -> int:
+        """Upsert ``records`` (with ``vectors``, one per record), move ``archives`` to the archive in place (their
+        stored text and vector stand) and store ``history`` as one history row: all in one Chroma upsert when they
+        fit in one batch, which Chroma applies as one transaction. More rows than a batch take several calls, the
+        history row in the last. Returns the number of Chroma write calls made.
 
-        ``fresh``: every id is new (nothing stored to replace), which saves a read."""
-        for start in range(0, len(records), _WRITE_BATCH):
-            chunk = records[start : start + _WRITE_BATCH]
-            kwargs: dict[str, Any] = {
-                "ids": [r.id for r in chunk],
-                "documents": [r.text for r in chunk],
-                "metadatas": [r.to_metadata() for r in chunk] if fresh else self._replacing(chunk),
-            }
-            if embeddings is not None:
-                kwargs["embeddings"] = embeddings[start : start + _WRITE_BATCH]
-            self.memories.upsert(**kwargs)
-
-    @guarded
-    def update_record_metadata(self, records: Sequence[Record]) -> None:
-        """Rewrite metadata only (no re-embedding); the records must come from a user-scoped read."""
-        if records:
-            self.memories.update(ids=[r.id for r in records], metadatas=self._replacing(records))
-
-    def _replacing(self, records: Sequence[Record]) -> list[dict[str, Any]]:
-        """Metadata that replaces what is stored. Chroma merges metadata on upsert and update, so a key the new
-        version lacks (a default left out, an ``extra`` entry dropped) is sent as None, which removes it."""
+        ``fresh``: every id in ``records`` is new (nothing stored to replace), which saves a read. Archives are
+        read first (their stored metadata keys and vector); one no longer stored is skipped, never revived."""
+        ids: list[str] = [r.id for r in records]
+        docs: list[str] = [r.text for r in records]
         metas: list[dict[str, Any]] = [dict(r.to_metadata()) for r in records]
-        by_user: dict[str, list[str]] = {}
-        for r in records:
-            by_user.setdefault(r.user_id, []).append(r.id)
-        stored: dict[str, set[str]] = {}
-        for user_id, ids in by_user.items():
-            got = self.memories.get(ids=ids, where=where(user_id), include=["metadatas"])
-            stored.update((i, set(m or {})) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True))
-        for r, meta in zip(records, metas, strict=True):
-            for name in stored.get(r.id, ()):
+        embeddings: list[Any] = list(vectors) if vectors is not None and len(records) else []
+        if records and len(embeddings) != len(records):
+            embeddings = list(np.asarray(self._embedding_function([r.text for r in records]), dtype=np.float32))
+        replaced = [] if fresh else [r.id for r in records]
+        stored = self._stored(user_id, [*replaced, *(r.id for r in archives)], with_embeddings=bool(archives))
+        for meta, rid in zip(metas, ids, strict=True):
+            for name in stored.get(rid, ({}, None))[0] if not fresh else ():
+                meta.setdefault(name, None)  # Chroma merges metadata: a key the new version lacks is removed
+        for r in archives:
+            if r.id not in stored:
+                continue
+            keys, vector = stored[r.id]
+            meta = dict(r.to_metadata())
+            for name in keys:
                 meta.setdefault(name, None)
-        return metas
+            ids.append(r.id)
+            docs.append(r.text)
+            metas.append(meta)
+            embeddings.append(vector)
+        if history:
+            row_id, doc, meta = _history_row(history)
+            dim = len(embeddings[0]) if embeddings else self._dimension(user_id)
+            ids.append(row_id)
+            docs.append(doc)
+            metas.append(meta)
+            embeddings.append(history_vector(row_id, dim))
+        calls = 0
+        for start in range(0, len(ids), self.max_batch):
+            part = slice(start, start + self.max_batch)
+            self.memories.upsert(
+                ids=ids[part], documents=docs[part], metadatas=metas[part], embeddings=np.asarray(embeddings[part])
+            )
+            calls += 1
+        if embeddings:
+            self._dimension_seen = len(embeddings[0])
+        return calls
+
+    def _stored(
+        self, user_id: str, ids: Sequence[str], *, with_embeddings: bool
+    ) -> dict[str, tuple[set[str], np.ndarray | None]]:
+        """The metadata keys (and vectors) of the user's stored records among ``ids``."""
+        if not ids:
+            return {}
+        include: list[Any] = ["metadatas", "embeddings"] if with_embeddings else ["metadatas"]
+        out: dict[str, tuple[set[str], np.ndarray | None]] = {}
+        for start in range(0, len(ids), self.max_batch):
+            part = list(ids[start : start + self.max_batch])
+            got = self.memories.get(ids=part, where=where(user_id), include=include)
+            raw = got.get("embeddings") if with_embeddings else None
+            for n, (i, m) in enumerate(zip(got["ids"], got["metadatas"] or [], strict=True)):
+                out[i] = (set(m or {}), np.asarray(raw[n], dtype=np.float32) if raw is not None else None)
+        return out
+
+    def _dimension(self, user_id: str) -> int:
+        """The length of the memories collection's vectors (for a history row written with no record)."""
+        if self._dimension_seen is None:
+            for flt in (where(user_id), history_where(user_id)):
+                got = self.memories.get(where=flt, limit=1, include=["embeddings"])
+                raw = got.get("embeddings")
+                if raw is not None and len(raw):
+                    self._dimension_seen = len(raw[0])
+                    break
+            else:
+                self._dimension_seen = len(self._embedding_function(["dimension"])[0])
+        return self._dimension_seen
 
     @guarded
     def touch(self, last_used: dict[str, float]) -> None:
@@ -290,27 +366,31 @@ class Storage:
     # ---------------------------------------------------------------- history
     @guarded
     def append_history(self, entries: Sequence[HistoryEntry]) -> None:
-        """Store the entries of one write as one row (a batch of a thousand events is one history row, not a
-        thousand): its document lists the entries, its ``record_ids`` metadata names every record touched."""
-        if not entries:
-            return
-        first = entries[0]
-        self.history.add(
-            ids=[first.id],
-            embeddings=[_NO_VECTOR],
-            documents=[json.dumps({"entries": [e.stored() for e in entries]})],
-            metadatas=[
-                {"user_id": first.user_id, "at": first.at, "record_ids": sorted({e.record_id for e in entries})}
-            ],
-        )
+        """Store the entries of one write as one history row, on its own (a write of records stores its history
+        row in the same call: :meth:`write_records`)."""
+        if entries:
+            self.write_records(entries[0].user_id, [], None, entries)
 
-    def _history_rows(self, user_id: str, *, record_ids: Sequence[str] = (), since: float | None = None) -> Any:
-        if record_ids:  # rows naming any of the records (one $contains per id: Chroma has no "any of" on arrays)
-            touching: list[Where] = [{"record_ids": {"$contains": rid}} for rid in record_ids]
-            clause = touching[0] if len(touching) == 1 else {"$or": touching}
-            return self.history.get(where={"$and": [where(user_id), clause]}, include=["documents", "metadatas"])
-        flt = where(user_id, at={"$gte": since} if since is not None else None)
-        return self.history.get(where=flt, include=["documents", "metadatas"])
+    def _history_rows(
+        self, user_id: str, *, record_ids: Sequence[str] = (), since: float | None = None
+    ) -> list[tuple[Collection, str, str | None, dict[str, Any]]]:
+        """The user's history rows (naming any of ``record_ids``, or written at or after ``since``) as
+        (collection, row id, document, metadata): the memories collection's, and an older store's history
+        collection's when it holds any."""
+        places = [(self.memories, HISTORY_OWNER)] + ([(self.history, "user_id")] if self._legacy_history else [])
+        out = []
+        for collection, owner in places:
+            mine = _owned(owner, user_id, {})
+            if record_ids:  # rows naming any of the records (one $contains per id: Chroma has no "any of" on arrays)
+                touching: list[Where] = [{"record_ids": {"$contains": rid}} for rid in record_ids]
+                clause = touching[0] if len(touching) == 1 else {"$or": touching}
+                flt: Where = {"$and": [mine, clause]}
+            else:
+                flt = _owned(owner, user_id, {"at": {"$gte": since} if since is not None else None})
+            got = collection.get(where=flt, include=["documents", "metadatas"])
+            for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
+                out.append((collection, i, d, dict(m or {})))
+        return out
 
     @guarded
     def scrub_history(self, user_id: str, record_ids: Sequence[str]) -> int:
@@ -320,37 +400,53 @@ class Storage:
         what happened and when, but no longer what the record said. Returns the number of entries scrubbed."""
         gone = set(record_ids)
         rows: dict[str, list[dict[str, Any]]] = {}  # row id -> its entries (a row may name several records)
-        self._read_history_rows(user_id, list(record_ids), rows)
+        places: dict[str, Collection] = {}  # row id -> the collection holding it
+        self._read_history_rows(user_id, list(record_ids), rows, places)
         facts = history_scrub.gone_facts((e for es in rows.values() for e in es), gone)
         quoting = history_scrub.quoting_ids(user_id, (e for es in rows.values() for e in es), gone, facts)
-        self._read_history_rows(user_id, sorted(quoting), rows)
+        self._read_history_rows(user_id, sorted(quoting), rows, places)
         scrubbed, changed = 0, {}
         for hid, entries in rows.items():
             n = history_scrub.scrub(entries, user_id, gone, facts)
             if n:
                 scrubbed += n
                 changed[hid] = json.dumps({"entries": entries})
-        ids, docs = list(changed), list(changed.values())
-        for start in range(0, len(ids), _WRITE_BATCH):
-            chunk = slice(start, start + _WRITE_BATCH)
-            self.history.update(ids=ids[chunk], documents=docs[chunk], embeddings=[_NO_VECTOR] * len(ids[chunk]))
+        for collection in (self.memories, self.history):
+            ids = [i for i in changed if places[i] is collection]
+            if not ids:
+                continue
+            dim = self._dimension(user_id) if collection is self.memories else 1
+            for start in range(0, len(ids), _WRITE_BATCH):
+                chunk = ids[start : start + _WRITE_BATCH]
+                vectors = [history_vector(i, dim) if dim > 1 else _NO_VECTOR for i in chunk]
+                collection.update(ids=chunk, documents=[changed[i] for i in chunk], embeddings=vectors)
         return scrubbed
 
-    def _read_history_rows(self, user_id: str, record_ids: list[str], rows: dict[str, list[dict[str, Any]]]) -> None:
-        """Add to ``rows`` the history rows naming any of the records that it does not hold yet."""
+    def _read_history_rows(
+        self,
+        user_id: str,
+        record_ids: list[str],
+        rows: dict[str, list[dict[str, Any]]],
+        places: dict[str, Collection],
+    ) -> None:
+        """Add to ``rows`` the history rows naming any of the records that it does not hold yet (and to ``places``
+        the collection of each)."""
         for start in range(0, len(record_ids), _SCRUB_BATCH):
-            got = self._history_rows(user_id, record_ids=record_ids[start : start + _SCRUB_BATCH])
-            for hid, doc in zip(got["ids"], got["documents"] or [], strict=True):
-                rows.setdefault(hid, _row_entries(doc))
+            for collection, hid, doc, _meta in self._history_rows(
+                user_id, record_ids=record_ids[start : start + _SCRUB_BATCH]
+            ):
+                if hid not in rows:
+                    rows[hid] = _row_entries(doc)
+                    places[hid] = collection
 
     @guarded
     def get_history(
         self, user_id: str, *, record_id: str | None = None, since: float | None = None
     ) -> list[HistoryEntry]:
         """The user's history entries in order (of one record, or written at or after ``since``)."""
-        got = self._history_rows(user_id, record_ids=[record_id] if record_id is not None else (), since=since)
+        rows = self._history_rows(user_id, record_ids=[record_id] if record_id is not None else (), since=since)
         entries = []
-        for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
+        for _collection, _hid, doc, meta in rows:
             at = float(meta["at"])
             for body in _row_entries(doc):
                 if record_id is not None and body.get("record_id") != record_id:
@@ -358,7 +454,7 @@ class Storage:
                 entries.append(
                     HistoryEntry(
                         id=str(body["id"]),
-                        user_id=str(meta["user_id"]),
+                        user_id=str(meta.get(HISTORY_OWNER, meta.get("user_id"))),
                         op=str(body["op"]),
                         record_id=str(body["record_id"]),
                         before=_expanded(body.get("before")),
@@ -373,23 +469,27 @@ class Storage:
     # ---------------------------------------------------------------- whole users
     @guarded
     def erase_user(self, user_id: str) -> dict[str, int]:
-        """Delete every row of the user from every collection; counts per collection.
+        """Delete every row of the user from every collection; counts per collection (history rows, kept beside
+        the records, are counted as ``history``).
 
         What Chroma keeps of deleted rows is cleared where its API reaches: the vectors of the user's rows are
         overwritten before they are deleted (the vector index keeps the vectors of deleted items), and every
         collection that holds rows is made to save its vector index, which lets Chroma drop its write-ahead log
         (``embeddings_queue``) up to that point. What SQLite keeps in the database file is cleared by
         :func:`memtend.store_purge.scrub_sqlite` (run by ``Memory.erase_user`` on a local folder)."""
-        counts = {}
-        for name, col in self.collections().items():
-            ids = col.get(where=where(user_id), include=[])["ids"]
-            if name in ("memories", "document_vectors"):  # the others hold one constant vector per row
+        counts: dict[str, int] = {}
+        touched: dict[int, Collection] = {}
+        for name, col, flt in self._user_rows(user_id):
+            ids = col.get(where=flt, include=[])["ids"]
+            if col is self.memories or name == "document_vectors":  # the others hold one constant vector per row
                 _blank_vectors(col, ids)
             for start in range(0, len(ids), _WRITE_BATCH):
-                col.delete(ids=ids[start : start + _WRITE_BATCH], where=where(user_id))
-            counts[name] = len(ids)
+                col.delete(ids=ids[start : start + _WRITE_BATCH], where=flt)
+            counts[name] = counts.get(name, 0) + len(ids)
             if ids or col.count():
-                _save_vector_index(col)
+                touched[id(col)] = col
+        for col in touched.values():
+            _save_vector_index(col)
         return counts
 
     def local_folder(self) -> str | None:
@@ -406,7 +506,15 @@ class Storage:
 
     @guarded
     def count_user(self, user_id: str) -> dict[str, int]:
-        return {name: len(col.get(where=where(user_id), include=[])["ids"]) for name, col in self.collections().items()}
+        counts: dict[str, int] = {}
+        for name, col, flt in self._user_rows(user_id):
+            counts[name] = counts.get(name, 0) + len(col.get(where=flt, include=[])["ids"])
+        return counts
+
+    def _user_rows(self, user_id: str) -> list[tuple[str, Collection, Where]]:
+        """(name, collection, filter) of every place a user's rows are kept."""
+        places = [(name, col, where(user_id)) for name, col in self.collections().items()]
+        return [*places, ("history", self.memories, history_where(user_id))]
 
     @guarded
     def users(self) -> list[str]:
@@ -414,7 +522,10 @@ class Storage:
         seen: set[str] = set()
         for col in self.collections().values():
             got = col.get(include=["metadatas"])
-            seen.update(str(m["user_id"]) for m in got["metadatas"] or [] if m and "user_id" in m)
+            for m in got["metadatas"] or []:
+                owner = (m or {}).get("user_id", (m or {}).get(HISTORY_OWNER))
+                if owner is not None:
+                    seen.add(str(owner))
         return sorted(seen)
 
 
@@ -461,6 +572,27 @@ def _save_vector_index(collection: Collection) -> None:
     for start in range(0, len(ids), _WRITE_BATCH):
         chunk = ids[start : start + _WRITE_BATCH]
         collection.update(ids=chunk, metadatas=[{_SAVE_KEY: None} for _ in chunk])
+
+
+def _history_row(entries: Sequence[HistoryEntry]) -> tuple[str, str, dict[str, Any]]:
+    """(id, document, metadata) of the history row holding the entries of one write: the document lists the
+    entries, the metadata names the owner, the time and every record touched."""
+    first = entries[0]
+    meta: dict[str, Any] = {
+        HISTORY_OWNER: first.user_id,
+        "at": first.at,
+        "record_ids": sorted({e.record_id for e in entries}),
+    }
+    return HISTORY_ID_PREFIX + first.id, json.dumps({"entries": [e.stored() for e in entries]}), meta
+
+
+def history_vector(row_id: str, dim: int) -> np.ndarray:
+    """The vector stored with a history row. Chroma needs one for every row of the memories collection and nothing
+    searches history by meaning: a pseudo-random unit vector seeded by the row id (the same each time the row is
+    rewritten), so history rows neither pile up on one point of Chroma's vector index nor sit near a record."""
+    seed = int.from_bytes(hashlib.sha256(row_id.encode()).digest()[:8], "big")
+    vector = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return vector / np.float32(np.linalg.norm(vector))
 
 
 def _expanded(snapshot: Any) -> dict[str, Any] | None:
