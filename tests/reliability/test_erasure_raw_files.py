@@ -89,8 +89,10 @@ def test_erased_user_leaves_no_byte_in_an_embedded_folder(tmp_path: Path) -> Non
     folder = tmp_path / "store"
     mem = Memory(path=folder, embedding_function=HashEmbedder())
     try:
-        _fill(mem, VICTIM, VICTIM_MARK)
+        # the victim written last, so its rows are still in Chroma's log (a save of the vector index purges the
+        # log; history rows share the memories collection with the records, so saves come every ~50 writes)
         _fill(mem, BYSTANDER, BYSTANDER_MARK)
+        _fill(mem, VICTIM, VICTIM_MARK)
         victim_raw, bystander_raw = _vectors(mem, VICTIM), _vectors(mem, BYSTANDER)
         victim_vectors = _vector_images(victim_raw, bystander_raw)
         bystander_vectors = _vector_images(bystander_raw, victim_raw)
@@ -130,7 +132,7 @@ def test_repeated_erasures_do_not_grow_the_log(tmp_path: Path, erasures: int) ->
             sizes.append(con.execute("SELECT COUNT(*) FROM embeddings_queue").fetchone()[0])
             con.close()
         assert sizes[-1] <= sizes[0], f"the log grows with each erasure: {sizes}"
-        assert mem.storage.memories.count() == 1
+        assert mem.storage.memories.count() == 2  # the bystander's note and its history row
         assert mem.users() == [BYSTANDER]
 
 
