@@ -22,7 +22,7 @@ def bench() -> ModuleType:
     [
         ("secrets_tune.jsonl", 0.98, 0.0),  # measured 1.000 / 0.000
         ("secrets_heldout.jsonl", 0.95, 0.03),  # measured 1.000 / 0.000 (0.148 / 0.270 before the change)
-        ("secrets_heldout2.jsonl", 0.85, 0.06),  # measured 0.917 / 0.029 (0.771 / 0.176 when committed)
+        ("secrets_heldout2.jsonl", 0.85, 0.06),  # measured 0.896 / 0.029 (0.771 / 0.176 when committed)
     ],
 )
 def test_own_secrets_sets(bench: ModuleType, name: str, min_recall: float, max_fpr: float) -> None:

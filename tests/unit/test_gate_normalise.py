@@ -121,6 +121,19 @@ def test_card_with_any_separator_is_refused_and_masked(value: str) -> None:
     assert_refused_and_masked("my card is ", value, " thanks", "card")
 
 
+@pytest.mark.parametrize(
+    ("before", "value"),
+    [
+        ("Please charge ", "4962, 6318, 1613, 6071"),
+        ("Kreditkarte:\n", "4112\n7874\n7301\n2614"),
+        ("tarjeta ", "4549|4509|3467|6674"),
+        ("my card\n", groups(VISA, "\n")),
+    ],
+)
+def test_list_separated_card_with_a_word_about_cards_or_paying(before: str, value: str) -> None:
+    assert_refused_and_masked(before, value, "", "card")
+
+
 @pytest.mark.parametrize("zero", [0xFF10, 0x660, 0x6F0, 0x966, 0x9E6, 0xE50, 0x1D7CE], ids=hex)
 def test_card_in_digits_of_another_script_is_refused_and_masked(zero: int) -> None:
     assert_refused_and_masked("card ", to_script(groups(VISA, " "), zero), ".", "card")
@@ -159,6 +172,12 @@ def test_allow_list_matches_the_value_as_written_or_in_normal_form() -> None:
         "Phone ٠٥٠ ١٢٣ ٤٥٦٧",
         "Room ４０４ on floor ３.",
         "totals\n4111\n2222\n3333",
+        # Luhn-valid 16 digits with a card issuer prefix, written as lists or table rows of short numbers:
+        "Codes:\n4628\n3679\n6226\n1365",
+        "| 4582 | 5105 | 3556 | 5580 |",
+        "4417\t4381\t5678\t0380",
+        "Steps: 5475; 9315; 6672; 5892",
+        "ports 5464,6581,3464,1193",
     ],
 )
 def test_numbers_with_other_separators_are_not_cards(text: str) -> None:

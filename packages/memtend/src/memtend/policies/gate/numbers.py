@@ -97,6 +97,21 @@ def _card_context_near(text: str, start: int, end: int) -> bool:
     return _STRONG_CARD_WORDS.search(text, max(0, start - 64), min(len(text), end + 24)) is not None
 
 
+# Groups split by commas, semicolons, bars, colons, tildes, tabs or line breaks are also how lists and table rows
+# of short numbers are written ("Rooms 4600, 1041, 7942, 4276"; a column of codes): read as a card only with a
+# word about cards or paying near, in any of a few languages.
+_LIST_SEPARATORS = frozenset(",;|:~\t\n")
+_CARD_OR_PAYMENT_WORDS = re.compile(
+    r"(?i:\b(?:card|visa|master ?card|amex|american express|discover|maestro|jcb|diners|cvv|cvc|exp(?:iry|ires)?"
+    r"|cc|mc|pay(?:ment|ing|s)?|paid|charged?|credit|debit|billing|bill|checkout|purchase|karte|kreditkarte|carte"
+    r"|tarjeta|cart[ãa]o|kaart|karta|kort|kortet)\b|карт|カード|卡)"
+)
+
+
+def _payment_context_near(text: str, start: int, end: int) -> bool:
+    return _CARD_OR_PAYMENT_WORDS.search(text, max(0, start - 64), min(len(text), end + 24)) is not None
+
+
 def card_hits(text: str, lower: str) -> Iterator[Hit]:
     if not HAS_DIGITS.search(text):
         return
@@ -130,6 +145,9 @@ def card_hits(text: str, lower: str) -> Iterator[Hit]:
                         spans.append((groups[i][0], e))
         if not spans:
             continue
+        listed = not plain and any(c in _LIST_SEPARATORS for sep in seps for c in sep)
+        if listed and not _payment_context_near(text, run.start(), run.end()):
+            continue  # a list or a table row of short numbers
         if id_label_before(text, run.start()) and not _card_context_near(text, run.start(), run.end()):
             continue  # "Invoice 5499 ...", "Employee number 4304...": an id, not a card
         for s, e in spans:
