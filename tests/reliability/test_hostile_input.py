@@ -408,6 +408,433 @@ def test_working_memory_refuses_hostile_input(store: Memory, name: str, call: Ca
     test_hostile_input_is_refused_cleanly(store, name, call, error)
 
 
+# ------------------------------------------------------------------------------------------ the whole public API
+# Wrong types, huge/negative/NaN numbers, deep nesting, giant strings, None, bytes, bad enums and filters, across
+# Memory, UserMemory, the document store, session state, the ledger, the keyed store, the memory tool, transcripts,
+# compaction and prompt context. Each must raise a MemtendError, leave the store as it was, and never repeat a
+# refused value: every refused str below carries CANARY (as a mistaken secret would), and every large number is
+# card-shaped (CARD_INT).
+CANARY = "zq-canary-7f3a"
+CARD_INT = 4111111111111111
+
+
+def _cyclic_dict() -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    value["self"] = value
+    return value
+
+
+def _nested_dict(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def _fresh_memory(**kwargs: Any) -> Memory:
+    from memtend.embeddings import default_embedding_function
+
+    options: dict[str, Any] = {"client": chromadb.EphemeralClient(), "embedding_function": default_embedding_function()}
+    options.update(kwargs)
+    return Memory(**options)
+
+
+def _messages() -> list[Any]:
+    from memtend import Message
+
+    return [Message.user("hello"), Message.assistant("hi"), Message.user("again"), Message.assistant("yes")]
+
+
+def _docs(u: UserMemory) -> Any:
+    return u.documents()
+
+
+def _tool(u: UserMemory, **kwargs: Any) -> Any:
+    from memtend import MemoryTool
+
+    return MemoryTool(**kwargs)
+
+
+def _put(**kwargs: Any) -> Any:
+    from memtend import PutDocument
+
+    return PutDocument(**kwargs)
+
+
+def _compact(messages: Any, **kwargs: Any) -> Any:
+    from memtend import compact_transcript
+
+    return compact_transcript(messages, **kwargs)
+
+
+def _clear(messages: Any, *args: Any, **kwargs: Any) -> Any:
+    from memtend import clear_tool_results
+
+    return clear_tool_results(messages, *args, **kwargs)
+
+
+def _context(fn: str, *args: Any, **kwargs: Any) -> Any:
+    from memtend import prompt_context
+
+    return getattr(prompt_context, fn)(*args, **kwargs)
+
+
+def _message(*args: Any, **kwargs: Any) -> Any:
+    from memtend import Message
+
+    return Message(*args, **kwargs)
+
+
+BROAD_CASES: list[tuple[str, Call, type[Exception]]] = [
+    # ---- Memory(...) options: refused before anything is opened
+    ("Memory client a str", lambda m, u: _fresh_memory(client="http://" + CANARY), InvalidInputError),
+    ("Memory client an int", lambda m, u: _fresh_memory(client=CARD_INT), InvalidInputError),
+    ("Memory embedding_function an int", lambda m, u: _fresh_memory(embedding_function=CARD_INT), InvalidInputError),
+    ("Memory collection_prefix empty", lambda m, u: _fresh_memory(collection_prefix=""), InvalidInputError),
+    ("Memory collection_prefix with spaces", lambda m, u: _fresh_memory(collection_prefix="a b " + CANARY),
+     InvalidInputError),
+    ("Memory collection_prefix 1000 chars", lambda m, u: _fresh_memory(collection_prefix="a" * 1000),
+     InvalidInputError),
+    ("Memory collection_prefix an int", lambda m, u: _fresh_memory(collection_prefix=CARD_INT), InvalidInputError),
+    ("Memory max_cached_users -1", lambda m, u: _fresh_memory(max_cached_users=-1), InvalidInputError),
+    ("Memory max_cached_users a str", lambda m, u: _fresh_memory(max_cached_users=CANARY), InvalidInputError),
+    ("Memory retention a str", lambda m, u: _fresh_memory(retention=CANARY), InvalidInputError),
+    ("Memory retrieval a dict", lambda m, u: _fresh_memory(retrieval={"k1": 1}), InvalidInputError),
+    ("Memory on_change an int", lambda m, u: _fresh_memory(on_change=CARD_INT), InvalidInputError),
+    ("Memory path and client", lambda m, u: _fresh_memory(path="/tmp/x"), InvalidInputError),
+    # ---- Memory methods
+    ("user None", lambda m, u: m.user(None), InvalidUserIdError),  # type: ignore[arg-type]
+    ("user an int", lambda m, u: m.user(CARD_INT), InvalidUserIdError),  # type: ignore[arg-type]
+    ("user a list", lambda m, u: m.user([CANARY]), InvalidUserIdError),  # type: ignore[arg-type]
+    ("erase_user None", lambda m, u: m.erase_user(None), InvalidUserIdError),  # type: ignore[arg-type]
+    ("documents gate unknown", lambda m, u: m.documents("victim", gate=CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("document_owners a str", lambda m, u: m.document_owners(CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("document_owners an int", lambda m, u: m.document_owners(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("sweep_documents NaN", lambda m, u: m.sweep_documents(NAN), InvalidInputError),
+    ("sweep_documents a str", lambda m, u: m.sweep_documents(CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("sweep_documents 10**400", lambda m, u: m.sweep_documents(10**400), InvalidInputError),
+    ("embed a str", lambda m, u: m.embed(CANARY), InvalidInputError),
+    ("embed ints", lambda m, u: m.embed([CARD_INT]), InvalidInputError),  # type: ignore[list-item]
+    ("embed None", lambda m, u: m.embed(None), InvalidInputError),  # type: ignore[arg-type]
+    ("embed a surrogate", lambda m, u: m.embed([f"a{LONE}"]), InvalidInputError),
+    # ---- capture
+    ("remember None", lambda m, u: u.remember(None), InvalidInputError),  # type: ignore[arg-type]
+    ("remember an int", lambda m, u: u.remember(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("remember a list", lambda m, u: u.remember([CANARY]), InvalidInputError),  # type: ignore[arg-type]
+    ("remember source None", lambda m, u: u.remember("ok", source=None), InvalidInputError),  # type: ignore[arg-type]
+    ("remember source unknown", lambda m, u: u.remember("ok", source=CANARY), InvalidInputError),
+    ("remember source a list", lambda m, u: u.remember("ok", source=["user"]), InvalidInputError),  # type: ignore[arg-type]
+    ("remember session an int", lambda m, u: u.remember("ok", session=CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("remember at a str", lambda m, u: u.remember("ok", at=CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("remember at -1e20", lambda m, u: u.remember("ok", at=-1e20), InvalidInputError),
+    ("remember at a complex", lambda m, u: u.remember("ok", at=1j), InvalidInputError),  # type: ignore[arg-type]
+    ("remember metadata int key", lambda m, u: u.remember("ok", metadata={1: CANARY}), InvalidInputError),  # type: ignore[dict-item]
+    ("remember metadata bytes value", lambda m, u: u.remember("ok", metadata={"a": b"x"}), InvalidInputError),  # type: ignore[dict-item]
+    ("remember metadata -10**30", lambda m, u: u.remember("ok", metadata={"a": -(10**30)}), InvalidInputError),
+    ("remember metadata 100 keys", lambda m, u: u.remember("ok", metadata={f"k{i}": 1 for i in range(100)}),
+     InvalidInputError),
+    ("remember metadata empty key", lambda m, u: u.remember("ok", metadata={"": 1}), InvalidInputError),
+    ("log_many None", lambda m, u: u.log_many(None), InvalidInputError),  # type: ignore[arg-type]
+    ("log_many an int", lambda m, u: u.log_many(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("log_many a str (would log one event per character)", lambda m, u: u.log_many(CANARY), InvalidInputError),
+    ("log_many a dict", lambda m, u: u.log_many({"text": CANARY}), InvalidInputError),  # type: ignore[arg-type]
+    ("log_many a dict item", lambda m, u: u.log_many([{"text": CANARY}]), InvalidInputError),  # type: ignore[list-item]
+    ("log_many a bytes item", lambda m, u: u.log_many([b"x"]), InvalidInputError),  # type: ignore[list-item]
+    ("log_many an Event without text", lambda m, u: u.log_many([Event(None)]), InvalidInputError),  # type: ignore[arg-type]
+    ("log_many an Event with a bad source", lambda m, u: u.log_many([Event("a", source=CANARY)]), InvalidInputError),
+    ("log_many an Event with list metadata", lambda m, u: u.log_many([Event("a", metadata={"a": [1]})]),
+     InvalidInputError),
+    ("add_rule None", lambda m, u: u.add_rule(None), InvalidInputError),  # type: ignore[arg-type]
+    ("add_rule at NaN", lambda m, u: u.add_rule("ok", at=NAN), InvalidInputError),
+    # ---- facts
+    ("set_fact key None", lambda m, u: u.set_fact(None, "v"), InvalidInputError),  # type: ignore[arg-type]
+    ("set_fact key an int", lambda m, u: u.set_fact(CARD_INT, "v"), InvalidInputError),  # type: ignore[arg-type]
+    ("set_fact key empty", lambda m, u: u.set_fact("", "v"), InvalidInputError),
+    ("set_fact key punctuation only", lambda m, u: u.set_fact("$$$", "v"), InvalidInputError),
+    ("set_fact value None", lambda m, u: u.set_fact("colour", None), InvalidInputError),  # type: ignore[arg-type]
+    ("set_fact value an int", lambda m, u: u.set_fact("colour", CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("set_fact value a dict", lambda m, u: u.set_fact("colour", {"a": CANARY}), InvalidInputError),  # type: ignore[arg-type]
+    ("set_fact source unknown", lambda m, u: u.set_fact("colour", "blue", source=CANARY), InvalidInputError),
+    ("set_fact at NaN", lambda m, u: u.set_fact("colour", "blue", at=NAN), InvalidInputError),
+    ("get_fact None", lambda m, u: u.get_fact(None), InvalidInputError),  # type: ignore[arg-type]
+    ("get_fact an int", lambda m, u: u.get_fact(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("get_fact a surrogate", lambda m, u: u.get_fact(f"k{LONE}"), InvalidInputError),
+    ("get_fact 100k chars", lambda m, u: u.get_fact("k" * 100_000), InvalidInputError),
+    # ---- recall
+    ("recall None", lambda m, u: u.recall(None), InvalidInputError),  # type: ignore[arg-type]
+    ("recall k a str", lambda m, u: u.recall("q", k="5"), InvalidInputError),  # type: ignore[arg-type]
+    ("recall k 0", lambda m, u: u.recall("q", k=0), InvalidInputError),
+    ("recall k -1", lambda m, u: u.recall("q", k=-1), InvalidInputError),
+    ("recall k a float", lambda m, u: u.recall("q", k=2.5), InvalidInputError),  # type: ignore[arg-type]
+    ("recall k card-sized", lambda m, u: u.recall("q", k=CARD_INT), InvalidInputError),
+    ("recall kinds a str", lambda m, u: u.recall("q", kinds=CANARY), InvalidInputError),
+    ("recall kinds an int", lambda m, u: u.recall("q", kinds=CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("recall kinds [None]", lambda m, u: u.recall("q", kinds=[None]), InvalidInputError),  # type: ignore[list-item]
+    ("recall kinds [[...]]", lambda m, u: u.recall("q", kinds=[["fact"]]), InvalidInputError),  # type: ignore[list-item]
+    ("recall session an int", lambda m, u: u.recall("q", session=CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("recall where a str", lambda m, u: u.recall("q", where=CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("recall where $and", lambda m, u: u.recall("q", where={"$and": [{"a": 1}]}), InvalidInputError),
+    ("recall where unknown operator", lambda m, u: u.recall("q", where={"a": {"$regex": CANARY}}), InvalidInputError),
+    ("recall where nested operand", lambda m, u: u.recall("q", where={"a": {"$eq": {"b": 1}}}), InvalidInputError),
+    ("recall where NaN", lambda m, u: u.recall("q", where={"a": NAN}), InvalidInputError),
+    ("recall where $in a str", lambda m, u: u.recall("q", where={"a": {"$in": CANARY}}), InvalidInputError),
+    ("recall where $in nested", lambda m, u: u.recall("q", where={"a": {"$in": [[1]]}}), InvalidInputError),
+    ("recall where None", lambda m, u: u.recall("q", where={"a": None}), InvalidInputError),
+    ("recall where 10000 deep", lambda m, u: u.recall("q", where=_nested_dict(10_000)), InvalidInputError),
+    ("recall where int field", lambda m, u: u.recall("q", where={1: 1}), InvalidInputError),  # type: ignore[dict-item]
+    ("recall where empty condition", lambda m, u: u.recall("q", where={"a": {}}), InvalidInputError),
+    ("recall max_tokens -1", lambda m, u: u.recall("q", max_tokens=-1), InvalidInputError),
+    ("recall max_tokens a str", lambda m, u: u.recall("q", max_tokens="5"), InvalidInputError),  # type: ignore[arg-type]
+    ("recall max_tokens NaN", lambda m, u: u.recall("q", max_tokens=NAN), InvalidInputError),  # type: ignore[arg-type]
+    ("recall now a str", lambda m, u: u.recall("q", now=CANARY), InvalidInputError),  # type: ignore[arg-type]
+    # ---- reading, review, deletion
+    ("get None", lambda m, u: u.get(None), InvalidInputError),  # type: ignore[arg-type]
+    ("get an int", lambda m, u: u.get(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("get 100k chars", lambda m, u: u.get("x" * 100_000), InvalidInputError),
+    ("get an unknown id", lambda m, u: u.get(CANARY), RecordNotFoundError),
+    ("list kinds a str", lambda m, u: u.list(kinds=CANARY), InvalidInputError),
+    ("list kinds [None]", lambda m, u: u.list(kinds=[None]), InvalidInputError),  # type: ignore[list-item]
+    ("list kinds unknown", lambda m, u: u.list(kinds=[CANARY]), InvalidInputError),
+    ("list status an int", lambda m, u: u.list(status=CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("list status unknown", lambda m, u: u.list(status=CANARY), InvalidInputError),
+    ("history an int", lambda m, u: u.history(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("history 100k chars", lambda m, u: u.history("x" * 100_000), InvalidInputError),
+    ("approve source unknown", lambda m, u: u.approve(_any_record(u, Status.PENDING_REVIEW), source=CANARY),
+     InvalidInputError),
+    ("approve None", lambda m, u: u.approve(None), InvalidInputError),  # type: ignore[arg-type]
+    ("reject None", lambda m, u: u.reject(None), InvalidInputError),  # type: ignore[arg-type]
+    ("reject an unknown id", lambda m, u: u.reject(CANARY), RecordNotFoundError),
+    ("delete None", lambda m, u: u.delete(None), InvalidInputError),  # type: ignore[arg-type]
+    ("delete an int", lambda m, u: u.delete(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("delete 100k chars", lambda m, u: u.delete("x" * 100_000), InvalidInputError),
+    ("restore an unknown id", lambda m, u: u.restore(CANARY), RecordNotFoundError),
+    ("restore None", lambda m, u: u.restore(None), InvalidInputError),  # type: ignore[arg-type]
+    ("compact keep_recent a str", lambda m, u: u.compact("5"), InvalidInputError),  # type: ignore[arg-type]
+    ("compact summarizer not callable", lambda m, u: u.compact(0, summarizer=CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("compact summarizer returns None", lambda m, u: u.compact(0, summarizer=lambda rs: None), InvalidInputError),  # type: ignore[arg-type,return-value]
+    ("compact summarizer returns 40k chars", lambda m, u: u.compact(0, summarizer=lambda rs: "x" * 40_000),
+     InvalidInputError),
+    ("compact summarizer returns a surrogate", lambda m, u: u.compact(0, summarizer=lambda rs: "a" + LONE),
+     InvalidInputError),
+    ("forget now a str", lambda m, u: u.forget(now=CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("purge grace_days a str", lambda m, u: u.purge(grace_days=CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("purge grace_days -1", lambda m, u: u.purge(grace_days=-1), InvalidInputError),
+    ("purge grace_days 10**400", lambda m, u: u.purge(grace_days=10**400), InvalidInputError),
+    ("purge now 10**400", lambda m, u: u.purge(now=10**400), InvalidInputError),
+    # ---- session state
+    ("session None", lambda m, u: u.session(None), InvalidInputError),  # type: ignore[arg-type]
+    ("session an int", lambda m, u: u.session(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("session set key None", lambda m, u: u.session("t1").set(None, 1), InvalidInputError),  # type: ignore[arg-type]
+    ("session set key an int", lambda m, u: u.session("t1").set(CARD_INT, 1), InvalidInputError),  # type: ignore[arg-type]
+    ("session set key empty", lambda m, u: u.session("t1").set("", 1), InvalidInputError),
+    ("session set key punctuation only", lambda m, u: u.session("t1").set("$$", 1), InvalidInputError),
+    ("session set value a set", lambda m, u: u.session("t1").set("k", {1, 2}), InvalidInputError),
+    ("session set value bytes", lambda m, u: u.session("t1").set("k", b"x"), InvalidInputError),
+    ("session set value an object", lambda m, u: u.session("t1").set("k", object()), InvalidInputError),
+    ("session set value cyclic", lambda m, u: u.session("t1").set("k", _cyclic()), InvalidInputError),
+    ("session set value 100000 deep", lambda m, u: u.session("t1").set("k", _nested(100_000)), InvalidInputError),
+    ("session set value dicts 100000 deep", lambda m, u: u.session("t1").set("k", _nested_dict(100_000)),
+     InvalidInputError),
+    ("session set value int keys", lambda m, u: u.session("t1").set("k", {1: 2}), InvalidInputError),
+    ("session set source unknown", lambda m, u: u.session("t1").set("k", 1, source=CANARY), InvalidInputError),
+    ("session get key None", lambda m, u: u.session("t1").get(None), InvalidInputError),  # type: ignore[arg-type]
+    ("session get key a surrogate", lambda m, u: u.session("t1").get("k" + LONE), InvalidInputError),
+    ("session get key 100k chars", lambda m, u: u.session("t1").get("k" * 100_000), InvalidInputError),
+    ("session delete key None", lambda m, u: u.session("t1").delete(None), InvalidInputError),  # type: ignore[arg-type]
+    # ---- ledger
+    ("ledger None", lambda m, u: u.ledger(None), InvalidInputError),  # type: ignore[arg-type]
+    ("ledger tool None", lambda m, u: u.ledger("t1").record(None, {}), InvalidInputError),  # type: ignore[arg-type]
+    ("ledger tool an int", lambda m, u: u.ledger("t1").record(CARD_INT, {}), InvalidInputError),  # type: ignore[arg-type]
+    ("ledger tool 100k chars", lambda m, u: u.ledger("t1").record("t" * 100_000, {}), InvalidInputError),
+    ("ledger args a set", lambda m, u: u.ledger("t1").record("deploy", {1, 2}), InvalidInputError),
+    ("ledger args bytes", lambda m, u: u.ledger("t1").record("deploy", b"x"), InvalidInputError),
+    ("ledger args an object", lambda m, u: u.ledger("t1").record("deploy", object()), InvalidInputError),
+    ("ledger args cyclic", lambda m, u: u.ledger("t1").record("deploy", _cyclic()), InvalidInputError),
+    ("ledger args int keys", lambda m, u: u.ledger("t1").record("deploy", {1: 2}), InvalidInputError),
+    ("ledger args dicts 100000 deep", lambda m, u: u.ledger("t1").record("deploy", _nested_dict(100_000)),
+     InvalidInputError),
+    ("ledger result 100000 deep", lambda m, u: u.ledger("t1").record("deploy", {}, result=_nested(100_000)),
+     InvalidInputError),
+    ("ledger result cyclic", lambda m, u: u.ledger("t1").record("deploy", {}, result=_cyclic_dict()),
+     InvalidInputError),
+    ("ledger result a 5000-digit int", lambda m, u: u.ledger("t1").record("deploy", {}, result=10**5000),
+     InvalidInputError),
+    ("ledger seen tool None", lambda m, u: u.ledger("t1").seen(None, {}), InvalidInputError),  # type: ignore[arg-type]
+    ("ledger seen args an object", lambda m, u: u.ledger("t1").seen("deploy", object()), InvalidInputError),
+    ("ledger seen args 100000 deep", lambda m, u: u.ledger("t1").seen("deploy", _nested(100_000)), InvalidInputError),
+    ("ledger seen args NaN", lambda m, u: u.ledger("t1").seen("deploy", {"a": NAN}), InvalidInputError),
+    # ---- keyed store
+    ("store None", lambda m, u: u.store(None), InvalidInputError),  # type: ignore[arg-type]
+    ("store an int", lambda m, u: u.store(CARD_INT), InvalidInputError),  # type: ignore[arg-type]
+    ("store put_many None", lambda m, u: u.store("ns").put_many(None), InvalidInputError),  # type: ignore[arg-type]
+    ("store put_many a 1-tuple", lambda m, u: u.store("ns").put_many([(CANARY,)]), InvalidInputError),  # type: ignore[list-item]
+    ("store put_many a str", lambda m, u: u.store("ns").put_many(CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("store get_many None", lambda m, u: u.store("ns").get_many(None), InvalidInputError),  # type: ignore[arg-type]
+    ("store get_many ints", lambda m, u: u.store("ns").get_many([CARD_INT]), InvalidInputError),  # type: ignore[list-item]
+    ("store delete_many None", lambda m, u: u.store("ns").delete_many(None), InvalidInputError),  # type: ignore[arg-type]
+    ("store expires_at 10**400", lambda m, u: u.store("ns").put("k", 1, expires_at=10**400), InvalidInputError),
+    ("store get key None", lambda m, u: u.store("ns").get(None), InvalidInputError),  # type: ignore[arg-type]
+    ("store delete key None", lambda m, u: u.store("ns").delete(None), InvalidInputError),  # type: ignore[arg-type]
+    # ---- document store
+    ("doc put namespace a str", lambda m, u: _docs(u).put(CANARY, "k", 1), InvalidInputError),
+    ("doc put namespace None", lambda m, u: _docs(u).put(None, "k", 1), InvalidInputError),
+    ("doc put namespace empty", lambda m, u: _docs(u).put((), "k", 1), InvalidInputError),
+    ("doc put namespace int label", lambda m, u: _docs(u).put((CARD_INT,), "k", 1), InvalidInputError),
+    ("doc put namespace NUL label", lambda m, u: _docs(u).put(("a\x00",), "k", 1), InvalidInputError),
+    ("doc put namespace 1000 labels", lambda m, u: _docs(u).put(tuple("a" * 1000), "k", 1), InvalidInputError),
+    ("doc put key None", lambda m, u: _docs(u).put(("ns",), None, 1), InvalidInputError),
+    ("doc put value a set", lambda m, u: _docs(u).put(("ns",), "k", {1}), InvalidInputError),
+    ("doc put value NaN", lambda m, u: _docs(u).put(("ns",), "k", NAN), InvalidInputError),
+    ("doc put value 100000 deep", lambda m, u: _docs(u).put(("ns",), "k", _nested(100_000)), InvalidInputError),
+    ("doc put value dicts 100000 deep", lambda m, u: _docs(u).put(("ns",), "k", _nested_dict(100_000)),
+     InvalidInputError),
+    ("doc put value cyclic", lambda m, u: _docs(u).put(("ns",), "k", _cyclic_dict()), InvalidInputError),
+    ("doc put value a 5000-digit int", lambda m, u: _docs(u).put(("ns",), "k", 10**5000), InvalidInputError),
+    ("doc put value a 400-digit int", lambda m, u: _docs(u).put(("ns",), "k", {"n": 10**400}), InvalidInputError),
+    ("doc put value 17 MB of bytes", lambda m, u: _docs(u).put(("ns",), "k", b"x" * (17 * 2**20)), InvalidInputError),
+    ("doc put ttl -1", lambda m, u: _docs(u).put(("ns",), "k", 1, ttl=-1), InvalidInputError),
+    ("doc put ttl NaN", lambda m, u: _docs(u).put(("ns",), "k", 1, ttl=NAN), InvalidInputError),
+    ("doc put ttl 10**400", lambda m, u: _docs(u).put(("ns",), "k", 1, ttl=10**400), InvalidInputError),
+    ("doc put ttl 1e300", lambda m, u: _docs(u).put(("ns",), "k", 1, ttl=1e300), InvalidInputError),
+    ("doc put ttl a str", lambda m, u: _docs(u).put(("ns",), "k", 1, ttl=CANARY), InvalidInputError),
+    ("doc put index a str", lambda m, u: _docs(u).put(("ns",), "k", {"a": "b"}, index=CANARY), InvalidInputError),
+    ("doc put index a bad path", lambda m, u: _docs(u).put(("ns",), "k", {"a": "b"}, index=["[[["]),
+     InvalidInputError),
+    ("doc put index ints", lambda m, u: _docs(u).put(("ns",), "k", {"a": "b"}, index=[CARD_INT]), InvalidInputError),
+    ("doc put_many None", lambda m, u: _docs(u).put_many(None), InvalidInputError),
+    ("doc put_many a str", lambda m, u: _docs(u).put_many(CANARY), InvalidInputError),
+    ("doc put_many a dict item", lambda m, u: _docs(u).put_many([{"namespace": ("a",)}]), InvalidInputError),
+    ("doc put_many with one bad",
+     lambda m, u: _docs(u).put_many([_put(namespace=("ns",), key="a", value=1), _put(namespace=("ns",), key="b",
+                                                                                      value=NAN)]),
+     InvalidInputError),
+    ("doc get namespace None", lambda m, u: _docs(u).get(None, "k"), InvalidInputError),
+    ("doc get key an int", lambda m, u: _docs(u).get(("ns",), CARD_INT), InvalidInputError),
+    ("doc get_many keys None", lambda m, u: _docs(u).get_many(("ns",), None), InvalidInputError),
+    ("doc get_many keys a str", lambda m, u: _docs(u).get_many(("ns",), CANARY), InvalidInputError),
+    ("doc search namespace a str", lambda m, u: _docs(u).search(CANARY), InvalidInputError),
+    ("doc search filter a str", lambda m, u: _docs(u).search(("ns",), filter=CANARY), InvalidInputError),
+    ("doc search filter unknown operator", lambda m, u: _docs(u).search(("ns",), filter={"a": {"$regex": CANARY}}),
+     InvalidInputError),
+    ("doc search filter NaN", lambda m, u: _docs(u).search(("ns",), filter={"a": NAN}), InvalidInputError),
+    ("doc search filter a set", lambda m, u: _docs(u).search(("ns",), filter={"a": {1}}), InvalidInputError),
+    ("doc search filter 100000 deep", lambda m, u: _docs(u).search(("ns",), filter={"a": _nested(100_000)}),
+     InvalidInputError),
+    ("doc search filter a 5000-digit int", lambda m, u: _docs(u).search(("ns",), filter={"a": 10**5000}),
+     InvalidInputError),
+    ("doc search filter 1000 fields", lambda m, u: _docs(u).search(("ns",), filter={f"f{i}": 1 for i in range(1000)}),
+     InvalidInputError),
+    ("doc search filter int field", lambda m, u: _docs(u).search(("ns",), filter={CARD_INT: 1}), InvalidInputError),
+    ("doc search query an int", lambda m, u: _docs(u).search(("ns",), query=CARD_INT), InvalidInputError),
+    ("doc search query a surrogate", lambda m, u: _docs(u).search(("ns",), query="x" + LONE), InvalidInputError),
+    ("doc search query 1M chars", lambda m, u: _docs(u).search(("ns",), query="x" * 1_000_000), InvalidInputError),
+    ("doc search limit -1", lambda m, u: _docs(u).search(("ns",), limit=-1), InvalidInputError),
+    ("doc search limit a float", lambda m, u: _docs(u).search(("ns",), limit=2.5), InvalidInputError),
+    ("doc search order unknown", lambda m, u: _docs(u).search(("ns",), order=CANARY), InvalidInputError),
+    ("doc list_namespaces max_depth 0", lambda m, u: _docs(u).list_namespaces(max_depth=0), InvalidInputError),
+    ("doc list_namespaces prefix a str", lambda m, u: _docs(u).list_namespaces(prefix=CANARY), InvalidInputError),
+    ("doc touch ttl None", lambda m, u: _docs(u).touch(("ns",), ["k"], None), InvalidInputError),
+    ("doc touch ttl NaN", lambda m, u: _docs(u).touch(("ns",), ["k"], NAN), InvalidInputError),
+    ("doc touch ttl 1e300", lambda m, u: _docs(u).touch(("ns",), ["k"], 1e300), InvalidInputError),
+    ("doc touch keys a str", lambda m, u: _docs(u).touch(("ns",), CANARY, 5), InvalidInputError),
+    ("doc delete_prefix a str", lambda m, u: _docs(u).delete_prefix(CANARY), InvalidInputError),
+    ("doc delete_prefix None", lambda m, u: _docs(u).delete_prefix(None), InvalidInputError),
+    ("doc sweep a str", lambda m, u: _docs(u).sweep(CANARY), InvalidInputError),
+    ("doc expired_count NaN", lambda m, u: _docs(u).expired_count(NAN), InvalidInputError),
+    ("doc batch None", lambda m, u: _docs(u).batch(None), InvalidInputError),
+    ("doc batch an int op", lambda m, u: _docs(u).batch([CARD_INT]), InvalidInputError),
+    ("doc batch a dict op", lambda m, u: _docs(u).batch([{"op": "get"}]), InvalidInputError),
+    ("doc batch a bad put among good",
+     lambda m, u: _docs(u).batch([_put(namespace=("ns",), key="z", value=1), _put(namespace=("ns",), key="y",
+                                                                                  value=NAN)]),
+     InvalidInputError),
+    # ---- memory tool, transcripts, compaction, prompt context
+    ("MemoryTool state None", lambda m, u: _tool(u, state=None), InvalidInputError),
+    ("MemoryTool state a str", lambda m, u: _tool(u, state=CANARY), InvalidInputError),
+    ("MemoryTool source unknown", lambda m, u: _tool(u, state=u.session("t1"), source=CANARY), InvalidInputError),
+    ("MemoryTool name an int", lambda m, u: _tool(u, state=u.session("t1"), name=CARD_INT), InvalidInputError),
+    ("MemoryTool name with spaces", lambda m, u: _tool(u, state=u.session("t1"), name="a b " + CANARY),
+     InvalidInputError),
+    ("MemoryTool ledger a str", lambda m, u: _tool(u, state=u.session("t1"), ledger=CANARY), InvalidInputError),
+    ("Message role unknown", lambda m, u: _message(CANARY, "x"), InvalidInputError),
+    ("Message content None", lambda m, u: _message("user", None), InvalidInputError),
+    ("Message content bytes", lambda m, u: _message("user", b"x"), InvalidInputError),
+    ("Message metadata a str", lambda m, u: _message("user", "x", metadata=CANARY), InvalidInputError),
+    ("Message metadata 100000 deep, to_dict", lambda m, u: _message("user", "x", metadata=_nested_dict(100_000))
+     .to_dict(), InvalidInputError),
+    ("compact_transcript None", lambda m, u: _compact(None, force=True), InvalidInputError),
+    ("compact_transcript an int", lambda m, u: _compact(CARD_INT, force=True), InvalidInputError),
+    ("compact_transcript str items", lambda m, u: _compact([CANARY], force=True), InvalidInputError),
+    ("compact_transcript max_turns 0", lambda m, u: _compact(_messages(), max_turns=0), InvalidInputError),
+    ("compact_transcript max_turns NaN", lambda m, u: _compact(_messages(), max_turns=NAN), InvalidInputError),
+    ("compact_transcript max_tokens -1", lambda m, u: _compact(_messages(), max_tokens=-1), InvalidInputError),
+    ("compact_transcript no trigger", lambda m, u: _compact(_messages()), InvalidInputError),
+    ("compact_transcript summarizer an int", lambda m, u: _compact(_messages(), force=True, summarizer=CARD_INT),
+     InvalidInputError),
+    ("compact_transcript summarizer returns an int",
+     lambda m, u: _compact(_messages() * 3, force=True, summarizer=lambda ms, e: CARD_INT), InvalidInputError),
+    ("compact_transcript token_counter a str", lambda m, u: _compact(_messages(), max_tokens=5, token_counter=CANARY),
+     InvalidInputError),
+    ("compact_transcript token_counter returns a str",
+     lambda m, u: _compact(_messages(), max_tokens=5, token_counter=lambda ms: CANARY), InvalidInputError),
+    ("clear_tool_results keep_last -1", lambda m, u: _clear(_messages(), -1), InvalidInputError),
+    ("clear_tool_results keep_last a str", lambda m, u: _clear(_messages(), CANARY), InvalidInputError),
+    ("clear_tool_results bad template", lambda m, u: _clear(_messages(), 0, placeholder="{" + CANARY),
+     InvalidInputError),
+    ("clear_tool_results placeholder an int", lambda m, u: _clear(_messages(), 0, placeholder=CARD_INT),
+     InvalidInputError),
+    ("clear_tool_results None", lambda m, u: _clear(None, 0), InvalidInputError),
+    ("user_context user None", lambda m, u: _context("user_context", None, "q"), InvalidInputError),
+    ("user_context k 0", lambda m, u: _context("user_context", u, "q", k=0), InvalidInputError),
+    ("user_context query an int", lambda m, u: _context("user_context", u, CARD_INT), InvalidInputError),
+    ("user_context constraints an int", lambda m, u: _context("user_context", u, "q", constraints=CARD_INT),
+     InvalidInputError),
+    ("conversation_query None", lambda m, u: _context("conversation_query", None), InvalidInputError),
+    ("conversation_query explicit an int", lambda m, u: _context("conversation_query", _messages(), CARD_INT),
+     InvalidInputError),
+    ("conversation_query str items", lambda m, u: _context("conversation_query", [CANARY]), InvalidInputError),
+    ("transcript_events None", lambda m, u: _context("transcript_events", None), InvalidInputError),
+    ("transcript_events str items", lambda m, u: _context("transcript_events", [CANARY]), InvalidInputError),
+]  # fmt: skip
+
+# Calls whose refusal must not repeat what was refused (CANARY or the card-shaped number): all of BROAD_CASES.
+BROAD_BUGS: dict[str, str] = {}  # a new bug goes here as a strict xfail
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "error"),
+    [
+        pytest.param(
+            n, c, e, id=n,
+            marks=[pytest.mark.xfail(strict=True, reason="BUG " + BROAD_BUGS[n])] if n in BROAD_BUGS else [],
+        )
+        for n, c, e in BROAD_CASES
+    ],
+)  # fmt: skip
+def test_every_public_entry_refuses_hostile_input(store: Memory, name: str, call: Call, error: type[Exception]) -> None:
+    before = _snapshot(store)
+    try:
+        with pytest.raises(MemtendError) as info:
+            call(store, store.user("victim"))
+    finally:
+        after = _snapshot(store)
+        if after != before:
+            store.erase_user("victim")
+            store.erase_user("bystander")
+            _populate(store)
+    assert isinstance(info.value, error), f"{name}: {type(info.value).__name__} is not a {error.__name__}"
+    message = str(info.value)
+    assert message, "the error says what is wrong"
+    assert CANARY not in message and str(CARD_INT) not in message, f"{name}: the error repeats the refused value"
+    assert after == before, f"{name}: the refused call changed what is stored"
+
+
+def test_the_broad_set_is_broad() -> None:
+    """The set spans the public API (at least 100 calls beyond the cases above)."""
+    assert len(BROAD_CASES) >= 100
+    assert len({n for n, _, _ in BROAD_CASES}) == len(BROAD_CASES)
+
+
 # ------------------------------------------------------------------------------------------ write gate corpora
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

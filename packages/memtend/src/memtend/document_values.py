@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from memtend.arguments import describe
 from memtend.errors import (
     DocumentTooLargeError,
     InvalidInputError,
@@ -36,6 +37,9 @@ MAX_DEPTH = 64  # nesting of a JSON value
 MAX_LABELS = 16  # labels of a namespace
 MAX_FILTER_FIELDS = 256  # scalar fields of one value kept for Chroma-side filters
 MAX_FILTER_CHARS = 512  # a longer string field is kept as a digest (equality filters still work)
+MAX_INT_BITS = 1_000  # larger integers (over 300 digits) are refused: no float holds them, so no filter could
+MAX_TTL = 1e10  # seconds (about 300 years)
+MAX_PAGE = 2**31 - 1  # a larger limit or offset is the same page, and more than Chroma takes
 PARTIAL = "fpart"  # a document field: some of the value's filter fields could not be kept (see storage)
 _OPS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
@@ -71,16 +75,17 @@ def check_label(label: object, what: str) -> str:
 def check_ttl(ttl: object) -> float | None:
     if ttl is None:
         return None
-    if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not math.isfinite(ttl) or ttl < 0:
-        raise InvalidInputError(f"ttl must be a finite number of seconds >= 0 or None, got {ttl!r:.40}")
+    if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not 0 <= ttl <= MAX_TTL:
+        raise InvalidInputError(f"ttl must be a number of seconds from 0 to {MAX_TTL:.0f} or None, got {describe(ttl)}")
     return float(ttl)
 
 
 def check_page(limit: object, offset: object) -> tuple[int, int]:
     for name, n in (("limit", limit), ("offset", offset)):
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise InvalidInputError(f"{name} must be an int >= 0, got {n!r:.40}")
-    return int(limit), int(offset)  # type: ignore[call-overload]
+            raise InvalidInputError(f"{name} must be an int >= 0, got {describe(n)}")
+    # beyond any row count: the same page, and within what Chroma takes
+    return min(int(limit), MAX_PAGE), min(int(offset), MAX_PAGE)  # type: ignore[call-overload]
 
 
 def check_json(value: Any, depth: int = 0, *, max_depth: int = MAX_DEPTH, max_str_chars: int | None = None) -> None:
@@ -88,7 +93,11 @@ def check_json(value: Any, depth: int = 0, *, max_depth: int = MAX_DEPTH, max_st
     ``max_str_chars`` is given, no string longer than that. Raises :class:`InvalidInputError` saying what to fix."""
     if depth > max_depth:
         raise InvalidInputError(f"value is nested deeper than {max_depth} levels; flatten it")
-    if value is None or isinstance(value, bool | int):
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if value.bit_length() > MAX_INT_BITS:
+            raise InvalidInputError(f"value holds an integer of over {MAX_INT_BITS} bits; store it as a string")
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -323,7 +332,7 @@ def check_index(index: object) -> list[str]:
     if index is True:
         return ["$"]
     if not isinstance(index, list) or not all(isinstance(p, str) and p for p in index):
-        raise InvalidInputError(f"index must be a list of JSON paths, False or None, got {index!r:.60}")
+        raise InvalidInputError(f"index must be a list of JSON paths, False or None, got {describe(index)}")
     for path in index:
         _path_tokens(path)
     return list(dict.fromkeys(index))
@@ -455,16 +464,18 @@ def parse_filter(flt: object) -> list[Clause]:
         return []
     if not isinstance(flt, Mapping):
         raise InvalidInputError(f"filter must be a dict, got {type(flt).__name__}")
+    if len(flt) > MAX_FILTER_FIELDS:
+        raise InvalidInputError(f"filter has {len(flt)} fields; the limit is {MAX_FILTER_FIELDS}")
     clauses = []
     for field, cond in flt.items():
         if not isinstance(field, str) or not field:
-            raise InvalidInputError(f"filter fields must be non-empty str, got {field!r:.40}")
+            raise InvalidInputError(f"filter fields must be non-empty str, got {describe(field)}")
         path = tuple(field.split("."))
         if isinstance(cond, Mapping) and any(isinstance(k, str) and k.startswith("$") for k in cond):
             for op, operand in cond.items():
                 if op not in _OPS:
                     raise InvalidInputError(
-                        f"unsupported filter operator {op!r} on {field!r}; use one of {', '.join(_OPS)}"
+                        f"unsupported filter operator ({describe(op)}); use one of {', '.join(_OPS)}"
                     )
                 check_json(operand)
                 clauses.append(Clause(path, op, operand))

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 
+from memtend.arguments import describe
 from memtend.document_values import (
     MAX_FILTER_FIELDS,
     MAX_VALUE_BYTES,
@@ -62,7 +63,7 @@ from memtend.document_values import (
     texts_at,
 )
 from memtend.errors import DocumentTooLargeError, InvalidInputError, ReservedNamespaceError
-from memtend.records import check_time, now
+from memtend.records import MAX_TEXT_CHARS, check_encodable, check_time, now
 from memtend.storage import DocRow, DocumentRows, doc_id
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ class DocumentStore:
         self, memory: Memory, user_id: str, *, gate: GateMode = "text", redact: bool = False, _space: str = ""
     ) -> None:
         if gate not in ("text", "off"):
-            raise InvalidInputError(f"gate must be 'text' or 'off', got {gate!r:.40}")
+            raise InvalidInputError(f"gate must be 'text' or 'off', got {describe(gate)}")
         self._memory = memory
         self._rows: DocumentRows = memory.storage.documents
         self.user_id = user_id
@@ -230,11 +231,14 @@ class DocumentStore:
         clauses = parse_filter(filter)
         limit, offset = check_page(limit, offset)
         if order not in ("insertion", "key", "updated"):
-            raise InvalidInputError(f"order must be 'insertion', 'key' or 'updated', got {order!r:.40}")
+            raise InvalidInputError(f"order must be 'insertion', 'key' or 'updated', got {describe(order)}")
         t = now()
         if query is not None:
             if not isinstance(query, str):
                 raise InvalidInputError(f"query must be a str, got {type(query).__name__}")
+            if len(query) > MAX_TEXT_CHARS:
+                raise InvalidInputError(f"query is {len(query)} characters; the limit is {MAX_TEXT_CHARS}")
+            check_encodable(query, "query")
             rows, scores = self._ranked(prefix, clauses, query, t, limit, offset)
             if refresh_ttl:
                 rows = list(self._refresh({r.id: r for r in rows}, t).values())
@@ -337,7 +341,7 @@ class DocumentStore:
         pre = check_namespace(prefix, "prefix", empty=True) if prefix is not None else ()
         suf = check_namespace(suffix, "suffix", empty=True) if suffix is not None else ()
         if max_depth is not None and (not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1):
-            raise InvalidInputError(f"max_depth must be an int >= 1 or None, got {max_depth!r:.40}")
+            raise InvalidInputError(f"max_depth must be an int >= 1 or None, got {describe(max_depth)}")
         fixed = tuple(_until_wildcard(pre))
         found = self._rows.namespaces(self.user_id, self._space, fixed)
         out = {

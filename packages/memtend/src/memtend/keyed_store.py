@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memtend.arguments import check_items, describe
 from memtend.document_values import check_json, gate_identifier, gated_json
 from memtend.documents import Document, PutDocument, core_documents, reserved_documents
 from memtend.errors import InvalidInputError
@@ -70,7 +71,7 @@ class KeyedStore:
 
     def put_many(self, items: list[tuple[str, Any]], *, expires_at: float | None = None) -> None:
         """Store several values at once (all or none); ``expires_at`` (epoch seconds) applies to each."""
-        checked = [(check_name(k, "key"), check_value(v)) for k, v in items]
+        checked = [(check_name(k, "key"), check_value(v)) for k, v in _pairs(items)]
         if self._gated:  # the namespace and keys name what is stored: refused, never masked; values refused
             gate_identifier(self.namespace, "the store namespace")
             for k, v in checked:
@@ -90,14 +91,14 @@ class KeyedStore:
         return self._item(doc) if doc is not None else None
 
     def get_many(self, keys: list[str]) -> dict[str, KVItem]:
-        found = self._docs.get_many(self._labels, [check_name(k, "key") for k in keys])
+        found = self._docs.get_many(self._labels, [check_name(k, "key") for k in check_items(keys, "keys")])
         return {k: self._item(d) for k, d in found.items()}
 
     def delete(self, key: str) -> bool:
         return self.delete_many([key]) > 0
 
     def delete_many(self, keys: list[str]) -> int:
-        return self._docs.delete_many(self._labels, [check_name(k, "key") for k in keys])
+        return self._docs.delete_many(self._labels, [check_name(k, "key") for k in check_items(keys, "keys")])
 
     def items(self) -> list[KVItem]:
         """Every live item of the namespace, in insertion order (an update keeps an item's place)."""
@@ -191,3 +192,12 @@ def check_value(value: Any) -> Any:
     if size > MAX_VALUE_BYTES:
         raise InvalidInputError(f"value is {size} bytes as JSON; the limit is {MAX_VALUE_BYTES}")
     return value
+
+
+def _pairs(items: object) -> list[tuple[Any, Any]]:
+    """``(key, value)`` pairs of a put_many call."""
+    pairs = check_items(items, "items")
+    for pair in pairs:
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise InvalidInputError(f"put_many takes (key, value) pairs, got {describe(pair)}")
+    return [(k, v) for k, v in pairs]

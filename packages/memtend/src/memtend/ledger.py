@@ -140,7 +140,12 @@ def _result_text(result: Any) -> str | None:
     if isinstance(result, str):
         data = result[: RESULT_CHARS * 8]
     else:
-        text = json.dumps(result, ensure_ascii=False, default=str)
+        try:
+            text = json.dumps(result, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError) as exc:  # too deep, a cycle, an integer too long to write
+            raise InvalidInputError(
+                f"result cannot be written as JSON ({type(exc).__name__}); pass it as text, or a smaller value"
+            ) from None
         if len(text) > RESULT_CHARS * 8 or not _is_json(result):
             data = text[: RESULT_CHARS * 8]
     masked = _masked(data)

@@ -23,6 +23,7 @@ import numpy as np
 
 from memtend import locking, store_files
 from memtend.aio import no_io, run_io
+from memtend.arguments import check_memory_options, check_texts
 from memtend.errors import InvalidInputError
 from memtend.policies import changes, forgetting
 from memtend.policies.changes import Change
@@ -95,10 +96,15 @@ class Memory:
         max_cached_users: int = 64,
         on_change: ChangeHook | None = None,
     ) -> None:
-        if on_change is not None and not callable(on_change):
-            raise InvalidInputError(
-                f"on_change must be a callable taking a ChangeEvent, got {type(on_change).__name__}"
-            )
+        check_memory_options(
+            client=client,
+            embedding_function=embedding_function,
+            retention=retention,
+            retrieval=retrieval,
+            collection_prefix=collection_prefix,
+            max_cached_users=max_cached_users,
+            on_change=on_change,
+        )
         self._lock_handle: locking.DirectoryLock | None = None
         if client is None:
             folder = store_files.prepare_folder(
@@ -321,6 +327,7 @@ class Memory:
         return self._lock_handle is not None and self._lock_handle.holders == 1
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = check_texts(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         vectors = self.embedding_function(list(texts))

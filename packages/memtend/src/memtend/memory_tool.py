@@ -13,10 +13,12 @@ this session.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from memtend.aio import no_io, run_io
-from memtend.errors import MemtendError, SensitiveDataError, SensitiveIdentifierError
+from memtend.arguments import describe
+from memtend.errors import InvalidInputError, MemtendError, SensitiveDataError, SensitiveIdentifierError
 from memtend.ledger import Ledger
 from memtend.policies.precedence import canonical_key
 from memtend.records import MAX_KEY_CHARS, Source
@@ -93,6 +95,9 @@ def openai_format(definition: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 class MemoryTool:
     """The memory tool of one session: ``definition`` for the model, ``handle(call)`` for its calls."""
 
@@ -104,6 +109,14 @@ class MemoryTool:
         source: Source | str = Source.AGENT,
         name: str = TOOL_NAME,
     ) -> None:
+        if not isinstance(state, SessionState):
+            raise InvalidInputError(f"state must be a SessionState (user.session(id)), got {describe(state)}")
+        if ledger is not None and not isinstance(ledger, Ledger):
+            raise InvalidInputError(f"ledger must be a Ledger (user.ledger(id)) or None, got {describe(ledger)}")
+        if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
+            raise InvalidInputError(
+                f"name must be 1 to 64 letters, digits, '_' or '-' (what model APIs accept), got {describe(name)}"
+            )
         self.state = state
         self.ledger = ledger
         self.source = Source.parse(source)

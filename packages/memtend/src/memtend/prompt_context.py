@@ -16,8 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from memtend.arguments import check_texts, describe
+from memtend.errors import InvalidInputError
 from memtend.records import Kind, Source, Status
-from memtend.transcript import Message
+from memtend.transcript import Message, ensure_messages
 
 if TYPE_CHECKING:
     from memtend.memory import Event, Hit, UserMemory
@@ -63,6 +65,9 @@ def render_hits(hits: Iterable[Hit]) -> str:
 
 def conversation_query(messages: Sequence[Message], explicit: str | None = None) -> str | None:
     """The text to recall memories against: ``explicit`` when given, else the latest non-empty user turn."""
+    messages = ensure_messages(messages)
+    if explicit is not None and not isinstance(explicit, str):
+        raise InvalidInputError(f"the explicit query must be a str or None, got {describe(explicit)}")
     if explicit is not None and explicit.strip():
         return explicit.strip()[:MAX_QUERY_CHARS]
     for message in reversed(messages):
@@ -73,6 +78,11 @@ def conversation_query(messages: Sequence[Message], explicit: str | None = None)
 
 def user_context(user: UserMemory, query: str | None, *, k: int = 5, constraints: Sequence[str] = ()) -> UserContext:
     """Gather the user's profile, active rules and the ``k`` memories best matching ``query`` (none without one)."""
+    from memtend.user_memory import UserMemory
+
+    if not isinstance(user, UserMemory):
+        raise InvalidInputError(f"user must be a UserMemory (memory.user(user_id)), got {describe(user)}")
+    constraints = check_texts(constraints, "constraints")
     rules = [record.text for record in user.list(kinds=[Kind.RULE], status=Status.ACTIVE)]
     recalled = user.recall(query, k=k, kinds=RECALLED_KINDS) if query else []
     return UserContext(profile=user.facts(), rules=rules, recalled=list(recalled), constraints=list(constraints))
@@ -93,7 +103,7 @@ def transcript_events(messages: Iterable[Message], *, session: str = "") -> list
     from memtend.memory import Event
 
     events = []
-    for message in messages:
+    for message in ensure_messages(messages):
         if message.role not in ("user", "assistant") or not message.content.strip() or _is_summary(message):
             continue
         source = Source.USER if message.role == "user" else Source.AGENT

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
 
+from memtend.arguments import describe
 from memtend.errors import InvalidInputError, InvalidUserIdError, UnknownKindError
 
 MAX_TEXT_CHARS = 32_000
@@ -31,7 +32,7 @@ def _parse(cls: type[E], value: object, what: str, error: type[InvalidInputError
     try:
         return cls(value)
     except ValueError:
-        raise error(f"unknown {what} {value!r}; use one of: {', '.join(str(m.value) for m in cls)}") from None
+        raise error(f"unknown {what} ({describe(value)}); use one of: {', '.join(str(m.value) for m in cls)}") from None
 
 
 class Kind(str, Enum):
@@ -225,7 +226,7 @@ def check_time(value: object, what: str) -> float:
     """Validate a point in time given as epoch seconds."""
     seconds = _number(value, what, "epoch seconds (a number)")
     if not math.isfinite(seconds) or not MIN_TIME <= seconds <= MAX_TIME:
-        raise InvalidInputError(f"{what} must be epoch seconds between year 1 and year 9999, got {value!r:.40}")
+        raise InvalidInputError(f"{what} must be epoch seconds between year 1 and year 9999, got {describe(value)}")
     return seconds
 
 
@@ -233,7 +234,7 @@ def check_days(value: object, what: str) -> float:
     """Validate a duration in days: a finite number, zero or more."""
     days = _number(value, what, "a number of days")
     if not math.isfinite(days) or days < 0:
-        raise InvalidInputError(f"{what} must be a finite number of days >= 0, got {value!r:.40}")
+        raise InvalidInputError(f"{what} must be a finite number of days >= 0, got {describe(value)}")
     return days
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from memtend.arguments import describe
 from memtend.errors import InvalidInputError
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -108,7 +109,7 @@ class Message:
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
-            raise InvalidInputError(f"unknown role {self.role!r}; use one of: {', '.join(ROLES)}")
+            raise InvalidInputError(f"unknown role ({describe(self.role)}); use one of: {', '.join(ROLES)}")
         where = f"{self.role} message"
         _require_str(self.content, f"{where} content", non_empty=False)
         if not isinstance(self.tool_calls, (list, tuple)):
@@ -187,6 +188,8 @@ def _json_copy(value: Any, where: str) -> Any:
         return json.loads(json.dumps(value))
     except (TypeError, ValueError) as exc:
         raise _fail(str(where), f"not JSON-serialisable ({exc})") from None
+    except RecursionError:
+        raise _fail(str(where), "not JSON-serialisable (nested too deep, or a value that contains itself)") from None
 
 
 def to_dicts(messages: Iterable[Message]) -> list[dict[str, Any]]:
@@ -307,7 +310,7 @@ def from_openai(messages: Iterable[Any]) -> list[Message]:
         if role == "function":
             raise _fail(where, "the legacy 'function' role is not supported; use 'tool' messages")
         if role not in ROLES:
-            raise _fail(where, f"unknown role {role!r}; use one of: {', '.join(ROLES)}, developer")
+            raise _fail(where, f"unknown role ({describe(role)}); use one of: {', '.join(ROLES)}, developer")
         content = _openai_text(item.get("content"), f"{where}.content")
         try:
             if role == "tool":
@@ -425,7 +428,7 @@ def from_anthropic(messages: Iterable[Any], system: str | list[Any] | None = Non
             raise _fail(where, f"expected a dict, got {type(item).__name__}")
         role = item.get("role")
         if role not in ("user", "assistant"):
-            raise _fail(where, f"role must be 'user' or 'assistant' (system goes separately), got {role!r}")
+            raise _fail(where, f"role must be 'user' or 'assistant' (system goes separately), got {describe(role)}")
         content = item.get("content", "")
         if isinstance(content, str):
             out.append(Message(role, content))

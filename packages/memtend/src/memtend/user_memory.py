@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memtend.aio import no_io, run_io
+from memtend.arguments import check_callable, check_items, describe
 from memtend.document_values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.injection_meaning import reads_like_agent_instruction
@@ -159,7 +160,7 @@ class UserMemory:
     def log_many(self, events: Iterable[Event | str], *, redact: bool = False) -> list[Record]:
         """Append many events in one batch (one embedding call, one write). All are checked before any is stored."""
         checked = []
-        for event in events:
+        for event in check_items(events, "events"):
             if isinstance(event, str):
                 event = Event(text=event)
             if not isinstance(event, Event):
@@ -261,10 +262,10 @@ class UserMemory:
         """
         query = check_text(query, "query")
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
-            raise InvalidInputError(f"k must be an int from 1 to {MAX_K}, got {k!r}")
+            raise InvalidInputError(f"k must be an int from 1 to {MAX_K}, got {describe(k)}")
         if session is not None:
             session = check_name(session, "session")
-        kind_set = {Kind.parse(x) for x in kinds} if kinds is not None else None
+        kind_set = {Kind.parse(x) for x in check_items(kinds, "kinds")} if kinds is not None else None
         conditions = recall_filters.check_filter(where) if where is not None else None
         budget = recall_filters.check_max_tokens(max_tokens)
         statuses = {Status.ACTIVE, Status.PENDING_REVIEW} if include_pending else {Status.ACTIVE}
@@ -298,14 +299,16 @@ class UserMemory:
             raise InvalidInputError("record_id must not be empty")
         found, _ = self._storage.get_records(self.user_id, [record_id])
         if not found:
-            raise RecordNotFoundError(f"no record {record_id!r} for this user")
+            raise RecordNotFoundError(
+                f"no record with that id ({describe(record_id)}) for this user; list the user's records for their ids"
+            )
         return found[0]
 
     def list(
         self, *, kinds: Iterable[Kind | str] | None = None, status: Status | str | None = Status.ACTIVE
     ) -> list[Record]:
         """Records of this user, oldest first (``status=None`` for every status)."""
-        kind_list = [Kind.parse(x) for x in kinds] if kinds is not None else None
+        kind_list = [Kind.parse(x) for x in check_items(kinds, "kinds")] if kinds is not None else None
         statuses = [Status.parse(status)] if status is not None else None
         records, _ = self._storage.get_records(self.user_id, kinds=kind_list, statuses=statuses)
         return sorted(records, key=lambda r: (r.created_at, r.id))
@@ -367,7 +370,9 @@ class UserMemory:
         """Keep the newest ``keep_recent`` events verbatim; replace older ones (and any earlier summary) with one
         summary whose ``derived_from`` lists what it replaced. The replaced records move to the archive."""
         if not isinstance(keep_recent, int) or isinstance(keep_recent, bool) or keep_recent < 0:
-            raise InvalidInputError(f"keep_recent must be an int >= 0, got {keep_recent!r}")
+            raise InvalidInputError(f"keep_recent must be an int >= 0, got {describe(keep_recent)}")
+        if summarizer is not None:
+            check_callable(summarizer, "summarizer")
         with self.memory._lock:
             log, vectors = self._storage.get_records(
                 self.user_id, kinds=[Kind.EVENT, Kind.SUMMARY], statuses=[Status.ACTIVE], with_embeddings=True

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memtend.arguments import check_callable, describe
 from memtend.errors import InvalidInputError
 from memtend.policies.summary import (
     CRITICAL_FIELDS,
@@ -128,7 +129,7 @@ class CompactionResult:
 
 def _positive(name: str, value: int | None) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise InvalidInputError(f"{name} must be a positive integer or None, got {value!r}")
+        raise InvalidInputError(f"{name} must be a positive integer or None, got {describe(value)}")
 
 
 def compact_transcript(
@@ -167,6 +168,8 @@ def compact_transcript(
     (``keep_recent_turns > max_turns``, ``keep_tokens >= max_tokens``), or ``summarizer`` is async (use
     :func:`acompact_transcript`).
     """
+    if summarizer is not None:
+        check_callable(summarizer, "summarizer")
     flow = _compaction(
         messages, max_turns, max_tokens, keep_recent_turns, keep_tokens, summarizer is not None,
         token_counter, force, ensure_extracted,
@@ -202,6 +205,8 @@ async def acompact_transcript(
 ) -> CompactionResult:
     """:func:`compact_transcript` with a summariser that may be async (an :data:`AsyncSummarizer` such as
     :func:`allm_summarizer` gives, or a sync one); the same rules, limits and result."""
+    if summarizer is not None:
+        check_callable(summarizer, "summarizer")
     flow = _compaction(
         messages, max_turns, max_tokens, keep_recent_turns, keep_tokens, summarizer is not None,
         token_counter, force, ensure_extracted,
@@ -219,6 +224,19 @@ async def acompact_transcript(
 
 
 _SummaryRequest = tuple[list[Message], StructuredSummary | None]
+
+
+def _checked_counter(token_counter: object) -> TokenCounter:
+    """The caller's token counter, answering with an int >= 0 or raising InvalidInputError."""
+    count = check_callable(token_counter, "token_counter")
+
+    def counter(messages: list[Message]) -> int:
+        n = count(messages)
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InvalidInputError(f"token_counter must return an int >= 0, got {describe(n)}")
+        return n
+
+    return counter
 
 
 def _compaction(
@@ -248,7 +266,7 @@ def _compaction(
         raise InvalidInputError("keep_recent_turns must not exceed max_turns (it would compact every call)")
     if max_tokens is not None and keep_tokens is not None and keep_tokens >= max_tokens:
         raise InvalidInputError("keep_tokens must be below max_tokens (it would compact every call)")
-    counter = token_counter or count_tokens
+    counter = _checked_counter(token_counter) if token_counter is not None else count_tokens
     tokens_before = counter(items)
     reason = ""
     if force:
@@ -366,13 +384,13 @@ def clear_tool_results(
     """
     items = ensure_messages(messages)
     if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0:
-        raise InvalidInputError(f"keep_last must be a non-negative integer, got {keep_last!r}")
+        raise InvalidInputError(f"keep_last must be a non-negative integer, got {describe(keep_last)}")
     if isinstance(placeholder, str):
         try:
             placeholder.format(name="", tool_call_id="", chars=0, ids="", ids_note="")
         except (KeyError, IndexError, ValueError) as exc:
             raise InvalidInputError(
-                f"placeholder template {placeholder!r} is invalid ({exc!r}); it may use "
+                f"placeholder template ({describe(placeholder)}) is invalid ({type(exc).__name__}); it may use "
                 "{name}, {tool_call_id}, {chars}, {ids} and {ids_note}"
             ) from None
     elif not callable(placeholder):
