@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -150,22 +151,34 @@ def gated_value(
     ``mode="off"`` gates nothing; ``bytes`` values are not gated (their labels and key still are)."""
     if mode == "off":
         return value, ()
-    for label in namespace:
-        gate_identifier(label, "a namespace label")
-    gate_identifier(key, "the document key")
+    kinds = _label_kinds(namespace)  # labels repeat from write to write: read once per process
+    if kinds:
+        raise SensitiveIdentifierError("a namespace label", list(kinds))
+    names = [("the document key", key)]
     if isinstance(value, bytes | bytearray | memoryview):
+        _scan(None, "", names, values=False)
         return value, ()
-    return gated_json(value, key, redact=redact)
+    return gated_json(value, key, redact=redact, identifiers=names)
 
 
-def gated_json(value: Any, name: str = "", *, redact: bool) -> tuple[Any, tuple[str, ...]]:
+@functools.lru_cache(maxsize=4_096)
+def _label_kinds(namespace: Namespace) -> tuple[str, ...]:
+    """The kinds of sensitive data in a namespace's labels (each read apart from the others)."""
+    found = write_gate.find_sensitive(_BOUNDARY.join(namespace)) if namespace else []
+    return tuple(sorted({f.kind for f in found}))
+
+
+def gated_json(
+    value: Any, name: str = "", *, redact: bool, identifiers: Sequence[tuple[str, str]] = ()
+) -> tuple[Any, tuple[str, ...]]:
     """``value`` (JSON, under field ``name``) as the write gate lets it be stored, and the kinds it masked.
 
     Object keys and scalars are read as ``name: value`` lines, and all strings together joined by spaces. A
     finding raises :class:`SensitiveDataError` (kinds only, never values) unless ``redact``: then values are
     masked field by field (``[REDACTED:<kind>]``), a secret split over several strings masks each of them whole,
-    and what still cannot be masked is refused."""
-    findings = _findings(value, name)
+    and what still cannot be masked is refused. ``identifiers`` (what, text) are read in the same scan and raise
+    :class:`SensitiveIdentifierError` whatever ``redact`` says."""
+    findings = _scan(value, name, identifiers)
     if not findings:
         return value, ()
     if not redact:
@@ -173,13 +186,13 @@ def gated_json(value: Any, name: str = "", *, redact: bool) -> tuple[Any, tuple[
     kinds = {kind for kind, _ in findings}
     masked = write_gate.redact_json({name: value}) if name else write_gate.redact_json(value)
     masked = next(iter(masked.values())) if name else masked
-    left = _findings(masked, name)
+    left = _scan(masked, name)
     if left:  # what field-by-field masking missed (a secret split over strings): mask those strings whole
         whole = {path: kind for kind, paths in left for path in paths}
         if not whole or any(not paths for _, paths in left):
             raise SensitiveDataError([kind for kind, _ in left])
         masked = _replaced(masked, {p: f"[REDACTED:{k}]" for p, k in whole.items()})
-        left = _findings(masked, name)
+        left = _scan(masked, name)
         if left:
             raise SensitiveDataError([kind for kind, _ in left])
     return masked, tuple(sorted(kinds))
@@ -188,40 +201,115 @@ def gated_json(value: Any, name: str = "", *, redact: bool) -> tuple[Any, tuple[
 def gated_metadata(extra: dict[str, Any], *, redact: bool) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Record metadata (flat, already validated) as the write gate lets it be stored, and the kinds it masked: a
     key holding sensitive data is refused (it names a filter field), values are read and masked like JSON."""
-    for name in extra:
-        gate_identifier(name, "a metadata key")
-    return gated_json(extra, redact=redact) if extra else (extra, ())
+    if not extra:
+        return extra, ()
+    return gated_json(extra, redact=redact, identifiers=[("a metadata key", k) for k in extra])
 
 
-def _findings(value: Any, name: str) -> list[tuple[str, set[JsonPath]]]:
-    """Each finding in the gate's reading of ``value``: its kind and the paths of the scalars it covers (empty
-    when it lies in an object key, which masking handles by itself)."""
-    spans: list[tuple[int, int, JsonPath | None]] = []
-    lines: list[str] = []
+_BOUNDARY = "\n\x00\x00\n"  # between the parts of one scan: the detectors never read across NUL
+JOINED_EDGE = 80  # of a longer string, the joined reading takes the head and the tail (where a split continues)
+
+
+class _Reading:
+    """The text one gate scan reads, and which identifier or JSON scalar each span of it came from."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.at = 0
+        self.identifiers: list[tuple[int, int, str]] = []
+        self.spans: list[tuple[int, int, JsonPath | None]] = []
+
+    def add(self, text: str, sep: str) -> int:
+        if self.parts:
+            self.parts.append(sep)
+            self.at += len(sep)
+        start = self.at
+        self.parts.append(text)
+        self.at += len(text)
+        return start
+
+
+def _scan(
+    value: Any, name: str, identifiers: Sequence[tuple[str, str]] = (), *, values: bool = True
+) -> list[tuple[str, set[JsonPath]]]:
+    """The findings of the gate over ``identifiers`` and the reading of ``value``: each value finding's kind and
+    the paths of the scalars it covers (empty when it lies in an object key, which masking handles itself). A
+    finding in an identifier raises :class:`SensitiveIdentifierError`. Identifiers, lines and joined strings are
+    three scans: the detectors' prechecks (digits, keywords) then skip what one part lacks."""
+    if identifiers:
+        ids = _Reading()
+        for what, text in identifiers:
+            start = ids.add(text, _BOUNDARY)
+            ids.identifiers.append((start, start + len(text), what))
+        named = [
+            (next(w for a, b, w in ids.identifiers if a < f.end and f.start < b), f.kind)
+            for f in write_gate.find_sensitive("".join(ids.parts))
+        ]
+        if named:
+            what = named[0][0]
+            raise SensitiveIdentifierError(what, [kind for w, kind in named if w == what])
+    if not values:
+        return []
+    texts: list[str] = []
+    strings_only: list[str] = []
+    _texts(value, name, texts, strings_only)
+    joined = len(strings_only) > 1 or any(_WHITESPACE.search(t.replace(" ", "")) or "  " in t for t in strings_only)
+    if not write_gate.find_sensitive("\n".join(texts)) and not (joined and _joined_finds(strings_only)):
+        return []  # the common case: nothing found, no span bookkeeping
+    lines = _Reading()
     strings: list[tuple[JsonPath, str]] = []
-    at = 0
     for path, field, scalar, is_key in _reading(value, name):
         text = scalar if isinstance(scalar, str) else json.dumps(scalar)
         line = f"{field}: {text}" if field and not is_key else text
-        lines.append(line)
-        spans.append((at, at + len(line), None if is_key else path))
-        at += len(line) + 1
+        start = lines.add(line, "\n")
+        lines.spans.append((start, start + len(line), None if is_key else path))
         if isinstance(scalar, str) and not is_key:
             strings.append((path, scalar))
-    out: list[tuple[str, set[JsonPath]]] = []
-    for f in write_gate.find_sensitive("\n".join(lines)):
-        out.append((f.kind, {p for a, b, p in spans if p is not None and a < f.end and f.start < b}))
+    readings = [lines]
     if len(strings) > 1 or any(_WHITESPACE.search(t.replace(" ", "")) or "  " in t for _, t in strings):
-        pieces, at, joined = [], 0, []
-        for path, text in strings:
-            flat = _WHITESPACE.sub(" ", text).strip()
+        readings.append(_joined(strings))
+    return [
+        (f.kind, {p for a, b, p in reading.spans if p is not None and a < f.end and f.start < b})
+        for reading in readings
+        for f in write_gate.find_sensitive("".join(reading.parts))
+    ]
+
+
+def _texts(value: Any, name: str, lines: list[str], strings: list[str]) -> None:
+    """The gate's lines of ``value`` (as :func:`_scan` reads them) and its strings, without their paths."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            lines.append(k)
+            _texts(v, k, lines, strings)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _texts(v, name, lines, strings)
+    else:
+        if isinstance(value, str):
+            strings.append(value)
+            text = value
+        else:
+            text = json.dumps(value)
+        lines.append(f"{name}: {text}" if name else text)
+
+
+def _joined_finds(strings: list[str]) -> bool:
+    return bool(write_gate.find_sensitive("".join(_joined([((), t) for t in strings]).parts)))
+
+
+def _joined(strings: list[tuple[JsonPath, str]]) -> _Reading:
+    """The strings of a value joined by single spaces, whitespace runs collapsed: a secret split over list items
+    or lines reads whole. A long string gives its head and tail (apart, so they never join each other); what
+    lies inside one string is the detectors' to read."""
+    reading = _Reading()
+    for path, text in strings:
+        edges = [text] if len(text) <= 4 * JOINED_EDGE else [text[: 2 * JOINED_EDGE], text[-2 * JOINED_EDGE :]]
+        for n, edge in enumerate(edges):
+            flat = _WHITESPACE.sub(" ", edge).strip()
             if flat:
-                joined.append(flat)
-                pieces.append((at, at + len(flat), path))
-                at += len(flat) + 1
-        for f in write_gate.find_sensitive(" ".join(joined)):
-            out.append((f.kind, {p for a, b, p in pieces if a < f.end and f.start < b}))
-    return out
+                start = reading.add(flat, _BOUNDARY if n else " ")
+                reading.spans.append((start, start + len(flat), path))
+    return reading
 
 
 def _reading(value: Any, name: str, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str, Any, bool]]:
