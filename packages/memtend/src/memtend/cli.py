@@ -165,11 +165,7 @@ def cmd_erase(args: argparse.Namespace) -> None:
 def cmd_scrub(args: argparse.Namespace) -> None:
     from memtend.store_purge import scrub_folder
 
-    folder = args.path or os.environ.get("MEMTEND_PATH") or ".memtend"
-    try:
-        report = scrub_folder(folder)
-    except FileNotFoundError as exc:
-        raise SystemExit(f"memtend scrub: {exc}") from None
+    report = scrub_folder(_folder(args))
     print(f"scrubbed {report.path}: {report.bytes_before} -> {report.bytes_after} bytes in {report.seconds:.2f} s")
 
 

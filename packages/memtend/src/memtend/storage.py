@@ -479,18 +479,27 @@ class Storage:
         :func:`memtend.store_purge.scrub_sqlite` (run by ``Memory.erase_user`` on a local folder)."""
         counts: dict[str, int] = {}
         touched: dict[int, Collection] = {}
+        on_disk = self._keeps_files()
         for name, col, flt in self._user_rows(user_id):
             ids = col.get(where=flt, include=[])["ids"]
-            if col is self.memories or name == "document_vectors":  # the others hold one constant vector per row
+            if on_disk and (col is self.memories or name == "document_vectors"):  # others: one constant vector
                 _blank_vectors(col, ids)
             for start in range(0, len(ids), _WRITE_BATCH):
                 col.delete(ids=ids[start : start + _WRITE_BATCH], where=flt)
             counts[name] = counts.get(name, 0) + len(ids)
-            if ids or col.count():
+            if on_disk and (ids or col.count()):
                 touched[id(col)] = col
         for col in touched.values():
             _save_vector_index(col)
         return counts
+
+    def _keeps_files(self) -> bool:
+        """False for an in-memory client (``EphemeralClient``): nothing it holds reaches a file."""
+        try:
+            settings = self.client.get_settings()
+        except Exception:
+            return True
+        return bool(getattr(settings, "is_persistent", True)) or _is_server(settings)
 
     def local_folder(self) -> str | None:
         """The folder of an embedded (``PersistentClient``) store; None for an in-memory or a server client."""
@@ -498,9 +507,7 @@ class Storage:
             settings = self.client.get_settings()
         except Exception:
             return None
-        if not getattr(settings, "is_persistent", False) or str(getattr(settings, "chroma_api_impl", "")).endswith(
-            "FastAPI"
-        ):
+        if not getattr(settings, "is_persistent", False) or _is_server(settings):
             return None
         return str(settings.persist_directory) if settings.persist_directory else None
 
@@ -542,6 +549,10 @@ def _delete_existing(collection: Collection, ids: list[str], flt: Where) -> int:
     if existing:
         collection.delete(ids=existing, where=flt)
     return len(existing)
+
+
+def _is_server(settings: Any) -> bool:
+    return str(getattr(settings, "chroma_api_impl", "")).endswith("FastAPI")
 
 
 def _blank_vectors(collection: Collection, ids: Sequence[str]) -> None:

@@ -27,6 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
+from memtend import locking
+from memtend.errors import StoreNotFoundError
+
 SQLITE_FILE = "chroma.sqlite3"
 _BUSY_TIMEOUT = 120.0  # seconds to wait for a Chroma write in progress to finish
 # header.bin of a persisted vector index (Chroma's hnswlib): version, offsetLevel0, max_elements, cur_element_count,
@@ -56,12 +59,10 @@ def scrub_folder(folder: str | Path) -> ScrubReport:
     """Scrub a Chroma folder no process is using (a stopped ``chroma run`` server's, or an embedded store's): the
     vector index files, then the database. Refuses with ``StoreLockedError`` while a memtend process holds it;
     a server does not hold memtend's lock, so stop it first."""
-    from memtend import locking
-
     path = Path(folder)
     db = sqlite_file(path)
     if not db.is_file():
-        raise FileNotFoundError(f"{path} holds no Chroma store ({SQLITE_FILE} is missing); check the path")
+        raise StoreNotFoundError(f"{path} holds no Chroma store ({SQLITE_FILE} is missing); check the path")
     lock = locking.acquire(path)
     try:
         scrub_vector_indexes(path)
