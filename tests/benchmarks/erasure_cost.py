@@ -79,7 +79,7 @@ def run(records: int = 10_000, users: int = 100, erasures: int = 5) -> dict[str,
                     scrub_vector_indexes(folder)
                 scrub_sqlite(sqlite_file(folder))
                 scrub.append(time.perf_counter() - t)
-            rows = memory.storage.memories.count()
+            rows = sum(len(memory.user(u).list(status=None)) for u in memory.users())
     ours_ms, peer_ms = statistics.median(ours) * 1000, statistics.median(peer) * 1000
     scrub_ms = statistics.median(scrub) * 1000
     return {

@@ -556,19 +556,19 @@ def _is_server(settings: Any) -> bool:
 
 
 def _blank_vectors(collection: Collection, ids: Sequence[str]) -> None:
-    """Overwrite the vectors of rows about to be deleted with a constant one: Chroma's vector index marks a deleted
-    item and keeps its vector in its file, so what it keeps is then this constant."""
+    """Overwrite the vectors of rows about to be deleted: Chroma's vector index marks a deleted item and keeps its
+    vector in its file, which then holds this one (seeded by the row id alone, as history rows' vectors are, so
+    the deleted items do not pile up on one point of the graph that searches still walk through)."""
     if not ids:
         return
     got = collection.get(ids=list(ids[:1]), include=["embeddings"])
     vectors = got.get("embeddings")
     if vectors is None or not len(vectors):
         return
-    blank = np.zeros((1, len(vectors[0])), dtype=np.float32)
-    blank[0, 0] = 1.0
+    dim = len(vectors[0])
     for start in range(0, len(ids), _WRITE_BATCH):
         chunk = list(ids[start : start + _WRITE_BATCH])
-        collection.update(ids=chunk, embeddings=np.repeat(blank, len(chunk), axis=0))
+        collection.update(ids=chunk, embeddings=np.stack([history_vector(i, dim) for i in chunk]))
 
 
 def _save_vector_index(collection: Collection) -> None:
