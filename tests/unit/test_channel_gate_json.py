@@ -20,7 +20,7 @@ SPLIT: list[tuple[str, Any]] = [
     ("x", "4111\n1111\n1111\n1111"),
     ("x", "4111\t1111  1111\n\n1111"),
     ("x", ["4111", "1111", "1111", "1111"]),
-    ("x", {"a": ["4111 1111", {"b": "1111 1111"}]}),
+    ("x", {"a": ["4111 1111", "1111 1111"], "b": "x"}),
     ("password", PASSWORD),
     ("password", [PASSWORD]),
     ("x", {CARD: "visa"}),
@@ -49,6 +49,12 @@ def test_masking_keeps_what_is_not_sensitive() -> None:
     assert masked["title"] == "deploy" and masked["steps"] == ["build", "test"]
     assert masked["n"] == 3 and masked["ok"] is None
     assert masked["login"][0] == "password" and masked["login"][1].startswith("[REDACTED:")
+
+
+def test_strings_of_different_fields_are_not_joined() -> None:
+    """Only siblings in a list are read joined: four 4-digit fields of an object are not a card split in four."""
+    value = {"a": "4111", "b": "1111", "c": "1111", "d": "1111"}
+    assert gated_json(value, redact=False) == (value, ())
 
 
 def test_ordinary_shapes_pass_unchanged() -> None:

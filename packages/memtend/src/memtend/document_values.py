@@ -15,7 +15,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -250,79 +250,77 @@ def _scan(
             raise SensitiveIdentifierError(what, [kind for w, kind in named if w == what])
     if not values:
         return []
-    texts: list[str] = []
-    strings_only: list[str] = []
-    _texts(value, name, texts, strings_only)
-    joined = len(strings_only) > 1 or any(_WHITESPACE.search(t.replace(" ", "")) or "  " in t for t in strings_only)
-    if not write_gate.find_sensitive("\n".join(texts)) and not (joined and _joined_finds(strings_only)):
-        return []  # the common case: nothing found, no span bookkeeping
+    fast = _Walk(paths=False)
+    fast.walk(value, name, ())
+    if not write_gate.find_sensitive("\n".join(fast.lines)) and not _finds_joined(fast.groups):
+        return []  # the common case: nothing found, no path bookkeeping
+    full = _Walk(paths=True)
+    full.walk(value, name, ())
     lines = _Reading()
-    strings: list[tuple[JsonPath, str]] = []
-    for path, field, scalar, is_key in _reading(value, name):
-        text = scalar if isinstance(scalar, str) else json.dumps(scalar)
-        line = f"{field}: {text}" if field and not is_key else text
+    for line, path in zip(full.lines, full.line_paths, strict=True):
         start = lines.add(line, "\n")
-        lines.spans.append((start, start + len(line), None if is_key else path))
-        if isinstance(scalar, str) and not is_key:
-            strings.append((path, scalar))
-    readings = [lines]
-    if len(strings) > 1 or any(_WHITESPACE.search(t.replace(" ", "")) or "  " in t for _, t in strings):
-        readings.append(_joined(strings))
+        lines.spans.append((start, start + len(line), path))
     return [
         (f.kind, {p for a, b, p in reading.spans if p is not None and a < f.end and f.start < b})
-        for reading in readings
+        for reading in (lines, _joined(full.groups))
         for f in write_gate.find_sensitive("".join(reading.parts))
     ]
 
 
-def _texts(value: Any, name: str, lines: list[str], strings: list[str]) -> None:
-    """The gate's lines of ``value`` (as :func:`_scan` reads them) and its strings, without their paths."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            lines.append(k)
-            _texts(v, k, lines, strings)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            _texts(v, name, lines, strings)
-    else:
-        if isinstance(value, str):
-            strings.append(value)
-            text = value
+class _Walk:
+    """The gate's reading of a JSON value: ``lines`` (object keys alone, scalars as ``name: value``) and
+    ``groups`` of strings read joined: the string items of each list (a secret split over items), and a string
+    whose whitespace is not single spaces (split over lines). With ``paths``, where each came from."""
+
+    def __init__(self, *, paths: bool) -> None:
+        self.paths = paths
+        self.lines: list[str] = []
+        self.line_paths: list[JsonPath | None] = []
+        self.groups: list[list[tuple[JsonPath, str]]] = []
+
+    def walk(self, value: Any, name: str, path: JsonPath) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self.lines.append(k)
+                self.line_paths.append(None)
+                self.walk(v, k, (*path, k) if self.paths else path)
+        elif isinstance(value, list | tuple):
+            group = []
+            for i, v in enumerate(value):
+                at = (*path, i) if self.paths else path
+                self.walk(v, name, at)
+                if isinstance(v, str):
+                    group.append((at, v))
+            if len(group) > 1:
+                self.groups.append(group)
         else:
-            text = json.dumps(value)
-        lines.append(f"{name}: {text}" if name else text)
+            text = value if isinstance(value, str) else json.dumps(value)
+            self.lines.append(f"{name}: {text}" if name else text)
+            self.line_paths.append(path)
+            if isinstance(value, str) and (_WHITESPACE.search(value.replace(" ", "")) or "  " in value):
+                self.groups.append([(path, value)])
 
 
-def _joined_finds(strings: list[str]) -> bool:
-    return bool(write_gate.find_sensitive("".join(_joined([((), t) for t in strings]).parts)))
+def _finds_joined(groups: list[list[tuple[JsonPath, str]]]) -> bool:
+    return bool(groups) and bool(write_gate.find_sensitive("".join(_joined(groups).parts)))
 
 
-def _joined(strings: list[tuple[JsonPath, str]]) -> _Reading:
-    """The strings of a value joined by single spaces, whitespace runs collapsed: a secret split over list items
-    or lines reads whole. A long string gives its head and tail (apart, so they never join each other); what
-    lies inside one string is the detectors' to read."""
+def _joined(groups: list[list[tuple[JsonPath, str]]]) -> _Reading:
+    """Each group's strings joined by single spaces, whitespace runs collapsed, groups apart: a secret split over
+    list items or lines reads whole, while strings of different fields never join. A long string gives its head
+    and tail (apart, so they never join each other); what lies inside one string is the detectors' to read."""
     reading = _Reading()
-    for path, text in strings:
-        edges = [text] if len(text) <= 4 * JOINED_EDGE else [text[: 2 * JOINED_EDGE], text[-2 * JOINED_EDGE :]]
-        for n, edge in enumerate(edges):
-            flat = _WHITESPACE.sub(" ", edge).strip()
-            if flat:
-                start = reading.add(flat, _BOUNDARY if n else " ")
-                reading.spans.append((start, start + len(flat), path))
+    for group in groups:
+        sep = _BOUNDARY
+        for path, text in group:
+            edges = [text] if len(text) <= 4 * JOINED_EDGE else [text[: 2 * JOINED_EDGE], text[-2 * JOINED_EDGE :]]
+            for n, edge in enumerate(edges):
+                flat = _WHITESPACE.sub(" ", edge).strip()
+                if flat:
+                    start = reading.add(flat, _BOUNDARY if n else sep)
+                    reading.spans.append((start, start + len(flat), path))
+                    sep = " "
     return reading
-
-
-def _reading(value: Any, name: str, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str, Any, bool]]:
-    """(path, field name, scalar, is_key) for every object key and scalar of ``value``, depth first."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield (*path, k), "", k, True
-            yield from _reading(v, k, (*path, k))
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            yield from _reading(v, name, (*path, i))
-    else:
-        yield path, name, value, False
 
 
 def _replaced(value: Any, at: dict[JsonPath, str], path: JsonPath = ()) -> Any:
