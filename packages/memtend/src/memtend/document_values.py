@@ -144,21 +144,20 @@ def gate_identifier(name: str, what: str) -> str:
 
 
 def gated_value(
-    value: Any, key: str, mode: GateMode, *, redact: bool, namespace: Namespace = ()
+    value: Any, key: str, mode: GateMode, *, redact: bool, namespace: Namespace = (), names: bool = True
 ) -> tuple[Any, tuple[str, ...]]:
-    """What of a document passes the write gate: its namespace labels and key must hold no sensitive data (they
-    name the document: :class:`SensitiveIdentifierError`); the value goes through :func:`gated_json`.
-    ``mode="off"`` gates nothing; ``bytes`` values are not gated (their labels and key still are)."""
-    if mode == "off":
+    """What of a document passes the write gate: with ``names``, its namespace labels and key must hold no
+    sensitive data (they name the document: :class:`SensitiveIdentifierError`), whatever ``mode`` says; the value
+    goes through :func:`gated_json` unless ``mode="off"`` (opaque data) or it is ``bytes``."""
+    if names:
+        kinds = _label_kinds(namespace)  # labels repeat from write to write: read once per process
+        if kinds:
+            raise SensitiveIdentifierError("a namespace label", list(kinds))
+    identifiers = [("the document key", key)] if names else []
+    if mode == "off" or isinstance(value, bytes | bytearray | memoryview):
+        _scan(None, "", identifiers, values=False)
         return value, ()
-    kinds = _label_kinds(namespace)  # labels repeat from write to write: read once per process
-    if kinds:
-        raise SensitiveIdentifierError("a namespace label", list(kinds))
-    names = [("the document key", key)]
-    if isinstance(value, bytes | bytearray | memoryview):
-        _scan(None, "", names, values=False)
-        return value, ()
-    return gated_json(value, key, redact=redact, identifiers=names)
+    return gated_json(value, key, redact=redact, identifiers=identifiers)
 
 
 @functools.lru_cache(maxsize=4_096)

@@ -27,8 +27,8 @@ default) every str in a JSON value, every object key in it, the document key and
 core's write gate, because text in a chat message or a store item is text a person or a model wrote: a secret in
 the value raises :class:`SensitiveDataError` (or is masked with ``redact=True``), one in a key or label raises
 :class:`SensitiveIdentifierError` (an identifier cannot be masked), and nothing of the call is written. ``bytes``
-values (serialized checkpoints, opaque blobs) are not gated, their key and labels are. ``gate="off"`` is for
-stores of opaque data only.
+values (serialized checkpoints, opaque blobs) are not gated. ``gate="off"`` is for stores of opaque data only: it
+leaves values unread, but keys and labels (thread ids, checkpoint ids) are names and are gated in every mode.
 """
 
 from __future__ import annotations
@@ -504,7 +504,9 @@ class DocumentStore:
         paths = check_index(op.index)
         if not isinstance(op.value, bytes | bytearray | memoryview):
             check_json(op.value)  # before the gate reads it
-        value, masked = gated_value(op.value, key, self.gate, redact=self.redact, namespace=ns)
+        value, masked = gated_value(  # memtend's own space gates its names itself (session ids, store keys)
+            op.value, key, self.gate, redact=self.redact, namespace=ns, names=self._space != CORE_SPACE
+        )
         kind, text = encode_value(value)
         fields: dict[str, Any] = {"key": key, "created_at": t, "updated_at": t}
         if kind != "json":
