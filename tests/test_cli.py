@@ -12,7 +12,7 @@ from memtend.cli import main, run_demo
 
 COMMANDS = [
     "demo", "add", "recall", "list", "export", "forget", "review",
-    "show", "correct", "delete", "restore", "purge", "erase", "stats",
+    "show", "correct", "delete", "restore", "purge", "erase", "scrub", "stats",
 ]  # fmt: skip
 
 
@@ -59,7 +59,7 @@ def test_every_command_has_help(capsys) -> None:  # type: ignore[no-untyped-def]
         assert done.value.code == 0
         out = capsys.readouterr().out
         assert "usage: memtend " + command in out
-        if command not in ("demo", "stats"):
+        if command not in ("demo", "stats", "scrub"):
             assert "--user" in out, f"{command} --help does not show --user"
 
 
@@ -165,6 +165,7 @@ def test_user_errors_print_one_line_and_no_traceback(tmp_path: Path, capsys: pyt
     assert _run(capsys, "--path", str(store), "--create", "add", "--user", "u1", "Likes green tea")[0] == 0
     cases = {
         "missing store": ["--path", str(tmp_path / "typo"), "erase", "--user", "u1"],
+        "scrub a missing store": ["--path", str(tmp_path / "typo"), "scrub"],
         "path is a file": ["--path", str(store / "memtend-store.json"), "list", "--user", "u1"],
         "empty path": ["--path", "", "list", "--user", "u1"],
         "secret": ["--path", str(store), "add", "--user", "u1", "card 4111 1111 1111 1111"],

@@ -835,6 +835,48 @@ def test_the_broad_set_is_broad() -> None:
     assert len({n for n, _, _ in BROAD_CASES}) == len(BROAD_CASES)
 
 
+# The calls that reach storage (writes refused mid-way, filters and pages handed to Chroma, ids looked up), on a
+# store on disk and on a `chroma run` server too: the refusal and the untouched store must not depend on the backend.
+ON_EVERY_BACKEND = [
+    "surrogate text", "NaN metadata", "integer metadata beyond int64", "store batch with one bad",
+    "surrogate record id: delete", "unknown record id", "k = 10**9", "NaN at in a batch",
+    "log_many a str (would log one event per character)", "recall where $and", "recall where 10000 deep",
+    "delete 100k chars", "restore an unknown id", "ledger result 100000 deep", "store put_many a 1-tuple",
+    "doc put value a 400-digit int", "doc put ttl 10**400", "doc put_many with one bad",
+    "doc search filter 1000 fields", "doc search query a surrogate", "doc batch a bad put among good",
+    "session set value dicts 100000 deep", "secret in a fact",
+]  # fmt: skip
+_ALL_CASES = {n: (c, e) for n, c, e in [*CASES, *WORKING_MEMORY_CASES, *BROAD_CASES]}
+
+
+@pytest.fixture(
+    scope="module",
+    params=["persistent", pytest.param("server", marks=pytest.mark.server)],
+)
+def backend_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, embedding_function: Any
+) -> Iterator[Memory]:
+    if request.param == "persistent":
+        mem = Memory(path=tmp_path_factory.mktemp("hostile") / "store", embedding_function=embedding_function)
+    else:
+        server = request.getfixturevalue("chroma_server")
+        mem = Memory(client=server.client(), embedding_function=embedding_function, collection_prefix=unique_prefix())
+    _populate(mem)
+    yield mem
+    mem.close()
+
+
+@pytest.mark.parametrize("name", ON_EVERY_BACKEND)
+def test_hostile_input_on_disk_and_on_a_server(backend_store: Memory, name: str) -> None:
+    call, error = _ALL_CASES[name]
+    before = _snapshot(backend_store)
+    with pytest.raises(error) as info:
+        call(backend_store, backend_store.user("victim"))
+    assert isinstance(info.value, MemtendError)
+    assert CANARY not in str(info.value) and str(CARD_INT) not in str(info.value)
+    assert _snapshot(backend_store) == before, f"{name}: the refused call changed what is stored"
+
+
 # ------------------------------------------------------------------------------------------ write gate corpora
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

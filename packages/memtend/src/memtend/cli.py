@@ -163,9 +163,13 @@ def cmd_erase(args: argparse.Namespace) -> None:
 
 
 def cmd_scrub(args: argparse.Namespace) -> None:
+    from memtend.store_files import DATABASE, check_files
     from memtend.store_purge import scrub_folder
 
-    report = scrub_folder(_folder(args))
+    folder = _folder(args)
+    if (folder / DATABASE).is_file():
+        check_files(folder)  # a damaged store is named as such, not scrubbed
+    report = scrub_folder(folder)
     print(f"scrubbed {report.path}: {report.bytes_before} -> {report.bytes_after} bytes in {report.seconds:.2f} s")
 
 
