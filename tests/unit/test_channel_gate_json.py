@@ -80,7 +80,10 @@ def test_identifiers_are_refused_never_echoed() -> None:
         gated_value({"a": 1}, "k", "text", redact=True, namespace=("chat", GH_TOKEN))
     with pytest.raises(SensitiveIdentifierError):
         gated_value(b"opaque", GH_TOKEN, "text", redact=True)
-    assert gated_value({"a": GH_TOKEN}, GH_TOKEN, "off", redact=False, namespace=(GH_TOKEN,)) == ({"a": GH_TOKEN}, ())
+    with pytest.raises(SensitiveIdentifierError):  # gate="off" leaves values unread; names are gated in every mode
+        gated_value({"a": 1}, "k", "off", redact=False, namespace=("chat", GH_TOKEN))
+    assert gated_value({"a": GH_TOKEN}, "k", "off", redact=False, namespace=("chat",)) == ({"a": GH_TOKEN}, ())
+    assert gated_value({"a": GH_TOKEN}, GH_TOKEN, "off", redact=False, names=False) == ({"a": GH_TOKEN}, ())
 
 
 def test_generated_identifiers_pass() -> None:
