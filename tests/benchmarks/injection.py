@@ -8,7 +8,15 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   ordinary web and document text and articles that quote attacks);
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
-  at the first two, and this one is measured after.
+  at the first two, and this one is measured after;
+* ``tests/benchmarks/data/injection_fresh.jsonl``: a second held-apart set, written before the next round of
+  changes (and committed before them): other phrasings again, memory poisoning, and three languages the
+  detector was never written for (Italian, Portuguese, Dutch) beside German and French; negatives are ordinary
+  web and document text in the same languages;
+* ``others``: ordinary text written by other hands, read at run time and never copied into the repository:
+  every turn of the LoCoMo conversations and their session summaries (``../shared/data/locomo/``) and the
+  benign memories of the shared sensitive-data corpus (``../shared/data/gate/sensitive_dev.jsonl``). It has no
+  injections: it measures false flags only.
 
 Reports flag recall on injections and the false-flag rate on ordinary text, overall, per language and per
 kind, and the time per call.
@@ -27,19 +35,51 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[1] / ".." / "shared" / "data"
 SPLITS: dict[str, Path] = {
-    "dev": HERE.parents[1] / ".." / "shared" / "data" / "gate" / "injection_dev.jsonl",
+    "dev": SHARED / "gate" / "injection_dev.jsonl",
     "tune": HERE / "data" / "injection_tune.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
+    "fresh": HERE / "data" / "injection_fresh.jsonl",
+    "others": SHARED / "locomo" / "locomo_dev.json",
+}
+LABELS = {
+    "dev": "shared dev",
+    "tune": "tuning",
+    "heldout": "HELD-APART 1 (measured 4x)",
+    "fresh": "HELD-APART 2 (fresh)",
+    "others": "others' ordinary text",
 }
 
 
 def load(path: Path) -> list[dict[str, Any]]:
+    if path == SPLITS["others"]:
+        return load_others()
     with path.open(encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
     for row in rows:
         row.setdefault("lang", "en")
         row.setdefault("kind", "?")
+    return rows
+
+
+def load_others() -> list[dict[str, Any]]:
+    """Ordinary text other hands wrote: LoCoMo turns and session summaries, the shared corpus's benign memories."""
+    rows: list[dict[str, Any]] = []
+    with SPLITS["others"].open(encoding="utf-8") as fh:
+        for sample in json.load(fh):
+            conversation = sample["conversation"]
+            for key, turns in conversation.items():
+                if key.startswith("session_") and isinstance(turns, list):
+                    rows += [{"text": t["text"], "injection": False, "kind": "locomo-turn"} for t in turns]
+            summaries = sample.get("session_summary", {}).values()
+            rows += [{"text": text, "injection": False, "kind": "locomo-summary"} for text in summaries]
+    sensitive = SHARED / "gate" / "sensitive_dev.jsonl"
+    with sensitive.open(encoding="utf-8") as fh:
+        benign = [json.loads(line) for line in fh if line.strip()]
+    rows += [{"text": row["text"], "injection": False, "kind": "gate-benign"} for row in benign if not row["sensitive"]]
+    for row in rows:
+        row["lang"] = "en"
     return rows
 
 
@@ -70,7 +110,9 @@ def score(rows: list[dict[str, Any]], flag: Callable[[str], bool]) -> dict[str, 
     }
 
 
-def run(splits: tuple[str, ...] = ("dev", "tune", "heldout"), *, semantic: bool = True) -> dict[str, dict[str, Any]]:
+def run(
+    splits: tuple[str, ...] = ("dev", "tune", "heldout", "fresh", "others"), *, semantic: bool = True
+) -> dict[str, dict[str, Any]]:
     """Scores per split; ``semantic=False`` measures the patterns alone."""
     from memtend.injection_meaning import reads_like_agent_instruction
     from memtend.policies.gate import looks_like_injection
@@ -85,13 +127,15 @@ def run(splits: tuple[str, ...] = ("dev", "tune", "heldout"), *, semantic: bool 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--show-errors", choices=("dev", "tune"), action="append", default=[])
-    parser.add_argument("--splits", default="dev,tune,heldout", help="comma-separated: dev, tune, heldout")
+    parser.add_argument(
+        "--splits", default="dev,tune,heldout,fresh,others", help="comma-separated: dev, tune, heldout, fresh, others"
+    )
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     for semantic in (False, True):
         print("patterns + meaning (external text)" if semantic else "patterns only (every source)")
         for name, result in run(splits, semantic=semantic).items():
-            label = {"dev": "shared dev", "tune": "tuning", "heldout": "HELD-APART (never tuned on)"}[name]
+            label = LABELS[name]
             print(
                 f"  {label:<28} recall {result['recall']:.3f} ({result['positives']} injections)   false flags "
                 f"{result['false_flag_rate']:.3f} ({result['negatives']} ordinary)  {result['ms_per_text']:.1f} ms/text"

@@ -312,13 +312,15 @@ def _measure(
     """Compact every sample (``oneshot`` or ``rolling``) and measure what survived. ``known_constraints``:
     every constraint the generator can plant (a reported constraint is precise when it is one of them);
     ``replaced_reported_current`` counts replaced versions still reported as current (in
-    ``result.constraints`` without a "replaced" mark). ``max_tokens``: compact to that token budget (keeping
+    ``result.constraints`` without a "replaced" mark) and ``in_force_marked_replaced`` constraints still in force
+    reported only with that mark (the wrong one marked). ``max_tokens``: compact to that token budget (keeping
     at most half of it verbatim) instead of by turns."""
     before_total = after_total = 0
     kept_constraints = reported = planted_total = 0
     kept_ids = ids_total = 0
     reported_total = reported_planted = 0
     replaced_total = replaced_current = 0
+    in_force_marked = 0  # constraints still in force that are reported only as replaced
     unsafe = 0  # compacted transcripts with a broken call/result pair, or whose kept part does not start with a user
     origins: Counter[str] = Counter()
     compactions = calls = 0
@@ -376,6 +378,10 @@ def _measure(
         current = [_norm(r) for r in result.constraints if "replaced" not in r.casefold()]
         replaced_total += len(sample.replaced)
         replaced_current += sum(any(_kept(old, r) for r in current) for old in sample.replaced)
+        marked = [_norm(r) for r in result.constraints if "replaced" in r.casefold()]
+        in_force_marked += sum(
+            any(_kept(c, r) for r in marked) and not any(_kept(c, r) for r in current) for c in sample.constraints
+        )
     return {
         "token_reduction_pct": round(100 * (1 - after_total / before_total), 1),
         "constraints_kept_pct": round(100 * kept_constraints / max(1, planted_total), 1),
@@ -385,6 +391,7 @@ def _measure(
         "unsafe_cuts": unsafe,
         "replaced_constraints": replaced_total,
         "replaced_reported_current": replaced_current,
+        "in_force_marked_replaced": in_force_marked,
         "compactions": compactions,
         "ms_per_compaction_call": round(1000 * seconds / max(1, calls), 2),
         "origins": dict(origins),

@@ -11,6 +11,7 @@ Never tune on it: changes to the summariser are made while looking at the tuning
 then measured here.
 
     uv run python tests/benchmarks/transcript_heldout.py [--n 40] [--seed 11] [--json]
+    uv run python tests/benchmarks/transcript_heldout.py --seeds 1-20   # revision marking over many seeds
 """
 
 from __future__ import annotations
@@ -274,12 +275,49 @@ def run(n_transcripts: int = 40, seed: int = 11) -> dict[str, Any]:
     return report
 
 
+def sweep(seeds: range, n_transcripts: int = 40) -> dict[int, dict[str, dict[str, Any]]]:
+    """Revision marking and constraints kept over many generator seeds, extractive summaries only."""
+    known = [c for pair in CONSTRAINTS for c in pair if c is not None]
+    out: dict[int, dict[str, dict[str, Any]]] = {}
+    for seed in seeds:
+        rng = random.Random(seed)
+        samples = [make_transcript(rng) for _ in range(n_transcripts)]
+        out[seed] = {
+            mode: tuning._measure(samples, mode, lambda: None, known_constraints=known)
+            for mode in ("oneshot", "rolling")
+        }
+    return out
+
+
+def _print_sweep(report: dict[int, dict[str, dict[str, Any]]]) -> None:
+    totals: dict[str, list[int]] = {}
+    for seed, modes in report.items():
+        cells = []
+        for mode, row in modes.items():
+            t = totals.setdefault(mode, [0, 0, 0])
+            t[0] += row["replaced_reported_current"]
+            t[1] += row["in_force_marked_replaced"]
+            t[2] += row["replaced_constraints"]
+            cells.append(
+                f"{mode} stale {row['replaced_reported_current']}/{row['replaced_constraints']} wrongly marked "
+                f"{row['in_force_marked_replaced']} kept {row['constraints_kept_pct']}%"
+            )
+        print(f"seed {seed:>3}: " + "; ".join(cells))
+    for mode, (stale, wrong, revised) in totals.items():
+        print(f"total {mode}: replaced shown as current {stale}/{revised}, in-force marked replaced {wrong}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--seeds", help="a range of seeds, as 1-20: revision marking per seed (extractive only)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.seeds:
+        first, _, last = args.seeds.partition("-")
+        _print_sweep(sweep(range(int(first), int(last or first) + 1), args.n))
+        return 0
     report = run(args.n, args.seed)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -291,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"{'summariser/mode':29} {'tokens -%':>9} {'constr.':>8} {'reported':>9} {'precis.':>8} {'ids':>7}"
-        f" {'stale current':>14} {'unsafe':>7}"
+        f" {'stale current':>14} {'wrong':>6} {'unsafe':>7}"
     )
     for key, row in report.items():
         if isinstance(row, dict):
@@ -299,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{key:29} {row['token_reduction_pct']:>9} {row['constraints_kept_pct']:>8} "
                 f"{row['constraints_reported_pct']:>9} {row['constraint_precision_pct']:>8} "
                 f"{row['side_effect_ids_kept_pct']:>7} {row['replaced_reported_current']:>8}/"
-                f"{row['replaced_constraints']:<6} {row['unsafe_cuts']:>6}"
+                f"{row['replaced_constraints']:<6} {row['in_force_marked_replaced']:>5} {row['unsafe_cuts']:>7}"
             )
     return 0
 
