@@ -276,7 +276,8 @@ def run(n_transcripts: int = 40, seed: int = 11) -> dict[str, Any]:
 
 
 def sweep(seeds: range, n_transcripts: int = 40) -> dict[int, dict[str, dict[str, Any]]]:
-    """Revision marking and constraints kept over many generator seeds, extractive summaries only."""
+    """Revision marking and constraints kept over many generator seeds: extractive summaries one-shot and rolling,
+    and the scripted model rolling."""
     known = [c for pair in CONSTRAINTS for c in pair if c is not None]
     out: dict[int, dict[str, dict[str, Any]]] = {}
     for seed in seeds:
@@ -286,6 +287,8 @@ def sweep(seeds: range, n_transcripts: int = 40) -> dict[int, dict[str, dict[str
             mode: tuning._measure(samples, mode, lambda: None, known_constraints=known)
             for mode in ("oneshot", "rolling")
         }
+        summarizer = llm_summarizer(tuning.ScriptedModel())
+        out[seed]["llm-rolling"] = tuning._measure(samples, "rolling", lambda s=summarizer: s, known_constraints=known)
     return out
 
 
@@ -311,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--seeds", help="a range of seeds, as 1-20: revision marking per seed (extractive only)")
+    parser.add_argument("--seeds", help="a range of seeds, as 1-20: revision marking per seed")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.seeds:

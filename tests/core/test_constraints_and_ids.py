@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import load_benchmark
 from memtend.policies.summary import extract_constraints, extract_ids, extractive_summarize, is_side_effecting
-from memtend.policies.summary.constraints import REPLACED, is_instruction, mark_replaced
+from memtend.policies.summary.constraints import REPLACED, is_instruction, is_replaced, mark_replaced
 from memtend.policies.summary.ids import id_shaped
 from memtend.transcript import Message, ToolCall
 
@@ -67,6 +67,44 @@ def test_a_revision_marks_the_earlier_version_replaced() -> None:
         "Keep weekly spend below 300 pounds.",
         "Tag invoices now.",
     ]
+
+
+def test_a_revision_replaces_the_one_it_is_about_not_one_sharing_its_times_or_verb() -> None:
+    fitters = [
+        "Book the fitters for mornings only.",
+        "Skip the Friday afternoon slots when booking anything.",
+        "Afternoons are fine for the fitters too now, but not Fridays.",
+    ]
+    assert [is_replaced(c) for c in mark_replaced(fitters)] == [True, False, False]
+    reports = [
+        "I'd like every report as a CSV file.",
+        "Send nothing to the legal team yet.",
+        "Change of plan: send the reports as Excel workbooks from now.",
+    ]
+    assert [is_replaced(c) for c in mark_replaced(reports)] == [True, False, False]
+
+
+def test_each_revision_replaces_one_constraint_however_often_lists_are_marked_and_merged() -> None:
+    partners = [
+        "Hold off on emailing the partners until Monday.",
+        "Copy Priya on anything that goes to the partners.",
+        "Update: you can email the partners from Thursday.",
+    ]
+    once = mark_replaced(partners)
+    assert [is_replaced(c) for c in once] == [True, False, False]
+    assert mark_replaced(once) == once
+    # a mark guessed on a shorter list (before the real original was merged in) is taken back
+    guessed = mark_replaced(partners[1:])
+    assert is_replaced(guessed[0])
+    merged = mark_replaced([partners[0], *guessed])
+    assert [is_replaced(c) for c in merged] == [True, False, False]
+    # a chain of revisions: each replaces the one before, the last stands
+    chain = mark_replaced(
+        ["Cap refunds at 50 euros each.", "Let's raise the refund cap to 75 euros.", "Actually, refunds cap at 100."]
+    )
+    assert [is_replaced(c) for c in chain] == [True, True, False]
+    # a mark with no revision in the list that could have made it stays (the revision was summarised away)
+    assert mark_replaced(["Leave the legacy folder alone." + REPLACED]) == ["Leave the legacy folder alone." + REPLACED]
 
 
 def test_only_the_latest_version_is_reported_as_current() -> None:

@@ -15,8 +15,9 @@ requests, "Could you make sure...?"):
 
 A later instruction replaces an earlier one when it announces a change ("scratch that", "change of plan",
 "update:", "actually", "instead", "... is fine now") and shares a content word with it, or announces it more
-softly ("now", "from now on") and shares two. The earlier one is kept, marked :data:`REPLACED`, so nothing the
-user said is lost and only the latest version reads as current.
+softly ("now", "from now on") and shares two; each revision replaces one instruction, the one it shares most
+with (words for times and amounts, which are what a revision changes, count less). The earlier one is kept,
+marked :data:`REPLACED`, so nothing the user said is lost and only the latest version reads as current.
 """
 
 from __future__ import annotations
@@ -132,17 +133,41 @@ _STOP = frozenset(
 )
 
 
+def _stem(word: str) -> str:
+    for suffix in ("ing", "es", "s", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def _content(text: str) -> set[str]:
+    return {_stem(w) for w in _words(text.removesuffix(REPLACED)) if len(w) >= 3 and w not in _STOP}
+
+
+def _verbs(text: str) -> set[str]:
+    """The verbs opening the clauses of an instruction ("send" in "Change of plan: send the reports ...")."""
     out = set()
-    for word in _words(text):
-        if len(word) < 3 or word in _STOP:
-            continue
-        for suffix in ("ing", "es", "s", "ed"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-        out.add(word)
+    for clause in re.split(r"[.:;,!?]+", text.removesuffix(REPLACED)):
+        words = [w for w in _words(clause) if w not in ("let's", "lets", "please", "also", "just", "then")]
+        if words and words[0] in _VERBS:
+            out.add(_stem(words[0]))
     return out
+
+
+# Words that say when, how much or how often: what a revision changes, not what it is about. They count for a
+# quarter of a subject word when matching a revision to what it revises ("Afternoons are fine for the fitters
+# too now, but not Fridays" revises "Book the fitters for mornings only", not "Skip the Friday afternoon slots").
+# A verb opening a clause (what to do) counts half: the object says what the instruction is about.
+_VALUE_WORDS = re.compile(
+    r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekday|weekend|morning|afternoon|evening|night"
+    r"|today|tomorrow|daily|weekly|monthly|yearly|hour|minut|minute|day|week|month|year|january|february|march"
+    r"|april|june|july|august|september|october|november|december|dollar|euro|pound|percent|cent|minimum|maximum"
+    r"|twice|once|first|last|next|early|late|later|earlier|only|least)$"
+)
+
+
+def _overlap(revision: set[str], other: set[str], verbs: set[str]) -> float:
+    return sum(0.25 if _VALUE_WORDS.match(w) else 0.5 if w in verbs else 1.0 for w in revision & other)
 
 
 def is_replaced(constraint: str) -> bool:
@@ -152,31 +177,43 @@ def is_replaced(constraint: str) -> bool:
 def mark_replaced(constraints: list[str]) -> list[str]:
     """The constraints in order, each earlier one that a later one revises marked with :data:`REPLACED`.
 
-    A constraint that announces a change revises the unmarked one before it that it shares the most content
-    words with (one word when the change is announced plainly, two when softly). Lists merged from several
-    accounts may put a revision before what it revises: when nothing before it matches, a constraint after it
-    that announces no change is taken instead. Already marked ones stay marked.
+    A constraint that announces a change revises one constraint: the one before it that it shares the most
+    content words with (at least one word when the change is announced plainly, two when softly; words saying
+    when or how much, which are what a revision changes, count a quarter and verbs opening a clause half; on a
+    tie, the nearest before it) and that no other revision took. Lists merged from several accounts may put a
+    revision before what it revises: when nothing before it matches, a constraint after it that announces no
+    change is taken instead.
+
+    The matching is done afresh on every call, marks ignored, so marking twice, or a list merged from marked
+    ones, never makes a revision take a second one. A mark already present stays unless a revision in the list
+    could have taken that constraint and took another (the mark was a wrong guess made on a shorter list).
     """
-    out = list(constraints)
-    words = [_content(c) for c in out]
-    announces = [bool(_STRONG_CHANGE.search(c) or _SOFT_CHANGE.search(c)) for c in out]
-    for later in range(len(out)):
-        if is_replaced(out[later]):
-            continue
-        needed = 1 if _STRONG_CHANGE.search(out[later]) else 2 if _SOFT_CHANGE.search(out[later]) else 0
+    bare = [c.removesuffix(REPLACED) for c in constraints]
+    # copies of one constraint (a model's restatement beside the user's words) stand or fall together
+    keys = [" ".join(_words(c)) for c in bare]
+    words = [_content(c) for c in bare]
+    verbs = [_verbs(c) for c in bare]
+    announces = [bool(_STRONG_CHANGE.search(c) or _SOFT_CHANGE.search(c)) for c in bare]
+    taken: set[str] = set()
+    reachable: set[str] = set()  # constraints some revision could have taken
+    for later, text in enumerate(bare):
+        needed = 1 if _STRONG_CHANGE.search(text) else 2 if _SOFT_CHANGE.search(text) else 0
         if not needed:
             continue
-        before = range(later)
-        after = [i for i in range(later + 1, len(out)) if not announces[i]]
+        before = [i for i in range(later) if len(words[i] & words[later]) >= needed and keys[i] != keys[later]]
+        after = [i for i in range(later + 1, len(bare)) if not announces[i] and len(words[i] & words[later]) >= needed]
+        reachable.update(keys[i] for i in (*before, *after))
         for candidates in (before, after):
-            best, best_shared = -1, 0
+            best, best_shared = -1, 0.0
             for other in candidates:
-                if is_replaced(out[other]):
-                    continue
-                shared = len(words[other] & words[later])
-                if shared >= needed and shared >= best_shared:
+                shared = _overlap(words[later], words[other], verbs[later] | verbs[other])
+                if keys[other] not in taken and shared >= best_shared:
                     best, best_shared = other, shared
             if best >= 0:
-                out[best] += REPLACED
+                taken.add(keys[best])
                 break
-    return out
+    marked = {keys[i] for i, c in enumerate(constraints) if is_replaced(c)}
+    return [
+        text + REPLACED if keys[i] in taken or (keys[i] in marked and keys[i] not in reachable) else text
+        for i, text in enumerate(bare)
+    ]
