@@ -134,16 +134,23 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--show-errors", action="store_true", help="list misses and false merges (tuning set only)")
+    parser.add_argument(
+        "--show-errors",
+        choices=("tune", "heldout"),
+        action="append",
+        default=[],
+        help="list misses and false merges of a set tuned on (never the fresh set)",
+    )
+    parser.add_argument("--splits", default="tune,heldout,fresh", help="comma-separated: tune, heldout, fresh")
     args = parser.parse_args(argv)
-    for name, result in run().items():
+    for name, result in run(tuple(s.strip() for s in args.splits.split(",") if s.strip())).items():
         label = LABELS[name]
         print(
             f"{label:<28} detected (newer wins) {result['detected']}/{result['changes']} "
             f"({result['detection_rate']:.2f}; ranking alone {result['newer_wins_plain_rate']:.2f})  "
             f"false merges {result['false_merges']}/{result['unrelated']} ({result['false_merge_rate']:.2f})"
         )
-        if args.show_errors and name == "tune":
+        if name in args.show_errors:
             for line in result["missed"]:
                 print(f"    MISSED {line}")
             for line in result["merged"]:
