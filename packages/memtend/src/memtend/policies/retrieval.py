@@ -616,7 +616,7 @@ def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: Re
     we = newer.first_person or older.first_person
     new_people = _others(newer.people, we) - _others(older.people, we)
     if any(not _RELATION.fullmatch(person) for person in older.people):
-        new_people = {person for person in new_people if _RELATION.fullmatch(person)}
+        new_people = frozenset(person for person in new_people if _RELATION.fullmatch(person))
     if new_people:
         return False
     if not (older.values | older.names) or not (newer.values | newer.names) - older.values - older.names:
