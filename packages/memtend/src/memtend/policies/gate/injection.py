@@ -16,6 +16,7 @@ import re
 import unicodedata
 
 from memtend.errors import InvalidInputError
+from memtend.policies.gate.injection_families import FAMILY_RULES
 from memtend.policies.gate.injection_rules import LANGUAGE_RULES, MORE_ENGLISH_RULES
 from memtend.policies.gate.injection_similarity import Meaning
 
@@ -30,7 +31,7 @@ _INJECTION_RULES: list[tuple[str, str]] = [
     # "ignore all previous instructions", "disregard your rules", "override the system prompt"
     ("ignor disregard forget overrid bypass overrule drop abandon discard skip",
      r"\b(?:ignore|disregard|forget|override|bypass|overrule|drop|abandon|discard|skip)\s+(?:about\s+)?"
-     r"(?:(?:all|any|every|each|the|your|my|of|these|those|previous|prior|above|earlier|preceding|original"
+     r"(?:(?:all|any|every|each|the|your|of|these|those|previous|prior|above|earlier|preceding|original"
      r"|initial|existing|current|old|system|safety|security|former|other|given|developer|openai|anthropic)\s+){0,4}"
      r"(?:instructions?|rules?|prompts?|directions?|directives?|guidelines?|guardrails?|policies|constraints?"
      r"|restrictions?|programming|commands?|context|messages?|filters?|training|limitations?)\b"),
@@ -128,7 +129,7 @@ _INJECTION_RULES: list[tuple[str, str]] = [
 ]  # fmt: skip
 _INJECTION = [
     (tuple(anchors.split()), re.compile(pattern, re.IGNORECASE | re.MULTILINE))
-    for anchors, pattern in (*_INJECTION_RULES, *MORE_ENGLISH_RULES, *LANGUAGE_RULES)
+    for anchors, pattern in (*_INJECTION_RULES, *MORE_ENGLISH_RULES, *LANGUAGE_RULES, *FAMILY_RULES)
 ]
 # Text about attacks, not an attack: its quotations are examples, and naming a jailbreak is not one.
 _ABOUT_ATTACKS = re.compile(
