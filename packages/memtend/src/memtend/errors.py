@@ -88,3 +88,7 @@ class StoreNotFoundError(MemtendError, FileNotFoundError):
 
 class StoreDamagedError(MemtendError, RuntimeError):
     """A store's files are missing or damaged; the message names the file and what to do."""
+
+
+class MemoryClosedError(MemtendError, RuntimeError):
+    """A call through a Memory (or a handle obtained from it) after ``Memory.close()``."""
