@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memtend import locking, store_files
+from memtend import locking, store_files, store_state
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_memory_options, check_texts
-from memtend.errors import InvalidInputError
+from memtend.errors import InvalidInputError, MemoryClosedError
 from memtend.policies import changes, forgetting
 from memtend.policies.changes import Change
 from memtend.policies.retrieval import RetrievalConfig
-from memtend.records import Record, Status, check_user_id, now
+from memtend.records import Record, Status, check_user_id, new_id, now
 from memtend.results import ChangeEvent, CompactionReport, ErasureReceipt, Event, FactResult, ForgetReport, Hit
-from memtend.storage import DocRow, Storage, persistent_client
+from memtend.storage import ChangeMarks, DocRow, Storage, persistent_client, record_stamps
 from memtend.usage import UsageWriter
 from memtend.user_index import UserIndex
 from memtend.user_memory import UserMemory
@@ -53,9 +53,6 @@ __all__ = [
 ]
 
 DEFAULT_PATH = ".memtend"
-# How far back an index sync looks beyond its last sync, to catch writes of other processes that were
-# stamped before they landed.
-_SYNC_MARGIN = 5.0
 _PIPELINE_CHUNK = 256  # a fresh change with more new records than this is embedded and written in a pipeline
 _log = logging.getLogger("memtend")
 _open_memories: weakref.WeakSet[Memory] = weakref.WeakSet()
@@ -105,17 +102,8 @@ class Memory:
             max_cached_users=max_cached_users,
             on_change=on_change,
         )
-        self._lock_handle: locking.DirectoryLock | None = None
-        if client is None:
-            folder = store_files.prepare_folder(
-                path if path is not None else os.environ.get("MEMTEND_PATH") or DEFAULT_PATH
-            )
-            self._lock_handle = locking.acquire(folder)
-            client = persistent_client(str(folder))
-        elif path is not None:
+        if client is not None and path is not None:
             raise InvalidInputError("pass either path or client, not both")
-        else:
-            self._lock_handle = locking.acquire_for_client(client)
         if embedding_function is None:
             from memtend.embeddings import default_embedding_function
 
@@ -124,13 +112,45 @@ class Memory:
         self.retention = retention or forgetting.RetentionPolicy()
         self.retrieval = retrieval or RetrievalConfig()
         self.on_change = on_change
-        self.storage = Storage(client, embedding_function, prefix=collection_prefix)
-        self._lock = threading.RLock()
-        self._indexes: OrderedDict[str, _SyncedIndex] = OrderedDict()
-        self._max_cached_users = max_cached_users
+        if client is None:
+            folder = store_files.prepare_folder(
+                path if path is not None else os.environ.get("MEMTEND_PATH") or DEFAULT_PATH
+            )
+            key = store_state.folder_key(folder, collection_prefix)
+        else:
+            key = store_state.client_key(client, collection_prefix)
+
+        def build() -> tuple[Storage, UsageWriter, locking.DirectoryLock | None]:
+            lock = locking.acquire(folder) if client is None else locking.acquire_for_client(client)
+            try:
+                storage = Storage(
+                    persistent_client(str(folder)) if client is None else client,
+                    embedding_function,
+                    prefix=collection_prefix,
+                )
+            except BaseException:
+                if lock is not None:
+                    lock.release()
+                raise
+            return storage, UsageWriter(storage.touch), lock
+
+        # every handle on this store in this process shares one state: storage, lock, index cache, usage stamps
+        self._state = store_state.attach(key, build, max_cached_users)
+        self.storage: Storage = self._state.storage
+        self._lock = self._state.lock
+        self._usage = self._state.usage
+        self._closed = False
         self._loader: ThreadPoolExecutor | None = None  # loads a user's index while a first query is embedded
-        self._usage = UsageWriter(self.storage.touch)
         _open_memories.add(self)
+
+    @property
+    def _indexes(self) -> OrderedDict[str, _SyncedIndex]:
+        """The per-user index cache this store's handles share."""
+        return self._state.indexes
+
+    @property
+    def _max_cached_users(self) -> int:
+        return self._state.max_cached_users
 
     # ------------------------------------------------------------------ users
     @no_io
@@ -168,14 +188,31 @@ class Memory:
         return sweep_documents(self, now)
 
     def close(self) -> None:
+        """Flush buffered usage stamps and close this handle: every later call through it (or through a handle
+        obtained from it) raises :class:`~memtend.errors.MemoryClosedError`. Other handles on the same store stay
+        open; the store's shared state (and an embedded folder's lock) goes with the last of them."""
         with self._lock:
-            self._usage.close()
-            if self._loader is not None:
-                self._loader.shutdown(wait=False)
-            self._indexes.clear()
-            if self._lock_handle is not None:
-                self._lock_handle.release()
-                self._lock_handle = None
+            if self._closed:
+                return
+            _open_memories.discard(self)
+            try:
+                self._usage.flush()
+            finally:
+                self._closed = True
+                self.storage = _ClosedStorage()  # type: ignore[assignment]
+                if self._loader is not None:
+                    self._loader.shutdown(wait=False)
+                if store_state.detach(self._state):
+                    state = self._state
+                    state.usage.close()
+                    state.indexes.clear()
+                    if state.folder_lock is not None:
+                        state.folder_lock.release()
+                        state.folder_lock = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise MemoryClosedError(_CLOSED_MESSAGE)
 
     def __enter__(self) -> Memory:
         return self
@@ -218,6 +255,7 @@ class Memory:
     def apply(self, change: Change) -> list[ChangeEvent]:
         """Perform a planned change (see :class:`~memtend.policies.changes.Change` for what and in which order),
         keep the cached index in step, buffer usage stamps, tell ``on_change``; returns the events."""
+        self._check_open()
         if change.erase:
             return self._emit(self._erase(change))
         if not change.writes:
@@ -228,6 +266,7 @@ class Memory:
             self._apply_pipelined(change)
         else:
             self._write(change, self._vectors(change))
+        self._mark_changed(change.user_id)
         self._usage.note(change.user_id, change.used)
         return self._emit(changes.events(change, now()))
 
@@ -276,7 +315,6 @@ class Memory:
                 leaving = change.leaving_index()
                 if leaving:
                     synced.index.remove(leaving)
-                synced.seen.update(h.id for h in history)
 
     def _erase(self, change: Change) -> list[ChangeEvent]:
         uid = change.user_id
@@ -284,6 +322,8 @@ class Memory:
             self._usage.drop_user(uid)  # a stamp write in flight lands first, so nothing touches the user after
             counts = self.storage.erase_user(uid)
             self._indexes.pop(uid, None)
+            if not self._exclusive:  # after the records: a reader that sees the marks move finds them gone
+                self._state.marks().erased(uid, new_id())
             from memtend.session import drop_user_tallies
 
             drop_user_tallies(self.storage, uid)
@@ -322,9 +362,9 @@ class Memory:
     # ------------------------------------------------------------------ shared machinery
     @property
     def _exclusive(self) -> bool:
-        """True when no other writer can touch the store: an embedded folder whose lock only this Memory holds.
-        Its indexes need no catching up and its recall results no re-check."""
-        return self._lock_handle is not None and self._lock_handle.holders == 1
+        """True when no other process can write the store: an embedded folder whose lock this process holds (its
+        handles share one index cache). Its indexes need no catching up and its recall results no re-check."""
+        return self._state.exclusive
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = check_texts(texts)
@@ -335,18 +375,30 @@ class Memory:
 
     def _user_index(self, user_id: str) -> UserIndex:
         """The user's retrieval index, loaded on first use and kept in step with other processes' writes (hold
-        the memory's lock while using it)."""
+        the memory's lock while using it).
+
+        On a store other processes write, each call first reads the user's change marks (one small read; see
+        :class:`~memtend.storage.ChangeMarks`) and, when another process's mark or the erasure mark moved since the
+        index last looked, compares the index with the user's stored records (metadata only) and fetches what
+        changed. Marks are compared by value, never by time: a write or erasure that returned in any process is
+        seen by every recall that starts after it, whatever the processes' clocks say."""
         with self._lock:
+            self._check_open()
             synced = self._indexes.get(user_id)
             if synced is None:
+                marks = None if self._exclusive else self._marks_of(user_id)  # read before the records
                 synced = _SyncedIndex.load(self.storage, user_id, self.retrieval)
+                synced.marks = marks
                 self._indexes[user_id] = synced
                 while len(self._indexes) > self._max_cached_users:
                     self._indexes.popitem(last=False)
             else:
                 self._indexes.move_to_end(user_id)
                 if not self._exclusive:
-                    synced.catch_up(self.storage)
+                    marks = self._marks_of(user_id)
+                    if marks != synced.marks:
+                        synced.catch_up(self.storage)
+                        synced.marks = marks
             return synced.index
 
     def _preload_index(self, user_id: str) -> Future[UserIndex] | None:
@@ -363,22 +415,40 @@ class Memory:
             except RuntimeError:  # closed, or the interpreter is shutting down: load in the caller
                 return None
 
-    def _forget_indexed(self, user_id: str, ids: Sequence[str]) -> None:
-        """Drop records another process removed from the cached index (recall found them gone from storage)."""
-        with self._lock:
-            synced = self._indexes.get(user_id)
-            if synced is not None and ids:
-                synced.index.remove(ids)
+    def _marks_of(self, user_id: str) -> dict[str, str]:
+        """The user's change marks written by other processes, and the erasure mark."""
+        marks = self._state.marks().read(user_id)
+        marks.pop(ChangeMarks.mark_id(user_id, self._state.writer_id), None)
+        return marks
+
+    def _mark_changed(self, user_id: str) -> None:
+        """Tell other processes this one changed the user's records (after the write, so a reader that sees the
+        mark move finds the write)."""
+        if not self._exclusive:
+            self._state.marks().mark(user_id, self._state.writer_id, new_id())
 
     def flush_usage(self) -> None:
         """Write buffered last_used_at stamps now (a partial metadata update: it changes nothing else)."""
+        self._check_open()
         self._usage.flush()
 
     def _settled_storage(self) -> Storage:
         """Storage, with buffered usage stamps written first so every read shows them."""
+        self._check_open()
         if not self._usage.settled():
             self._usage.flush()
         return self.storage
+
+
+_CLOSED_MESSAGE = "this Memory was closed; open a new Memory (or use one that is still open) to go on"
+
+
+class _ClosedStorage:
+    """Stands in for a closed handle's storage: any use raises MemoryClosedError (document stores, keyed
+    stores and working memory reach storage through the handle, so they refuse too)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise MemoryClosedError(_CLOSED_MESSAGE)
 
 
 def _chunks(change: Change, size: int) -> Iterator[Change]:
@@ -399,17 +469,15 @@ def _chunks(change: Change, size: int) -> Iterator[Change]:
 
 
 class _SyncedIndex:
-    """A user's index plus what it needs to notice writes made by other processes (through the history)."""
+    """A user's index plus the change marks it last caught up with (None on a store no other process writes)."""
 
-    def __init__(self, user_id: str, index: UserIndex, synced_at: float) -> None:
+    def __init__(self, user_id: str, index: UserIndex) -> None:
         self.user_id = user_id
         self.index = index
-        self.synced_at = synced_at
-        self.seen: set[str] = set()
+        self.marks: dict[str, str] | None = None
 
     @classmethod
     def load(cls, storage: Storage, user_id: str, config: RetrievalConfig) -> _SyncedIndex:
-        started = now()
         records, vectors = storage.get_records(
             user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW], with_embeddings=True
         )
@@ -420,23 +488,44 @@ class _SyncedIndex:
             # a stable sort keeps it for records that share a timestamp).
             order = sorted(range(len(records)), key=lambda i: records[i].created_at)
             index.upsert([records[i] for i in order], vectors[order])
-        synced = cls(user_id, index, started)
-        synced.seen = {h.id for h in storage.get_history(user_id, since=started - _SYNC_MARGIN)}
-        return synced
+        return cls(user_id, index)
 
     def catch_up(self, storage: Storage) -> None:
-        started = now()
-        entries = storage.get_history(self.user_id, since=self.synced_at - _SYNC_MARGIN)
-        fresh = [e for e in entries if e.id not in self.seen]
-        if fresh:
-            ids = list(dict.fromkeys(e.record_id for e in fresh))
-            records, vectors = storage.get_records(self.user_id, ids, with_embeddings=True)
-            live: list[Record] = [r for r in records if r.status is not Status.ARCHIVED]
-            if live:
+        """Bring the index to what storage holds now: compare the stored records' metadata with the indexed
+        ones, fetch (with vectors) what is new or changed, drop what is gone or archived."""
+        stored = record_stamps(storage, self.user_id)
+        live = {rid: r for rid, r in stored.items() if r.status is not Status.ARCHIVED}
+        gone = [rid for rid in self.index.ids() if rid not in live]
+        changed = [
+            rid for rid, r in live.items() if rid not in self.index or _stamp(self.index.record(rid)) != _stamp(r)
+        ]
+        if gone:
+            self.index.remove(gone)
+        if changed:
+            records, vectors = storage.get_records(self.user_id, changed, with_embeddings=True)
+            fresh = [i for i, r in enumerate(records) if r.status is not Status.ARCHIVED]
+            if fresh:
                 assert vectors is not None
-                keep = [i for i, r in enumerate(records) if r.status is not Status.ARCHIVED]
-                self.index.upsert(live, vectors[keep])
-            present = {r.id for r in live}
-            self.index.remove([i for i in ids if i not in present])
-        self.seen = {e.id for e in entries}
-        self.synced_at = started
+                order = sorted(fresh, key=lambda i: records[i].created_at)
+                self.index.upsert([records[i] for i in order], vectors[order])
+            missing = set(changed) - {records[i].id for i in fresh}
+            if missing:  # archived or deleted between the two reads
+                self.index.remove([rid for rid in missing if rid in self.index])
+
+
+def _stamp(record: Record) -> tuple[Any, ...]:
+    """What tells two versions of a record apart (everything but the text, vector and last-used time: a write that
+    changes the text also moves updated_at)."""
+    return (
+        record.status,
+        record.updated_at,
+        record.source,
+        record.superseded_by,
+        record.value,
+        record.flagged,
+        record.kind,
+        record.session,
+        record.expires_at,
+        tuple(record.derived_from),
+        sorted(record.extra.items()),
+    )

@@ -14,7 +14,8 @@ Three collections hold everything memtend keeps about users:
 - ``<prefix>_kv``: where keyed stores and working memory were kept before the document store; nothing writes it
   any more, erasure still clears it (stores written by earlier versions);
 - ``<prefix>_documents``: the document store (:mod:`memtend.documents`), rows written by :class:`DocumentRows`;
-- ``<prefix>_document_vectors``: embeddings of the indexed fields of documents, for ``search(query=...)``.
+- ``<prefix>_document_vectors``: embeddings of the indexed fields of documents, for ``search(query=...)``;
+- ``<prefix>_changes``: change marks, by which processes sharing a store see each other's writes (:class:`ChangeMarks`).
 
 Every read, write and delete takes a ``user_id`` and carries a ``user_id`` clause, so no caller can reach
 another user's rows by accident.
@@ -211,6 +212,7 @@ class Storage:
                 f"{prefix}_document_vectors", None, {"hnsw": {"space": "cosine", "sync_threshold": sync_threshold}}
             ),
         )
+        self.changes = ChangeMarks(self._collection(f"{prefix}_changes", None, hnsw))
 
     @guarded
     def _count(self, collection: Collection) -> int:
@@ -229,6 +231,7 @@ class Storage:
             "kv": self.kv,
             "documents": self.documents.collection,
             "document_vectors": self.documents.vectors,
+            "changes": self.changes.collection,
         }
 
     # ---------------------------------------------------------------- memory records
@@ -534,6 +537,55 @@ class Storage:
                 if owner is not None:
                     seen.add(str(owner))
         return sorted(seen)
+
+
+# ---------------------------------------------------------------------------------------------------- change marks
+_ERASURES = "erasures"  # the store-wide row whose token changes with every erasure
+
+
+def record_stamps(storage: Storage, user_id: str) -> dict[str, Record]:
+    """Every record of the user without its text or vector (metadata only): what a catch-up compares."""
+    got = storage.memories.get(where=where(user_id), include=["metadatas"])
+    return {
+        i: Record.from_chroma(i, "", dict(m or {})) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
+    }
+
+
+class ChangeMarks:
+    """Change marks for processes sharing a store (``<prefix>_changes``), so each sees the others' writes and
+    erasures by comparing tokens, never clocks.
+
+    One row per (user, writing process) holds a fresh random token, rewritten after each write that process makes
+    to the user's records; one store-wide row holds a token rewritten after every erasure (an erasure deletes the
+    user's rows, which alone could bring a reader's marks back to what it last saw). Both are read in one call.
+    """
+
+    def __init__(self, collection: Collection) -> None:
+        self.collection = collection
+
+    @staticmethod
+    def mark_id(user_id: str, writer: str) -> str:
+        return "mark:" + hashlib.sha256(json.dumps([user_id, writer]).encode()).hexdigest()[:40]
+
+    @guarded
+    def read(self, user_id: str) -> dict[str, str]:
+        """Row id -> token of the user's marks and the erasure row."""
+        got = self.collection.get(where={"$or": [where(user_id), {_ERASURES: {"$eq": True}}]}, include=["metadatas"])
+        return {i: str((m or {}).get("token")) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
+
+    @guarded
+    def mark(self, user_id: str, writer: str, token: str) -> None:
+        self.collection.upsert(
+            ids=[self.mark_id(user_id, writer)],
+            embeddings=[_NO_VECTOR],
+            metadatas=[{"user_id": user_id, "token": token}],
+        )
+
+    @guarded
+    def erased(self, user_id: str, token: str) -> None:
+        """Remove the user's marks (after their records are gone), then move the erasure token."""
+        self.collection.delete(where=where(user_id))
+        self.collection.upsert(ids=[_ERASURES], embeddings=[_NO_VECTOR], metadatas=[{_ERASURES: True, "token": token}])
 
 
 def _in(values: list[str]) -> dict[str, Any]:

@@ -281,13 +281,6 @@ class UserMemory:
             ranked = index.search(query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses, only=only)
             used = _clock()
             records = {rid: index.record(rid) for rid, _ in ranked}
-            if ranked and not memory._exclusive:
-                # Another process may have deleted or erased these since the index last caught up (an erasure
-                # leaves no history to catch up from): answer only with what storage still holds, as it is now.
-                fresh, _ = memory.storage.get_records(self.user_id, list(records))
-                current = {r.id: r for r in fresh if r.status in statuses and (only is None or only(r))}
-                memory._forget_indexed(self.user_id, [rid for rid in records if rid not in current])
-                records = current
             hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]
         hits = hits[: recall_filters.within_budget([h.label() for h in hits], budget)]
         memory.apply(Change(self.user_id, used={h.record.id: used for h in hits}))
