@@ -530,7 +530,9 @@ class Storage:
     def users(self) -> list[str]:
         """Every user id with at least one row (a full scan: for the CLI and for tests, not for hot paths)."""
         seen: set[str] = set()
-        for col in self.collections().values():
+        for name, col in self.collections().items():
+            if name == "changes":  # marks of users with records elsewhere, and the store-wide erasure row
+                continue
             got = col.get(include=["metadatas"])
             for m in got["metadatas"] or []:
                 owner = (m or {}).get("user_id", (m or {}).get(HISTORY_OWNER))
@@ -585,7 +587,10 @@ class ChangeMarks:
     def erased(self, user_id: str, token: str) -> None:
         """Remove the user's marks (after their records are gone), then move the erasure token."""
         self.collection.delete(where=where(user_id))
-        self.collection.upsert(ids=[_ERASURES], embeddings=[_NO_VECTOR], metadatas=[{_ERASURES: True, "token": token}])
+        # user_id "" (no user id is empty) keeps "every row names a user id" true for scans
+        self.collection.upsert(
+            ids=[_ERASURES], embeddings=[_NO_VECTOR], metadatas=[{"user_id": "", _ERASURES: True, "token": token}]
+        )
 
 
 def _in(values: list[str]) -> dict[str, Any]:
