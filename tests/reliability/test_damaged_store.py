@@ -172,3 +172,34 @@ def test_opening_checks_no_files_beyond_the_folder(store: Path) -> None:
 
     check_files(store)
     assert os.listdir(store)
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_a_server_on_a_damaged_folder_gives_a_typed_error(tmp_path: Path) -> None:
+    """Through a `chroma run` server, damage Chroma finds while serving (its saved vector index garbled while it
+    was stopped) reaches the caller as StoreDamagedError naming what Chroma reports, not a raw Chroma error."""
+    from conftest import ChromaServer
+    from memtend.testing import HashEmbedder
+
+    folder = tmp_path / "server-data"
+    server = ChromaServer(folder)
+    server.start()
+    try:
+        with Memory(client=server.client(), embedding_function=HashEmbedder()) as mem:
+            mem.user("alice").log_many([Event(f"routine event number {i} about green tea") for i in range(300)])
+    finally:
+        server.stop()
+    segments = _segments(folder)
+    assert segments, "the server saved a vector index"
+    _garble_index_files(folder)
+    server.start()
+    try:
+        mem = Memory(client=server.client(), embedding_function=HashEmbedder())
+        with pytest.raises(StoreDamagedError) as info:
+            mem.user("alice").recall("green tea")
+        mem.close()
+        assert "hnsw" in str(info.value) and "backup" in str(info.value)
+        assert "green tea" not in str(info.value)
+    finally:
+        server.stop()

@@ -365,6 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemtendError as exc:
         print(f"memtend: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`memtend list ... | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        return 0
     except OSError as exc:
         where = f" {exc.filename}" if exc.filename else ""
         print(f"memtend: cannot use{where}: {exc.strerror or type(exc).__name__}", file=sys.stderr)
