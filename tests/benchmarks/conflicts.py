@@ -2,7 +2,7 @@
 
 Three corpora of ``{"old", "new", "query", "change": bool}`` pairs (``tests/benchmarks/data/``):
 ``conflicts_tune.jsonl`` (tuned on), ``conflicts_heldout.jsonl`` (written apart, not tuned on in the session
-that wrote it, measured three times) and ``conflicts_fresh.jsonl`` (25 changes and 25 look-alikes with other subjects
+that wrote it; tuned on in the next) and ``conflicts_fresh.jsonl`` (25 changes and 25 look-alikes with other subjects
 and wording, written and committed before the next round of changes, measured once before and once after). In a
 *change* pair the newer statement replaces the older one, often sharing no word with it ("I live in Paris." /
 "I moved to Berlin last month."); in an *unrelated* pair the newer one is about something else that looks alike
@@ -30,7 +30,7 @@ SPLITS = {
     "heldout": HERE / "data" / "conflicts_heldout.jsonl",
     "fresh": HERE / "data" / "conflicts_fresh.jsonl",
 }
-LABELS = {"tune": "tuning", "heldout": "HELD-APART 1 (measured 3x)", "fresh": "HELD-APART 2 (fresh)"}
+LABELS = {"tune": "tuning", "heldout": "held-apart 1 (tuned on since)", "fresh": "HELD-APART 2 (fresh)"}
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
 FILLERS = [

@@ -547,43 +547,6 @@ def test_a_change_said_in_other_words_conflicts_between_notes_only() -> None:
     assert R.conflicts(replace(far, first_person=True), replace(old, first_person=True), 0.4, config)
 
 
-def test_a_change_far_from_the_question_is_still_known_by_its_subject_or_its_kind_of_value() -> None:
-    config = RetrievalConfig()
-    old = Claim(values=frozenset({"20000"}), subject=frozenset({"launch", "budget"}), state=True, query_cosine=0.84)
-    cut = Claim(
-        values=frozenset({"14000"}), subject=frozenset({"launch", "budget"}), changes=True, state=True, query_cosine=0.6
-    )
-    assert R.paraphrased_change(cut, old, 0.7, config)  # repeats every question word the older holds
-    assert not R.paraphrased_change(replace(cut, subject=frozenset({"budget"})), old, 0.7, config)  # "travel budget"
-    # "I take the 7:40 train" / "I catch the 8:10 these days": a clock time for a clock time, both of the user
-    train = Claim(values=frozenset({"7:40"}), state=True, first_person=True, query_cosine=0.61)
-    catch = Claim(values=frozenset({"8:10"}), changes=True, state=True, first_person=True, query_cosine=0.04)
-    assert R.paraphrased_change(catch, train, 0.44, config)
-    assert not R.paraphrased_change(replace(catch, first_person=False), train, 0.44, config)  # not of the user
-    assert not R.paraphrased_change(replace(catch, values=frozenset({"stop", "b"})), train, 0.44, config)
-    assert not R.paraphrased_change(catch, train, 0.3, config)  # not close enough in meaning
-    # the user's own team; a place named by its owner for another
-    jira = Claim(values=frozenset({"jira"}), state=True, first_person=True, query_cosine=0.6)
-    linear = Claim(values=frozenset({"linear"}), people=frozenset({"team"}), changes=True, state=True, query_cosine=0.5)
-    assert R.paraphrased_change(linear, jira, 0.3, config)
-    assert not R.paraphrased_change(linear, replace(jira, first_person=False), 0.3, config)
-    luigi = Claim(values=frozenset({"8"}), people=frozenset({"luigi"}), state=True, query_cosine=0.67)
-    marco = Claim(values=frozenset({"marco"}), people=frozenset({"marco"}), changes=True, state=True, query_cosine=0.5)
-    assert R.paraphrased_change(marco, luigi, 0.5, config)
-    assert not R.paraphrased_change(replace(marco, people=frozenset({"marco", "sister"})), luigi, 0.5, config)
-    assert R.value_tokens("New address: ana.r@newmail.test.") == {"ana.r@newmail.test"}
-
-
-def test_a_change_takes_the_place_of_what_it_changes() -> None:
-    config = RetrievalConfig()
-    old = Claim(values=frozenset({"7:40"}), state=True, first_person=True, query_cosine=0.61)
-    new = Claim(values=frozenset({"8:10"}), changes=True, state=True, first_person=True, query_cosine=0.04)
-    similarity = np.array([[1.0, 0.44], [0.44, 1.0]])
-    scores = np.array([0.9, 0.2])  # the older answers the question far better in words and meaning
-    out = R.demote_conflicts([0, 1], scores, np.array([100.0, 200.0]), similarity, [old, new], config)
-    assert out[1] == pytest.approx(0.9) and out[0] < out[1]  # the newer where the older was, the older below
-
-
 def test_moved_to_berlin_outranks_living_in_paris_with_the_real_embedding_model() -> None:
     from memtend.embeddings import embed, embed_query
 
@@ -611,8 +574,10 @@ def test_conflict_benchmark_detects_paraphrased_changes_without_false_merges() -
 
     report = load_benchmark("conflicts").run()
     assert report["tune"]["detection_rate"] >= 0.9 and report["tune"]["false_merge_rate"] == 0.0
-    # never tuned on: measured 0.47 (by ranking alone 0.07) with no false merge
+    # written apart: 0.47 (by ranking alone 0.07) with no false merge
     assert report["heldout"]["detection_rate"] >= 0.4 and report["heldout"]["false_merge_rate"] <= 0.07
+    # the fresh set, never tuned on: 0.16 (ranking alone 0.08), no false merge
+    assert report["fresh"]["detection_rate"] >= 0.12 and report["fresh"]["false_merge_rate"] == 0.0
 
 
 # -- incremental upkeep equals a fresh build ------------------------------------------------------------

@@ -315,7 +315,6 @@ def demote_conflicts(
             close[i, j] |= claims[i].key == claims[j].key
     # Records pushed below the same newer one keep their order: each lands a rank-sized step below it.
     step = [1e-9 * (1 + position) for position in np.argsort(np.argsort(-out, kind="stable")).tolist()]
-    demoted: set[int] = set()
     # Newest first: a record is only ever pushed below newer ones, so one pass settles every pair.
     for a in np.argsort(-when, kind="stable").tolist():
         relevant = out[a] >= floor
@@ -325,15 +324,10 @@ def demote_conflicts(
             # the newer must be relevant too, unless it holds the same key: then it is the current value
             same_key = bool(claims[a].key) and claims[a].key == claims[b].key
             sim = float(similarity[a, b])
-            if paraphrased_change(claims[a], claims[b], sim, config):
-                # a change said in other words takes the place of what it changes (it may share no word with
-                # the question), unless something newer already pushed it down
-                if a not in demoted:
-                    out[a] = out[b]
-            elif not ((relevant or same_key) and conflicts(claims[a], claims[b], sim, config)):
-                continue
-            out[b] = out[a] - step[b] * max(1.0, abs(out[a]))
-            demoted.add(b)
+            if ((relevant or same_key) and conflicts(claims[a], claims[b], sim, config)) or paraphrased_change(
+                claims[a], claims[b], sim, config
+            ):
+                out[b] = out[a] - step[b] * max(1.0, abs(out[a]))
     return out
 
 
@@ -558,7 +552,7 @@ def query_names(query: str) -> set[str]:
     return names
 
 
-_VALUE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+|\d+(?:[.,:/]\d+)*|[A-Z][\w-]*")
+_VALUE = re.compile(r"\d+(?:[.,:/]\d+)*|[A-Z][\w-]*")
 _SENTENCE_ENDS = frozenset(".!?:;\"'([")
 _DATE_WORDS = frozenset(
     """yesterday today tonight tomorrow monday tuesday wednesday thursday friday saturday sunday""".split()
@@ -577,15 +571,15 @@ def statement_body(text: str) -> str:
 
 
 def value_tokens(text: str) -> frozenset[str]:
-    """What a statement asserts as values, lowercased: numbers, day words, email addresses and links, and
-    capitalised words that do not start a sentence (names, places, months; not "I"). Two statements on one
-    subject whose values differ disagree ("deadline is 3 June" / "deadline moved to 10 June")."""
+    """What a statement asserts as values, lowercased: numbers, day words, and capitalised words that
+    do not start a sentence (names, places, months; not "I"). Two statements on one subject whose values
+    differ disagree ("deadline is 3 June" / "deadline moved to 10 June")."""
     body = statement_body(text)
     out = {w for w in re.findall(r"[a-z]+", body.lower()) if w in _DATE_WORDS}
     for m in _VALUE.finditer(body):
         token = m.group(0)
-        if token[0].isdigit() or "@" in token or "://" in token:
-            out.add(token.lower().rstrip(".,;:!?"))
+        if token[0].isdigit():
+            out.add(token)
         elif token != "I" and not _starts_sentence(body, m.start()):
             out.add(token.lower())
     return frozenset(out)
@@ -600,59 +594,19 @@ def _starts_sentence(text: str, position: int) -> bool:
 def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
     """The last rule of :func:`conflicts`: a change said in other words, between two records that describe how
     things are (notes, facts: a logged event stays true of its time). Its closeness to the query is checked in
-    meaning, so the newer record need not score as high as the older on the query's words. The newer may be
-    further below the older in closeness to the query when it is otherwise plainly about the same thing:
-
-    - both speak of the user (first person, nobody else named): half as far again;
-    - it repeats every word of the question the older holds ("launch budget"): twice as far;
-    - both speak of the user and the newer states a value of the same kind the older does (a clock time, an
-      amount, an address: "I take the 7:40 train" / "I catch the 8:10 these days"), close in meaning
-      (``conflict_cosine`` of 0.85 halved): however far.
-
-    Whom the newer names besides the user must be named by the older too, except names said as places
-    ("Luigi's" / "Marco's") when the older has one, and the user's own team ("we" / "the team")."""
-    if not (newer.state and older.state and newer.changes and similarity >= config.conflict_paraphrase_cosine):
-        return False
-    we = newer.first_person or older.first_person
-    new_people = _others(newer.people, we) - _others(older.people, we)
-    if any(not _RELATION.fullmatch(person) for person in older.people):
-        new_people = frozenset(person for person in new_people if _RELATION.fullmatch(person))
-    if new_people:
-        return False
-    if not (older.values | older.names) or not (newer.values | newer.names) - older.values - older.names:
-        return False
+    meaning, so the newer record need not score as high as the older on the query's words; when both speak of
+    the user (first person, nobody else named) it may be half as far again below the older."""
     about_self = newer.first_person and older.first_person and not newer.people and not older.people
-    drop = config.conflict_paraphrase_drop
-    same_kind = bool(_value_kinds(newer.values) & _value_kinds(older.values))
-    if about_self and same_kind and similarity >= config.conflict_cosine / 2:
-        return True
-    if older.subject and older.subject <= newer.subject:
-        drop *= 2.0
-    elif about_self:
-        drop *= 1.5
-    return newer.query_cosine >= older.query_cosine - drop
-
-
-_RELATION = re.compile(
-    r"sister|brother|husband|wife|son|daughter|mother|father|mum|mom|dad|parents|parent|cousin|colleague|coworker"
-    r"|co-worker|neighbou?r|friend|boss|uncle|aunt|grand(?:mother|father|ma|pa)|kids|children|child|nephew|niece"
-    r"|roommate|flatmate|business partner|team|clinic|vet|support desk"
-)
-_VALUE_KINDS = (
-    ("time", re.compile(r"\d{1,2}[:.]\d\d")),
-    ("address", re.compile(r".*[@/].*")),
-    ("number", re.compile(r"\d[\d.,]*")),
-)
-
-
-def _value_kinds(values: frozenset[str]) -> set[str]:
-    """The kinds of the non-name values a statement states: clock times, addresses and links, numbers."""
-    return {kind for value in values for kind, shape in _VALUE_KINDS if shape.fullmatch(value)}
-
-
-def _others(found: frozenset[str], we: bool) -> frozenset[str]:
-    """Whom a statement names besides its speaker; "the team" of a pair that says "we" is the speaker's own."""
-    return found - {"team"} if we else found
+    return (
+        newer.state
+        and older.state
+        and newer.changes
+        and similarity >= config.conflict_paraphrase_cosine
+        and newer.query_cosine >= older.query_cosine - config.conflict_paraphrase_drop * (1.5 if about_self else 1.0)
+        and not newer.people - older.people
+        and bool(older.values | older.names)
+        and bool((newer.values | newer.names) - older.values - older.names)
+    )
 
 
 _CHANGES = re.compile(
