@@ -152,6 +152,20 @@ def test_other_numbers_in_other_scripts() -> None:
     assert_refused_and_masked("my PIN is ", to_script("4821", 0x660), "", "pin")
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "DE89-3704-0044-0532-0130-00",
+        "FR14.2004.1010.0505.0001.3M02.606",
+        "GB82\u00a0WEST\u00a01234\u00a05698\u00a07654\u00a032",
+        "GB82\u200bWEST12345698765432",
+    ],
+    ids=repr,
+)
+def test_iban_with_other_separators(value: str) -> None:
+    assert_refused_and_masked("IBAN ", value, ".", "iban")
+
+
 def test_allow_list_matches_the_value_as_written_or_in_normal_form() -> None:
     policy = GatePolicy(allow=AllowList(values=[VISA]))
     assert find_sensitive(f"test card {to_script(VISA, 0xFF10)}", policy=policy) == []

@@ -6,7 +6,9 @@ Every write passes through :func:`check_write`:
   passwords given as values, connection strings with a password) and sensitive personal data (payment
   cards that pass Luhn, IBANs that pass mod-97, US social security numbers, a few other national ids).
   The token formats kept by ``detect-secrets`` are used through its plugin classes; what it lacks
-  (checksummed numbers, password phrases, newer key formats) is written here.
+  (checksummed numbers, password phrases, newer key formats) is written here. The detectors read a normal
+  form of the text (``normalise``: NFKC, invisible characters dropped, digits of any script as ASCII) and
+  their spans are mapped back, so a finding always names the original characters.
 * :func:`looks_like_injection` flags text that reads like an instruction to the AI agent rather than to a
   person (prompt injection). Flagged text is still stored; text from an external source always waits
   for review.
@@ -22,8 +24,10 @@ of values that are not secrets; pass it as ``policy=`` to :func:`check_write`, :
 :func:`redact`.
 
 Modules, by detector family: ``tokens`` (keys and tokens, private keys, secret assignments), ``numbers``
-(cards, IBANs, national ids), ``passwords``, ``injection``; ``sensitive`` runs and merges them, ``policy``
-holds the extension points and ``decision`` the gate itself.
+(cards, IBANs, national ids), ``passwords`` (keyword phrasings in several languages), ``credentials`` (URLs
+with a password, Basic headers, command-line flags, user / password pairs), ``injection``; ``normalise`` gives
+the form they read, ``sensitive`` runs and merges them, ``policy`` holds the extension points and ``decision``
+the gate itself.
 """
 
 from memtend.policies.gate.common import Finding

@@ -167,7 +167,9 @@ _IBAN_LENGTHS = {
     "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25,
     "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
 }  # fmt: skip
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?: ?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+# Groups split by a space (any space, in the normal form), a dash or a dot.
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[ \-.]?[A-Za-z0-9]){11,30}(?![A-Za-z0-9])")
+_IBAN_SEPARATORS = " -."
 
 
 def iban_valid(iban: str) -> bool:
@@ -193,11 +195,11 @@ def iban_hits(text: str, lower: str) -> Iterator[Hit]:
         # The run may carry a trailing word ("GB27 ULDM ... 81 THX"): cut it at the country's length.
         count = 0
         for i, ch in enumerate(candidate):
-            if ch != " ":
+            if ch not in _IBAN_SEPARATORS:
                 count += 1
             if count == expected:
-                cut = candidate[: i + 1]
-                at_boundary = i + 1 == len(candidate) or candidate[i + 1] == " "
+                cut = "".join(c for c in candidate[: i + 1] if c not in _IBAN_SEPARATORS)
+                at_boundary = i + 1 == len(candidate) or candidate[i + 1] in _IBAN_SEPARATORS
                 if at_boundary and iban_valid(cut):
                     yield match.start(), match.start() + i + 1, "iban"
                 break
