@@ -62,3 +62,20 @@ def test_a_closed_memory_loads_nothing_in_the_background(tmp_path, embedding_fun
     assert mem._preload_index("ann") is not None
     mem.close()
     assert mem._preload_index("bob") is None
+
+
+def test_a_batch_embedded_while_the_gate_reads_it_stores_what_the_gate_let_through(
+    ephemeral_memory: Memory,
+) -> None:
+    """log_many embeds a batch while the gate checks it: a text the gate masked is embedded again as stored,
+    so every stored vector is the vector of its stored text."""
+    texts = ["We hiked up to the glacier on Sunday.", "My card is 4111 1111 1111 1111, use it for the tickets."]
+    records = ephemeral_memory.user("ann").log_many(texts, redact=True)
+    assert records[1].text != texts[1] and "4111" not in records[1].text
+    got = ephemeral_memory.storage.memories.get(ids=[r.id for r in records], include=["embeddings", "documents"])
+    stored = dict(zip(got["ids"], zip(got["documents"], got["embeddings"], strict=True), strict=True))
+    for record in records:
+        text, vector = stored[record.id]
+        assert text == record.text
+        assert float(vector @ ephemeral_memory.embed([record.text])[0]) > 0.999
+    assert float(stored[records[1].id][1] @ ephemeral_memory.embed([texts[1]])[0]) < 0.999

@@ -11,7 +11,6 @@ import atexit
 import contextlib
 import logging
 import os
-import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,6 +24,7 @@ from memtend import locking, store_files, store_state
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_memory_options, check_texts
 from memtend.errors import InvalidInputError, MemoryClosedError
+from memtend.helpers import Helpers
 from memtend.policies import changes, forgetting
 from memtend.policies.changes import Change
 from memtend.policies.retrieval import RetrievalConfig
@@ -56,7 +56,6 @@ DEFAULT_PATH = ".memtend"
 _PIPELINE_CHUNK = 256  # a fresh change with more new records than this is embedded and written in a pipeline
 _log = logging.getLogger("memtend")
 _open_memories: weakref.WeakSet[Memory] = weakref.WeakSet()
-_loader_lock = threading.Lock()
 
 ChangeHook = Callable[[ChangeEvent], None]
 
@@ -140,7 +139,7 @@ class Memory:
         self._lock = self._state.lock
         self._usage = self._state.usage
         self._closed = False
-        self._loader: ThreadPoolExecutor | None = None  # loads a user's index while a first query is embedded
+        self._helpers = Helpers()  # load an index while a query is embedded, embed a batch while the gate reads it
         _open_memories.add(self)
 
     @property
@@ -200,8 +199,7 @@ class Memory:
             finally:
                 self._closed = True
                 self.storage = _ClosedStorage()  # type: ignore[assignment]
-                if self._loader is not None:
-                    self._loader.shutdown(wait=False)
+                self._helpers.close()
                 if store_state.detach(self._state):
                     state = self._state
                     state.usage.close()
@@ -407,13 +405,12 @@ class Memory:
         # (no wait for the memory's lock here: a stale answer only means the caller loads or catches up itself)
         if user_id in self._indexes or self._lock._is_owned():  # type: ignore[attr-defined]
             return None  # cached; or the caller holds the lock the loader would wait for
-        with _loader_lock:
-            if self._loader is None:
-                self._loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memtend-index")
-            try:
-                return self._loader.submit(self._user_index, user_id)
-            except RuntimeError:  # closed, or the interpreter is shutting down: load in the caller
-                return None
+        return self._helpers.submit(self._user_index, user_id)
+
+    def _embed_ahead(self, texts: Sequence[str]) -> Future[np.ndarray] | None:
+        """Start embedding texts in the background (a batch is embedded while the gate reads it; what the gate
+        changes is embedded again); None when no helper is free."""
+        return self._helpers.submit(self.embed, list(texts)) if texts else None
 
     def _marks_of(self, user_id: str) -> dict[str, str]:
         """The user's change marks written by other processes, and the erasure mark."""

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_callable, check_items, describe
@@ -50,6 +53,7 @@ __all__ = ["MAX_K", "UserMemory"]
 
 _clock = now  # methods with a ``now`` parameter read the real clock through this name
 MAX_K = 1_000
+_AHEAD_MAX = 256  # a log_many batch up to this size is written in one go (as the apply step's pipeline chunk)
 
 
 @dataclass(frozen=True)
@@ -120,12 +124,16 @@ class UserMemory:
         )
         return _Checked(record, tuple(sorted({*decision.redacted_kinds, *masked_extra})))
 
-    def _add(self, checked: list[_Checked]) -> list[Record]:
+    def _add(self, checked: list[_Checked], embedded: dict[str, np.ndarray] | None = None) -> list[Record]:
+        """Store checked records in one change; ``embedded``: vectors already made, by text (a text the gate
+        changed is not among them and is embedded by the apply step)."""
         records = [c.record for c in checked]
         if records:
-            self.memory.apply(
-                changes.add(self.user_id, records, {c.record.id: c.redacted for c in checked if c.redacted})
-            )
+            change = changes.add(self.user_id, records, {c.record.id: c.redacted for c in checked if c.redacted})
+            if embedded:
+                vectors = {r.id: embedded[r.text] for r in records if r.text in embedded}
+                change = replace(change, vectors={**change.vectors, **vectors})
+            self.memory.apply(change)
         return records
 
     def remember(
@@ -159,12 +167,16 @@ class UserMemory:
 
     def log_many(self, events: Iterable[Event | str], *, redact: bool = False) -> list[Record]:
         """Append many events in one batch (one embedding call, one write). All are checked before any is stored."""
-        checked = []
-        for event in check_items(events, "events"):
-            if isinstance(event, str):
-                event = Event(text=event)
+        items = [Event(text=event) if isinstance(event, str) else event for event in check_items(events, "events")]
+        for event in items:
             if not isinstance(event, Event):
                 raise InvalidInputError(f"log_many takes Event or str items, got {type(event).__name__}")
+        # a batch that is written in one go is embedded while the gate reads it (a larger one is embedded and
+        # written in a pipeline by the apply step)
+        texts = [e.text for e in items if isinstance(e.text, str)]
+        ahead = self.memory._embed_ahead(texts) if 1 < len(texts) == len(items) <= _AHEAD_MAX else None
+        checked = []
+        for event in items:
             checked.append(
                 self._checked(
                     Kind.EVENT,
@@ -176,7 +188,7 @@ class UserMemory:
                     metadata=event.metadata,
                 )
             )
-        return self._add(checked)
+        return self._add(checked, _embedded(ahead, texts))
 
     def add_rule(
         self, text: str, *, source: Source | str = Source.USER, redact: bool = False, at: float | None = None
@@ -615,6 +627,18 @@ def _recall_test(session: str | None, conditions: dict[str, dict[str, Any]] | No
         return conditions is None or recall_filters.matches(record, conditions)
 
     return test
+
+
+def _embedded(ahead: Future[np.ndarray] | None, texts: list[str]) -> dict[str, np.ndarray] | None:
+    """The vectors embedded ahead, by text; None when there are none (or embedding failed: the apply step embeds
+    again and reports the error)."""
+    if ahead is None:
+        return None
+    try:
+        vectors = ahead.result()
+    except Exception:
+        return None
+    return dict(zip(texts, vectors, strict=True)) if len(vectors) == len(texts) else None
 
 
 def _now_default(value: float | None) -> float:
