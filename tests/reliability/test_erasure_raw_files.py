@@ -85,6 +85,7 @@ def _check_erased(folder: Path, victim_vectors: list[bytes], bystander_vectors: 
     assert files_holding(folder, bystander_vectors), "the bystander's vectors vanished from disk"
 
 
+@pytest.mark.slow
 def test_erased_user_leaves_no_byte_in_an_embedded_folder(tmp_path: Path) -> None:
     folder = tmp_path / "store"
     mem = Memory(path=folder, embedding_function=HashEmbedder())
@@ -115,6 +116,26 @@ def test_erased_user_leaves_no_byte_in_an_embedded_folder(tmp_path: Path) -> Non
         assert again.user(BYSTANDER).recall(f"{BYSTANDER_MARK} billing", k=3)
         again.user(VICTIM).remember("a fresh start")  # and the erased user can start over
         assert [r.text for r in again.user(VICTIM).list()] == ["a fresh start"]
+
+
+def test_erasing_several_users_at_once_leaves_no_byte_of_any(tmp_path: Path) -> None:
+    """``erase_users`` rewrites the files once, after the last user: none of them is left on disk."""
+    folder = tmp_path / "store"
+    with Memory(path=folder, embedding_function=HashEmbedder()) as mem:
+        mem.user(BYSTANDER).remember(f"{BYSTANDER_MARK} stays")
+        victims = {f"{VICTIM}{n}": f"{VICTIM_MARK}{n}x" for n in range(3)}
+        for uid, mark in victims.items():
+            u = mem.user(uid)
+            u.remember(f"{mark} a note")
+            u.set_fact("city", f"{mark} Lisbon")
+            u.session("s").set("k", f"{mark} value")
+        receipts = mem.erase_users([*victims, VICTIM + "0"])  # a repeated id is erased once
+        assert [r.user_id for r in receipts] == list(victims)
+        assert all(r.counts["memories"] == 2 for r in receipts)
+        needles = [n.encode() for pair in victims.items() for n in pair]
+        assert files_holding(folder, needles) == {}
+        assert files_holding(folder, [BYSTANDER_MARK.encode()])
+        assert mem.users() == [BYSTANDER]
 
 
 @pytest.mark.parametrize("erasures", [3])

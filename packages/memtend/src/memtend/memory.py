@@ -13,7 +13,7 @@ import logging
 import os
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -140,6 +140,7 @@ class Memory:
         self._usage = self._state.usage
         self._closed = False
         self._helpers = Helpers()  # load an index while a query is embedded, embed a batch while the gate reads it
+        self._batch = threading.local()  # erase_users in progress on this thread
         _open_memories.add(self)
 
     @property
@@ -159,10 +160,26 @@ class Memory:
 
     def erase_user(self, user_id: str) -> ErasureReceipt:
         """Remove the user from every collection (memories, archive, summaries, history, session state, ledger,
-        everything adapters keep) and return a receipt with counts."""
+        everything adapters keep) and return a receipt with counts.
+
+        On an embedded store no file in the folder keeps a byte of the user afterwards (Chroma's log purged, its
+        vector index files and ``chroma.sqlite3`` rewritten: see :mod:`memtend.store_purge`); a server's folder
+        needs its operator to run ``memtend scrub`` on it (README, "Data safety")."""
         user_id = check_user_id(user_id)
         events = self.apply(Change(user_id, erase=True))
         return ErasureReceipt(user_id=user_id, counts=dict(events[0].counts or {}), at=events[0].at)
+
+    def erase_users(self, user_ids: Iterable[str]) -> list[ErasureReceipt]:
+        """Erase several users (as ``erase_user``, one receipt each), rewriting the store's files once at the end
+        instead of after each user: the rewrite costs about as much as the folder is large."""
+        checked = list(dict.fromkeys(check_user_id(u) for u in user_ids))
+        self._batch.erasing = True
+        try:
+            receipts = [self.erase_user(uid) for uid in checked]
+        finally:
+            self._batch.erasing = False
+            self._scrub_files()
+        return receipts
 
     def users(self) -> list[str]:
         return self.storage.users()
@@ -221,6 +238,9 @@ class Memory:
     # ------------------------------------------------------------------ async twins
     async def aerase_user(self, user_id: str) -> ErasureReceipt:
         return await run_io(self.erase_user, user_id)
+
+    async def aerase_users(self, user_ids: Iterable[str]) -> list[ErasureReceipt]:
+        return await run_io(self.erase_users, user_ids)
 
     async def ausers(self) -> list[str]:
         return await run_io(self.users)
@@ -318,21 +338,29 @@ class Memory:
         uid = change.user_id
         with self._lock:
             self._usage.drop_user(uid)  # a stamp write in flight lands first, so nothing touches the user after
-            counts = self.storage.erase_user(uid)
+            batch = getattr(self._batch, "erasing", False)  # erase_users rewrites the files once, at its end
+            counts = self.storage.erase_user(uid, purge_log=not batch)
             self._indexes.pop(uid, None)
             if not self._exclusive:  # after the records: a reader that sees the marks move finds them gone
                 self._state.marks().erased(uid, new_id())
             from memtend.session import drop_user_tallies
 
             drop_user_tallies(self.storage, uid)
+            if not batch:
+                self._scrub_files()
+        return changes.events(change, now(), counts)
+
+    def _scrub_files(self) -> None:
+        """Chroma's log purged past what erasure deleted, then what the files of an embedded folder keep of it
+        (a server's folder is its operator's: see README)."""
+        with self._lock:
+            self.storage.purge_log()
             folder = self.storage.local_folder()
-            if folder is not None:  # what Chroma's files keep of deleted rows (a server's operator: see README)
-                from memtend.store_purge import scrub_sqlite, scrub_vector_indexes, sqlite_file
+            if folder is not None:
+                from memtend.store_purge import scrub_files
 
                 with self.storage.documents.lock:  # no document write saves a vector index meanwhile
-                    scrub_vector_indexes(folder)
-                scrub_sqlite(sqlite_file(folder))
-        return changes.events(change, now(), counts)
+                    scrub_files(folder)
 
     def _emit_documents_changed(
         self,

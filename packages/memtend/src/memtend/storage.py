@@ -183,6 +183,7 @@ class Storage:
     ) -> None:
         self.client = client
         self.prefix = prefix
+        self._log_to_purge: dict[str, Collection] = {}  # collections erasure deleted rows from, by name
         # Each local write compacts, re-reading the rows written since the vector index was last saved. History
         # and keyed-store rows carry large documents and one-dimensional vectors (a save costs nothing), so they
         # save often; the memories' 384-d index is saved every ``sync_threshold`` rows.
@@ -471,17 +472,17 @@ class Storage:
 
     # ---------------------------------------------------------------- whole users
     @guarded
-    def erase_user(self, user_id: str) -> dict[str, int]:
+    def erase_user(self, user_id: str, *, purge_log: bool = True) -> dict[str, int]:
         """Delete every row of the user from every collection; counts per collection (history rows, kept beside
         the records, are counted as ``history``).
 
         What Chroma keeps of deleted rows is cleared where its API reaches: the vectors of the user's rows are
         overwritten before they are deleted (the vector index keeps the vectors of deleted items), and every
-        collection that holds rows is made to save its vector index, which lets Chroma drop its write-ahead log
-        (``embeddings_queue``) up to that point. What SQLite keeps in the database file is cleared by
-        :func:`memtend.store_purge.scrub_sqlite` (run by ``Memory.erase_user`` on a local folder)."""
+        collection that held rows is made to save its vector index, which lets Chroma drop its write-ahead log
+        (``embeddings_queue``) up to that point (``purge_log=False`` leaves that to a later :meth:`purge_log`, for
+        erasing many users at once). What SQLite keeps in the database file is cleared by
+        :mod:`memtend.store_purge` (run by ``Memory.erase_user`` on a local folder)."""
         counts: dict[str, int] = {}
-        touched: dict[int, Collection] = {}
         on_disk = self._keeps_files()
         for name, col, flt in self._user_rows(user_id):
             ids = col.get(where=flt, include=[])["ids"]
@@ -491,10 +492,18 @@ class Storage:
                 col.delete(ids=ids[start : start + _WRITE_BATCH], where=flt)
             counts[name] = counts.get(name, 0) + len(ids)
             if on_disk and (ids or col.count()):
-                touched[id(col)] = col
-        for col in touched.values():
-            _save_vector_index(col)
+                self._log_to_purge[col.name] = col
+        if purge_log:
+            self.purge_log()
         return counts
+
+    @guarded
+    def purge_log(self) -> None:
+        """Make each collection an erasure deleted rows from save its vector index now, so Chroma purges its
+        write-ahead log past the deleted rows (see ``_save_vector_index``)."""
+        while self._log_to_purge:
+            _, col = self._log_to_purge.popitem()
+            _save_vector_index(col)
 
     def _keeps_files(self) -> bool:
         """False for an in-memory client (``EphemeralClient``): nothing it holds reaches a file."""

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from memtend import locking
-from memtend.errors import StoreNotFoundError
+from memtend.errors import StorageUnavailableError, StoreNotFoundError
 
 SQLITE_FILE = "chroma.sqlite3"
 _BUSY_TIMEOUT = 120.0  # seconds to wait for a Chroma write in progress to finish
@@ -60,15 +60,26 @@ def scrub_folder(folder: str | Path) -> ScrubReport:
     vector index files, then the database. Refuses with ``StoreLockedError`` while a memtend process holds it;
     a server does not hold memtend's lock, so stop it first."""
     path = Path(folder)
-    db = sqlite_file(path)
-    if not db.is_file():
+    if not sqlite_file(path).is_file():
         raise StoreNotFoundError(f"{path} holds no Chroma store ({SQLITE_FILE} is missing); check the path")
     lock = locking.acquire(path)
     try:
-        scrub_vector_indexes(path)
-        return scrub_sqlite(db)
+        return scrub_files(path)
     finally:
         lock.release()
+
+
+def scrub_files(folder: str | Path) -> ScrubReport:
+    """The vector index files, then the database, of a Chroma folder; a failure is a ``StorageUnavailableError``
+    saying that the rows are gone and how to finish (the scrub can be run again at any time)."""
+    try:
+        scrub_vector_indexes(folder)
+        return scrub_sqlite(sqlite_file(folder))
+    except (OSError, sqlite3.Error, TimeoutError) as exc:
+        raise StorageUnavailableError(
+            f"the rows were deleted, but rewriting the files of {folder} failed ({type(exc).__name__}: {exc}); "
+            "their bytes may remain on disk until it succeeds: erase again, or run `memtend --path DIR scrub`"
+        ) from exc
 
 
 def scrub_sqlite(path: str | Path, *, timeout: float = _BUSY_TIMEOUT) -> ScrubReport:
