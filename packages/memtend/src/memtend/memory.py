@@ -339,7 +339,7 @@ class Memory:
         with self._lock:
             self._usage.drop_user(uid)  # a stamp write in flight lands first, so nothing touches the user after
             batch = getattr(self._batch, "erasing", False)  # erase_users rewrites the files once, at its end
-            counts = self.storage.erase_user(uid, purge_log=not batch)
+            counts = self.storage.erase_user(uid, purge_log=False)  # purged by _scrub_files, after the marks
             self._indexes.pop(uid, None)
             if not self._exclusive:  # after the records: a reader that sees the marks move finds them gone
                 self._state.marks().erased(uid, new_id())
