@@ -11,6 +11,7 @@ import atexit
 import contextlib
 import logging
 import os
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
