@@ -14,12 +14,16 @@ scripts, passwords phrased in German, French and Spanish or given as URLs, heade
 numbers that pass Luhn or look like national ids but are labelled as something else (those must be allowed).
 ``secrets_heldout2.jsonl`` is a second held-apart set of new phrasings and labels, written and committed after
 the first round of changes and before measuring them on it. Each is reported per ``class``.
+
+Then generated stress, from a fixed seed: ordinary texts full of numbers (how many are flagged), and Luhn-valid
+cards written with each separator beside a card word, a payment word or no word (recall per cell).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import time
@@ -121,11 +125,77 @@ def time_check_write(texts: list[str], repeat: int, clock: Callable[[], float] =
     return per_text
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Generated stress: ordinary texts full of numbers (phones, dates, IPs, prices, lists and table rows of 4-digit
+# numbers, labelled order / part numbers), and Luhn-valid cards written with each separator beside a card word,
+# a payment word, or no word at all. Fixed seed; the digits are random, so some ordinary numbers pass Luhn.
+
+
+def _digits(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice("0123456789") for _ in range(n))
+
+
+def ordinary_numbers(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+
+    def d(k: int) -> str:
+        return _digits(rng, k)
+
+    forms: list[Callable[[], str]] = [
+        lambda: f"Call me on +{rng.randint(1, 99)} {d(2)} {d(4)} {d(4)} tomorrow.",
+        lambda: f"Phone ({d(3)}) {d(3)}-{d(4)} or {d(3)}.{d(3)}.{d(4)}",
+        lambda: f"Dates {d(4)}-{d(2)}-{d(2)}, {d(2)}.{d(2)}.{d(4)} and {d(2)}/{d(2)}/{d(4)}",
+        lambda: f"Rooms {d(4)}, {d(4)}, {d(4)}, {d(4)} are booked.",
+        lambda: f"Readings:\n{d(4)}\n{d(4)}\n{d(4)}\n{d(4)}",
+        lambda: f"| {d(4)} | {d(4)} | {d(4)} | {d(4)} |",
+        lambda: f"{d(4)}\t{d(4)}\t{d(4)}\t{d(4)}",
+        lambda: f"IPs {d(3)}.{d(3)}.{d(3)}.{d(3)}, {d(2)}.{d(1)}.{d(1)}.{d(1)}",
+        lambda: f"Totals {d(1)},{d(3)}.{d(2)} / {d(2)},{d(3)}.{d(2)} / {d(3)},{d(3)}",
+        lambda: f"Order {d(16)} shipped; tracking {d(4)} {d(4)} {d(4)} {d(4)}",
+        lambda: f"Scores {d(2)}-{d(2)}, {d(2)}-{d(2)}; times {d(2)}:{d(2)}:{d(2)}",
+        lambda: f"v{d(1)}.{d(2)}.{d(4)} build {d(4)}.{d(4)}.{d(4)}",
+        lambda: f"Coordinates {d(2)}.{d(4)}, {d(2)}.{d(4)}; {d(2)}.{d(4)}, {d(2)}.{d(4)}",
+        lambda: f"Ref {d(3)}-{d(2)}-{d(4)} and part {d(3)}-{d(2)}-{d(4)}",
+    ]
+    return [rng.choice(forms)() for _ in range(n)]
+
+
+def _luhn_card(rng: random.Random) -> str:
+    body = rng.choice(["4", "51", "55", "2221", "6011", "65", "3530"])
+    body += _digits(rng, 15 - len(body))
+    total = 0
+    for i, ch in enumerate(reversed(body)):
+        digit = int(ch) * (2 if i % 2 == 0 else 1)
+        total += digit - 9 if digit > 9 else digit
+    return body + str((10 - total % 10) % 10)
+
+
+CARD_SEPARATORS = {
+    "space": " ", "dash": "-", "two spaces": "  ", "no-break": "\u00a0", "dot": ".", "slash": "/", "en dash": "\u2013",
+    "zero-width": "\u200b", "comma": ",", "newline": "\n", "tab": "\t", "bar": "|",
+}  # fmt: skip
+CARD_CONTEXTS = {"card word": "My card is {} thanks", "pay word": "Please pay with {} today", "no word": "Use {} then"}
+
+
+def card_recall_grid(per_cell: int, seed: int = 11) -> dict[tuple[str, str], float]:
+    rng = random.Random(seed)
+    grid: dict[tuple[str, str], float] = {}
+    for sep_name, sep in CARD_SEPARATORS.items():
+        for ctx_name, template in CARD_CONTEXTS.items():
+            found = 0
+            for _ in range(per_cell):
+                card = _luhn_card(rng)
+                found += bool(find_sensitive(template.format(sep.join(card[i : i + 4] for i in range(0, 16, 4)))))
+            grid[sep_name, ctx_name] = found / per_cell
+    return grid
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory holding the *_dev.jsonl files")
     parser.add_argument("--repeat", type=int, default=100, help="calls per text and round when timing")
     parser.add_argument("--show-errors", action="store_true", help="list misses and false alarms by index")
+    parser.add_argument("--stress", type=int, default=4000, help="generated ordinary texts (cards: a hundredth)")
     args = parser.parse_args(argv)
 
     sensitive = load(args.data / "sensitive_dev.jsonl")
@@ -160,6 +230,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.show_errors:
             print(f"    misses {total.misses}  false alarms {total.false_alarms}")
         print(f"  baseline  {fmt(base)}")
+
+    ordinary = ordinary_numbers(args.stress)
+    flagged = sum(bool(find_sensitive(text)) for text in ordinary)
+    print(f"generated ordinary texts full of numbers: {flagged}/{len(ordinary)} flagged")
+    grid = card_recall_grid(max(1, args.stress // 100))
+    print("generated cards, recall by separator and context:")
+    for sep_name in CARD_SEPARATORS:
+        cells = "  ".join(f"{ctx} {grid[sep_name, ctx]:.2f}" for ctx in CARD_CONTEXTS)
+        print(f"    {sep_name:<12} {cells}")
 
     print(f"injection_dev.jsonl: {len(injection)} rows")
     for name, predict in (("gate", looks_like_injection), ("baseline", baseline)):
