@@ -320,39 +320,40 @@ def test_delete_of_unknown_or_foreign_record_changes_nothing(ephemeral_memory: M
 
 # ------------------------------------------------------------------ history entries filed under another id
 def _history_text(mem: Memory, u: UserMemory) -> str:
-    """Everything the user's history shows, and every history row as stored."""
-    rows = mem.storage.history.get(where={"user_id": u.user_id}, include=["documents"])
-    return json.dumps(u.export()["history"]) + json.dumps(rows["documents"])
+    """Everything the user's history shows, and every row of every collection as stored (history rows included,
+    wherever they are kept)."""
+    stored = [(rows["documents"], rows["metadatas"]) for rows in _scan(mem).values()]
+    return json.dumps(u.export()["history"]) + json.dumps(stored, default=str)
 
 
-def test_deleting_an_earlier_fact_value_scrubs_it_from_the_facts_history(ephemeral_memory: Memory) -> None:
+def test_deleting_an_earlier_fact_value_scrubs_it_from_the_facts_history(memory: Memory) -> None:
     """A fact's earlier value is archived under a new id, but the history entry that replaced it is filed under
     the fact's own id: deleting the archived value must scrub it there too."""
-    u = ephemeral_memory.user("jana")
+    u = memory.user("jana")
     u.set_fact("colour", "hfoldx teal")
     u.set_fact("colour", "hfnewx amber")
     old = [r for r in u.list(status=Status.ARCHIVED) if "hfoldx" in r.text]
-    assert len(old) == 1 and "hfoldx" in _history_text(ephemeral_memory, u)
+    assert len(old) == 1 and "hfoldx" in _history_text(memory, u)
 
     u.delete(old[0].id)
 
-    text = _history_text(ephemeral_memory, u)
+    text = _history_text(memory, u)
     assert "hfoldx" not in text and "hfoldx" not in json.dumps(u.export())
     assert "hfnewx" in text, "the current value's history stays"
     assert u.get_fact("colour") is not None and "hfnewx" in u.get_fact("colour").text  # type: ignore[union-attr]
     assert [h.op for h in u.history()].count("update") == 1, "the entries stay, only their text goes"
 
 
-def test_deleting_a_summarised_event_scrubs_every_summary_text_that_quoted_it(ephemeral_memory: Memory) -> None:
+def test_deleting_a_summarised_event_scrubs_every_summary_text_that_quoted_it(memory: Memory) -> None:
     """Events folded into a summary are quoted by the summary's own history entries (compact, archive,
     rebuild), filed under the summary's id; a summary of summaries quotes them again under its id."""
-    u = ephemeral_memory.user("kai")
+    u = memory.user("kai")
     ids, _, s2 = _two_compactions(u)
-    assert "evmark1x" in _history_text(ephemeral_memory, u)
+    assert "evmark1x" in _history_text(memory, u)
 
     u.delete(ids[1])
 
-    text = _history_text(ephemeral_memory, u)
+    text = _history_text(memory, u)
     assert "evmark1x" not in text, "an earlier summary text still quotes the deleted event in the history"
     assert "evmark1x" not in json.dumps(u.export())
     assert "evmark0x" in text and "evmark2x" in text, "the rebuilt summaries' history stays"
