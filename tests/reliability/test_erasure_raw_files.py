@@ -194,3 +194,25 @@ def test_erased_user_leaves_no_byte_in_a_server_folder_after_the_operator_scrub(
             assert mem.user(VICTIM).list(status=None) == []
     finally:
         server.stop()
+
+
+def test_scrub_command_refuses_a_folder_in_use_or_without_a_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+    import sys
+
+    from memtend.cli import main
+
+    folder = tmp_path / "store"
+    with Memory(path=folder, embedding_function=HashEmbedder()) as mem:
+        mem.user(BYSTANDER).remember(f"{BYSTANDER_MARK} stays")
+        other = subprocess.run(  # another process: the store is in use
+            [sys.executable, "-m", "memtend.cli", "--path", str(folder), "scrub"], capture_output=True, text=True
+        )
+        assert other.returncode == 2 and "StoreLockedError" in other.stderr
+    assert main(["--path", str(tmp_path / "nothing"), "scrub"]) == 2
+    assert "StoreNotFoundError" in capsys.readouterr().err
+    assert main(["--path", str(folder), "scrub"]) == 0
+    with Memory(path=folder, embedding_function=HashEmbedder()) as mem:
+        assert [r.text for r in mem.user(BYSTANDER).list()] == [f"{BYSTANDER_MARK} stays"]
