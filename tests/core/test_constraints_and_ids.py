@@ -180,3 +180,16 @@ def test_held_apart_transcript_benchmark_targets() -> None:
         assert numbers["constraints_kept_pct"] == numbers["constraints_reported_pct"] == 100
         assert numbers["side_effect_ids_kept_pct"] == 100
         assert numbers["replaced_reported_current"] == 0
+        assert numbers["in_force_marked_replaced"] == 0
+
+
+@pytest.mark.slow
+def test_revision_marking_over_other_generator_seeds() -> None:
+    # seed 5 once marked the wrong instruction; 21 and 22 were never looked at while fixing
+    report = load_benchmark("transcript_heldout").sweep(range(5, 6), n_transcripts=8)
+    report |= load_benchmark("transcript_heldout").sweep(range(21, 23), n_transcripts=4)
+    for seed, modes in report.items():
+        for mode, numbers in modes.items():
+            assert numbers["replaced_constraints"] > 0, (seed, mode)
+            assert numbers["replaced_reported_current"] == 0, (seed, mode)
+            assert numbers["in_force_marked_replaced"] == 0, (seed, mode)
