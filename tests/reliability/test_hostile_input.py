@@ -439,6 +439,18 @@ def _fresh_memory(**kwargs: Any) -> Memory:
     return Memory(**options)
 
 
+def _retention(**kwargs: Any) -> Any:
+    from memtend import RetentionPolicy
+
+    return RetentionPolicy(**kwargs)
+
+
+def _retrieval(**kwargs: Any) -> Any:
+    from memtend.policies.retrieval import RetrievalConfig
+
+    return RetrievalConfig(**kwargs)
+
+
 def _messages() -> list[Any]:
     from memtend import Message
 
@@ -502,6 +514,22 @@ BROAD_CASES: list[tuple[str, Call, type[Exception]]] = [
     ("Memory retrieval a dict", lambda m, u: _fresh_memory(retrieval={"k1": 1}), InvalidInputError),
     ("Memory on_change an int", lambda m, u: _fresh_memory(on_change=CARD_INT), InvalidInputError),
     ("Memory path and client", lambda m, u: _fresh_memory(path="/tmp/x"), InvalidInputError),
+    ("RetentionPolicy idle_days NaN", lambda m, u: _retention(idle_days={"event": NAN}), InvalidInputError),
+    ("RetentionPolicy idle_days a str value", lambda m, u: _retention(idle_days={"event": CANARY}), InvalidInputError),
+    ("RetentionPolicy idle_days an int", lambda m, u: _retention(idle_days=CARD_INT), InvalidInputError),
+    ("RetentionPolicy idle_days unknown kind", lambda m, u: _retention(idle_days={CANARY: 1.0}), InvalidInputError),
+    ("RetentionPolicy archive_grace_days -1", lambda m, u: _retention(archive_grace_days=-1), InvalidInputError),
+    ("RetentionPolicy session_days a str", lambda m, u: _retention(session_days=CANARY), InvalidInputError),
+    ("RetentionPolicy session_days 10**400", lambda m, u: _retention(session_days=10**400), InvalidInputError),
+    ("RetentionPolicy pending_review_days NaN", lambda m, u: _retention(pending_review_days=NAN), InvalidInputError),
+    ("RetrievalConfig k1 NaN", lambda m, u: _retrieval(k1=NAN), InvalidInputError),
+    ("RetrievalConfig k1 a str", lambda m, u: _retrieval(k1=CANARY), InvalidInputError),
+    ("RetrievalConfig k1 -1", lambda m, u: _retrieval(k1=-1), InvalidInputError),
+    ("RetrievalConfig context_before a str", lambda m, u: _retrieval(context_before=CANARY), InvalidInputError),
+    ("RetrievalConfig timeline_kinds a str", lambda m, u: _retrieval(timeline_kinds="event"), InvalidInputError),
+    ("RetrievalConfig half_life_days 0", lambda m, u: _retrieval(half_life_days={"event": 0}), InvalidInputError),
+    ("apply a str", lambda m, u: m.apply(CANARY), InvalidInputError),  # type: ignore[arg-type]
+    ("apply None", lambda m, u: m.apply(None), InvalidInputError),  # type: ignore[arg-type]
     # ---- Memory methods
     ("user None", lambda m, u: m.user(None), InvalidUserIdError),  # type: ignore[arg-type]
     ("user an int", lambda m, u: m.user(CARD_INT), InvalidUserIdError),  # type: ignore[arg-type]

@@ -84,10 +84,14 @@ def check_memory_options(
             f"embedding_function must be a Chroma embedding function (callable on a list of str), got "
             f"{describe(embedding_function)}"
         )
-    if retention is not None and not isinstance(retention, RetentionPolicy):
-        raise InvalidInputError(f"retention must be a RetentionPolicy, got {describe(retention)}")
-    if retrieval is not None and not isinstance(retrieval, RetrievalConfig):
-        raise InvalidInputError(f"retrieval must be a RetrievalConfig, got {describe(retrieval)}")
+    if retention is not None:
+        if not isinstance(retention, RetentionPolicy):
+            raise InvalidInputError(f"retention must be a RetentionPolicy, got {describe(retention)}")
+        check_retention(retention)
+    if retrieval is not None:
+        if not isinstance(retrieval, RetrievalConfig):
+            raise InvalidInputError(f"retrieval must be a RetrievalConfig, got {describe(retrieval)}")
+        check_retrieval(retrieval)
     if not isinstance(collection_prefix, str) or not _PREFIX.fullmatch(collection_prefix):
         raise InvalidInputError(
             "collection_prefix must be 1 to 63 characters of letters, digits, '.', '_' or '-', starting with a "
@@ -95,3 +99,59 @@ def check_memory_options(
         )
     if not isinstance(max_cached_users, int) or isinstance(max_cached_users, bool) or max_cached_users < 1:
         raise InvalidInputError(f"max_cached_users must be an int >= 1, got {describe(max_cached_users)}")
+
+
+def _days_by_kind(value: object, what: str) -> None:
+    """A mapping of record kind -> days (a finite number >= 0) or None."""
+    from memtend.records import Kind, check_days
+
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{what} must be a dict of kind -> days or None, got {describe(value)}")
+    for kind, days in value.items():
+        Kind.parse(kind)
+        if days is not None:
+            check_days(days, f"{what}[{kind}]")
+
+
+def check_retention(policy: Any) -> None:
+    """The fields of a RetentionPolicy (checked when it is made and when a Memory takes it)."""
+    from memtend.records import check_days
+
+    _days_by_kind(policy.idle_days, "retention.idle_days")
+    if policy.pending_review_days is not None:
+        check_days(policy.pending_review_days, "retention.pending_review_days")
+    check_days(policy.archive_grace_days, "retention.archive_grace_days")
+    check_days(policy.session_days, "retention.session_days")
+
+
+def check_retrieval(config: Any) -> None:
+    """The knobs of a RetrievalConfig (checked when it is made and when a Memory takes it): every knob a finite
+    number (or a tuple of them), the kinds real kinds; a str or NaN there would fail only at the first recall."""
+    import dataclasses
+
+    from memtend.records import Kind
+
+    for knob in dataclasses.fields(config):
+        value = getattr(config, knob.name)
+        what = f"retrieval.{knob.name}"
+        if knob.name == "half_life_days":
+            _days_by_kind(value, what)
+        elif knob.name == "timeline_kinds":
+            for kind in check_items(value, what):
+                Kind.parse(kind)
+        elif knob.name in ("context_before", "context_after"):
+            for weight in check_items(value, what):
+                _finite(weight, what)
+        else:
+            _finite(value, what)
+
+
+def _finite(value: object, what: str) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidInputError(f"{what} must be a number, got {describe(value)}")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:
+        finite = False
+    if not finite:
+        raise InvalidInputError(f"{what} must be a finite number, got {describe(value)}")

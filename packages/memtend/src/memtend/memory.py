@@ -23,7 +23,7 @@ import numpy as np
 
 from memtend import locking, store_files, store_state
 from memtend.aio import no_io, run_io
-from memtend.arguments import check_memory_options, check_texts
+from memtend.arguments import check_memory_options, check_texts, describe
 from memtend.errors import InvalidInputError, MemoryClosedError
 from memtend.helpers import Helpers
 from memtend.policies import changes, forgetting
@@ -275,6 +275,8 @@ class Memory:
         """Perform a planned change (see :class:`~memtend.policies.changes.Change` for what and in which order),
         keep the cached index in step, buffer usage stamps, tell ``on_change``; returns the events."""
         self._check_open()
+        if not isinstance(change, Change):
+            raise InvalidInputError(f"apply takes a Change (memtend.policies.changes), got {describe(change)}")
         if change.erase:
             return self._emit(self._erase(change))
         if not change.writes:

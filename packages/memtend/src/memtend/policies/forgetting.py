@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from memtend.arguments import check_retention
 from memtend.records import DAY, Kind, Record, Status
 
 
@@ -29,6 +30,9 @@ class RetentionPolicy:
     pending_review_days: float | None = 30.0
     archive_grace_days: float = 30.0
     session_days: float = 7.0
+
+    def __post_init__(self) -> None:
+        check_retention(self)
 
     def idle_limit(self, kind: Kind) -> float | None:
         if kind is Kind.RULE:

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memtend.arguments import check_retrieval
+from memtend.errors import InvalidInputError
 from memtend.records import DAY, Kind
 
 __all__ = [
@@ -114,11 +116,12 @@ class RetrievalConfig:
     conflict_paraphrase_drop: float = 0.2
 
     def __post_init__(self) -> None:
+        check_retrieval(self)
         if self.k1 < 0 or not 0.0 <= self.b <= 1.0:
-            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
+            raise InvalidInputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
         for name, days in self.half_life_days.items():
             if days is not None and days <= 0:
-                raise ValueError(f"half-life of {name} must be positive or None, got {days}")
+                raise InvalidInputError(f"half-life of {name} must be positive or None, got {days}")
 
     def half_life_seconds(self, kind: Kind) -> float:
         """Half-life of a kind in seconds; ``inf`` when it never fades (or is not configured)."""
