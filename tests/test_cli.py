@@ -172,6 +172,9 @@ def test_user_errors_print_one_line_and_no_traceback(tmp_path: Path, capsys: pyt
         "unknown record": ["--path", str(store), "delete", "--user", "u1", "no-such-id"],
         "bad user id": ["--path", str(store), "list", "--user", " "],
         "bad fact key": ["--path", str(store), "correct", "--user", "u1", "$$$", "x"],
+        "fact without a key": ["--path", str(store), "add", "--user", "u1", "--kind", "fact", "x"],
+        "recall k 0": ["--path", str(store), "recall", "--user", "u1", "-k", "0", "tea"],
+        "text with an undecodable byte": ["--path", str(store), "add", "--user", "u1", "tea \udcff"],
     }
     for name, argv in cases.items():
         code, _, err = _run(capsys, *argv)

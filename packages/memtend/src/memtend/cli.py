@@ -56,7 +56,7 @@ def cmd_add(args: argparse.Namespace) -> None:
         kind = Kind.parse(args.kind)
         if kind is Kind.FACT:
             if not args.key:
-                raise SystemExit("memtend add --kind fact needs --key")
+                raise InvalidInputError("memtend add --kind fact needs --key KEY (e.g. --key contact.method)")
             result = user.set_fact(args.key, args.text, source=args.source, redact=args.redact)
             print(f"{result.outcome.value}: {result.record.text}  ({result.reason})")
             return
@@ -66,7 +66,7 @@ def cmd_add(args: argparse.Namespace) -> None:
             Kind.RULE: user.add_rule,
         }
         if kind not in add:
-            raise SystemExit(f"memtend add cannot add {kind.value} records directly")
+            raise InvalidInputError(f"memtend add cannot add {kind.value} records directly")
         record = add[kind](args.text, source=args.source, redact=args.redact)
         flag = " [flagged: reads like an instruction]" if record.flagged else ""
         print(f"{record.status.value} {record.kind.value} {record.id}{flag}")
