@@ -196,6 +196,44 @@ def test_erased_user_leaves_no_byte_in_a_server_folder_after_the_operator_scrub(
         server.stop()
 
 
+def test_scrub_files_after_single_deletions_leaves_no_byte_of_them(tmp_path: Path) -> None:
+    """Deleting one record, a document and rejecting a pending note do not rewrite the files;
+    ``Memory.scrub_files`` does, and keeps everything else."""
+    folder = tmp_path / "store"
+    with Memory(path=folder, embedding_function=HashEmbedder()) as mem:
+        u = mem.user(BYSTANDER)
+        u.remember(f"{BYSTANDER_MARK} stays")
+        gone = [u.remember(f"{VICTIM_MARK}1 a note to delete").id]
+        pending = u.remember(f"{VICTIM_MARK}2 from a web page", source="external")
+        docs = u.documents()
+        docs.put(("notes",), "k", {"body": f"{VICTIM_MARK}3 a document to delete"})
+        u.delete(gone[0])
+        u.reject(pending.id)
+        docs.delete(("notes",), "k")
+        needles = [f"{VICTIM_MARK}{n}".encode() for n in (1, 2, 3)]
+        assert files_holding(folder, needles), "the deleted text is still in the files before the scrub"
+
+        mem.scrub_files()
+
+        assert files_holding(folder, needles) == {}
+        assert files_holding(folder, [BYSTANDER_MARK.encode()])
+        assert [r.text for r in u.list()] == [f"{BYSTANDER_MARK} stays"]
+
+
+def test_erasure_reaches_what_the_user_deleted_before(tmp_path: Path) -> None:
+    """A document the user deleted earlier emptied its collection; its text is still in Chroma's log until that
+    collection saves its index, which the erasure must make it do."""
+    folder = tmp_path / "store"
+    with Memory(path=folder, embedding_function=HashEmbedder()) as mem:
+        mem.user(BYSTANDER).remember(f"{BYSTANDER_MARK} stays")
+        docs = mem.user(VICTIM).documents()
+        docs.put(("notes",), "k", {"body": f"{VICTIM_MARK} a document deleted before the erasure"})
+        docs.delete(("notes",), "k")
+        assert files_holding(folder, [VICTIM_MARK.encode()])
+        mem.erase_user(VICTIM)
+        assert files_holding(folder, [VICTIM_MARK.encode(), VICTIM.encode()]) == {}
+
+
 def test_scrub_command_refuses_a_folder_in_use_or_without_a_store(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

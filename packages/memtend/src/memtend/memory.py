@@ -243,6 +243,9 @@ class Memory:
     async def aerase_users(self, user_ids: Iterable[str]) -> list[ErasureReceipt]:
         return await run_io(self.erase_users, user_ids)
 
+    async def ascrub_files(self) -> None:
+        await run_io(self.scrub_files)
+
     async def ausers(self) -> list[str]:
         return await run_io(self.users)
 
@@ -352,6 +355,16 @@ class Memory:
             if not batch:
                 self._scrub_files()
         return changes.events(change, now(), counts)
+
+    def scrub_files(self) -> None:
+        """Rewrite the store's files so that nothing deleted survives in them: what ``erase_user`` does after
+        removing a user (Chroma's log purged, deleted vectors and unused index memory zeroed, ``chroma.sqlite3``
+        rewritten). Call it after deleting records one by one (``delete``, ``purge``, ``reject``, document
+        deletes) when their bytes must leave the disk now. Through a server only the log is purged: its files are
+        its operator's (``memtend scrub``, README "Data safety")."""
+        with self._lock:
+            self.storage.purge_log(every_collection=True)
+            self._scrub_files()
 
     def _scrub_files(self) -> None:
         """Chroma's log purged past what erasure deleted, then what the files of an embedded folder keep of it

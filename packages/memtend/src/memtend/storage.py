@@ -491,19 +491,31 @@ class Storage:
             for start in range(0, len(ids), _WRITE_BATCH):
                 col.delete(ids=ids[start : start + _WRITE_BATCH], where=flt)
             counts[name] = counts.get(name, 0) + len(ids)
-            if on_disk and (ids or col.count()):
+            if on_disk and (ids or col.count() or self._ever_written(col)):  # rows deleted earlier: in the log
                 self._log_to_purge[col.name] = col
         if purge_log:
             self.purge_log()
         return counts
 
     @guarded
-    def purge_log(self) -> None:
-        """Make each collection an erasure deleted rows from save its vector index now, so Chroma purges its
-        write-ahead log past the deleted rows (see ``_save_vector_index``)."""
+    def purge_log(self, *, every_collection: bool = False) -> None:
+        """Make each collection an erasure deleted rows from (``every_collection``: each holding rows) save its
+        vector index now, so Chroma purges its write-ahead log past the deleted rows (see ``_save_vector_index``)."""
+        if every_collection and self._keeps_files():
+            for col in self.collections().values():
+                if col.count() or self._ever_written(col):
+                    self._log_to_purge[col.name] = col
         while self._log_to_purge:
             _, col = self._log_to_purge.popitem()
             _save_vector_index(col)
+
+    def _ever_written(self, collection: Collection) -> bool:
+        """Whether an empty collection was ever written (Chroma then knows its dimension): only then does a save
+        of its index purge its log (a collection never written keeps the updates that ask for a save)."""
+        try:
+            return self.client.get_collection(collection.name)._model.dimension is not None
+        except Exception:
+            return False
 
     def _keeps_files(self) -> bool:
         """False for an in-memory client (``EphemeralClient``): nothing it holds reaches a file."""
