@@ -13,6 +13,9 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   changes (and committed before them): other phrasings again, memory poisoning, and three languages the
   detector was never written for (Italian, Portuguese, Dutch) beside German and French; negatives are ordinary
   web and document text in the same languages;
+* ``tests/benchmarks/data/injection_fresh2.jsonl``: a third held-apart set, English only, written after the
+  word families and before a round of additions to the meaning bank: indirect orders, claimed authority,
+  persona switches, memory poisoning, and look-alike ordinary text;
 * ``others``: ordinary text written by other hands, read at run time and never copied into the repository:
   every turn of the LoCoMo conversations and their session summaries (``../shared/data/locomo/``) and the
   benign memories of the shared sensitive-data corpus (``../shared/data/gate/sensitive_dev.jsonl``). It has no
@@ -41,6 +44,7 @@ SPLITS: dict[str, Path] = {
     "tune": HERE / "data" / "injection_tune.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
+    "fresh2": HERE / "data" / "injection_fresh2.jsonl",
     "others": SHARED / "locomo" / "locomo_dev.json",
 }
 LABELS = {
@@ -48,6 +52,7 @@ LABELS = {
     "tune": "tuning",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
+    "fresh2": "HELD-APART 3 (fresh, en)",
     "others": "others' ordinary text",
 }
 
@@ -111,7 +116,7 @@ def score(rows: list[dict[str, Any]], flag: Callable[[str], bool]) -> dict[str, 
 
 
 def run(
-    splits: tuple[str, ...] = ("dev", "tune", "heldout", "fresh", "others"), *, semantic: bool = True
+    splits: tuple[str, ...] = ("dev", "tune", "heldout", "fresh", "fresh2", "others"), *, semantic: bool = True
 ) -> dict[str, dict[str, Any]]:
     """Scores per split; ``semantic=False`` measures the patterns alone."""
     from memtend.injection_meaning import reads_like_agent_instruction
@@ -128,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--show-errors", choices=("dev", "tune"), action="append", default=[])
     parser.add_argument(
-        "--splits", default="dev,tune,heldout,fresh,others", help="comma-separated: dev, tune, heldout, fresh, others"
+        "--splits",
+        default="dev,tune,heldout,fresh,fresh2,others",
+        help="comma-separated: dev, tune, heldout, fresh, fresh2, others",
     )
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
