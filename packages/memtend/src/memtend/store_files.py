@@ -89,8 +89,12 @@ def check_files(folder: Path) -> None:
 
 def _check_segments(folder: Path, database: Path) -> None:
     """Every vector index Chroma says it saved has its folder and files."""
+    # A killed writer leaves a hot journal: SQLite rolls it back on the first read-write open (as Chroma's own open
+    # would), and a read-only connection cannot read the file until then.
+    hot = any(database.with_name(database.name + suffix).exists() for suffix in ("-journal", "-wal"))
+    mode = "rw" if hot else "ro"
     try:
-        with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as db:
+        with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode={mode}", uri=True)) as db:
             saved = [
                 row[0]
                 for row in db.execute(
