@@ -30,6 +30,7 @@ from memtend.errors import (
     StoreNotFoundError,
     UnknownKindError,
     UntrustedContentError,
+    WriteInterruptedError,
 )
 
 if TYPE_CHECKING:
@@ -186,6 +187,7 @@ __all__ = [
     "UnknownKindError",
     "UntrustedContentError",
     "UserMemory",
+    "WriteInterruptedError",
     "acompact_transcript",
     "allm_summarizer",
     "canonical_key",

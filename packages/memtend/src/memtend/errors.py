@@ -78,6 +78,16 @@ class StorageUnavailableError(MemtendError, ConnectionError):
     """The Chroma backend could not be reached or failed mid-operation."""
 
 
+class WriteInterruptedError(StorageUnavailableError):
+    """Chroma stopped answering after a write had begun, so part of it may be stored. memtend keeps the write and
+    finishes it with the same ids (nothing stored twice) on the user's next call once Chroma answers, or when the
+    store is next opened; do not call it again. ``record_ids`` names the records it writes."""
+
+    def __init__(self, message: str, record_ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.record_ids = record_ids
+
+
 class StoreLockedError(MemtendError, RuntimeError):
     """Another process already holds this embedded Chroma directory."""
 

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memtend import locking, store_files, store_state
+from memtend import journal, locking, store_files, store_state
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_memory_options, check_texts, describe
-from memtend.errors import InvalidInputError, MemoryClosedError
+from memtend.errors import InvalidInputError, MemoryClosedError, StorageUnavailableError, WriteInterruptedError
 from memtend.helpers import Helpers
 from memtend.policies import changes, forgetting
 from memtend.policies.changes import Change
@@ -142,7 +142,11 @@ class Memory:
         self._closed = False
         self._helpers = Helpers()  # load an index while a query is embedded, embed a batch while the gate reads it
         self._batch = threading.local()  # erase_users in progress on this thread
+        # interrupted writes kept for their user's next call: (change, chunk size, journal row id)
+        self._unfinished: dict[str, list[tuple[Change, int, str | None]]] = {}
         _open_memories.add(self)
+        if self._state.handles == 1:  # the first handle on the store in this process (another may be mid-write)
+            self._recover_journals()
 
     @property
     def _indexes(self) -> OrderedDict[str, _SyncedIndex]:
@@ -285,14 +289,106 @@ class Memory:
         if not change.writes:
             self._usage.note(change.user_id, change.used)
             return []
+        self._finish_interrupted(change.user_id)
         missing = [r for r in change.upserts if r.id not in change.vectors]
-        if change.fresh and len(missing) > _PIPELINE_CHUNK:
-            self._apply_pipelined(change)
-        else:
-            self._write(change, self._vectors(change))
+        chunk = _PIPELINE_CHUNK if change.fresh and len(missing) > _PIPELINE_CHUNK else 0
+        rows = len(change.upserts) + len(change.archives) + 1
+        jid = journal.JOURNAL_ID_PREFIX + new_id() if chunk or change.deletes or rows > self.storage.max_batch else None
+        started = self.storage.write_calls
+        try:
+            if chunk:
+                assert jid is not None
+                self._apply_pipelined(change, jid)
+            else:
+                self._apply_whole(change, jid)
+        except StorageUnavailableError as exc:
+            self._interrupted(change, chunk, jid, exc, self.storage.write_calls - started)
         self._mark_changed(change.user_id)
         self._usage.note(change.user_id, change.used)
         return self._emit(changes.events(change, now()))
+
+    # ------------------------------------------------------------------ all or nothing
+    # A change that fits in one Chroma call is written in one (one transaction). Any other is journaled (see
+    # memtend.journal): its journal row goes in its first call and is deleted after its last; one left behind is
+    # rolled forward on open, or on the user's next call in this process.
+    def _apply_whole(self, change: Change, jid: str | None) -> None:
+        vectors = self._vectors(change)
+        if jid is None:
+            self._write(change, vectors)
+            return
+        self._write(change, vectors, (jid, journal.encode(change, 0)))
+        self.storage.end_journal(change.user_id, jid)
+
+    def _interrupted(
+        self, change: Change, chunk: int, jid: str | None, exc: StorageUnavailableError, attempted: int
+    ) -> None:
+        """A write failed because Chroma stopped answering: finish it now if Chroma answers again, else keep it
+        for the user's next call and raise WriteInterruptedError (or the plain error when nothing was sent)."""
+        if attempted == 0 or (attempted == 1 and _never_sent(exc)):
+            raise exc  # no write reached Chroma: nothing of the change is stored, and the error says so
+        try:
+            self._replay(change, chunk, jid)
+            return
+        except StorageUnavailableError:
+            pass
+        with self._lock:
+            self._unfinished.setdefault(change.user_id, []).append((change, chunk, jid))
+        ids = tuple(r.id for r in change.upserts) or tuple(r.id for r in change.archives) or change.deletes
+        whole = (
+            "journaled: finished when the store is next opened if this process ends first"
+            if jid is not None
+            else "stored whole or not at all: one Chroma transaction"
+        )
+        cause = type(exc.__cause__ or exc).__name__
+        raise WriteInterruptedError(
+            f"Chroma stopped answering during a write for user {change.user_id!r} ({len(ids)} records, e.g. "
+            f"{ids[0] if ids else '-'}; {cause}): it may be stored only in part so far ({whole}). memtend keeps the "
+            "write and finishes it, with the same ids so nothing is stored twice, on this user's next call once the "
+            "Chroma server answers again. Do not make the call again; check that the server is running.",
+            ids,
+        ) from exc
+
+    def _finish_interrupted(self, user_id: str) -> None:
+        """Finish the user's interrupted writes (in order) before anything else is written for them."""
+        with self._lock:
+            todo = self._unfinished.get(user_id)
+            while todo:
+                change, chunk, jid = todo[0]
+                self._replay(change, chunk, jid)
+                todo.pop(0)
+                self._emit(changes.events(change, now()))
+            self._unfinished.pop(user_id, None)
+
+    def _replay(self, change: Change, chunk: int, journal_id: str | None = None) -> None:
+        """Write a change again, whole (idempotent: the same ids and history rows; vectors read back where the
+        stored text matches, else embedded again), then drop its journal row."""
+        uid = change.user_id
+        with self._lock:
+            known = self.storage.stored_vectors(uid, [r for r in change.upserts if r.id not in change.vectors])
+            full = replace(change, vectors={**known, **change.vectors})
+            parts = list(_chunks(full, chunk)) if chunk else [full]
+            for part in parts:
+                self._write(part, self._vectors(part))
+            if journal_id is not None:
+                self.storage.end_journal(uid, journal_id)
+        self._mark_changed(uid)
+
+    def _recover_journals(self) -> None:
+        """Roll forward the journaled changes a killed process or a lost server left half written (all of them on
+        an exclusive folder; on a shared store, those older than journal.SHARED_REPLAY_AFTER)."""
+        for jid, uid, at in self.storage.journals():
+            if not self._exclusive and now() - at < journal.SHARED_REPLAY_AFTER:
+                continue
+            document = self.storage.read_journal(uid, jid)
+            if document is None:
+                continue
+            try:
+                change, chunk = journal.decode(document)
+            except (ValueError, KeyError, TypeError):
+                _log.error("memtend: journal row %s cannot be read; left in place", jid)
+                continue
+            _log.warning("memtend: finishing an interrupted write for user %r (%d records)", uid, len(change.upserts))
+            self._replay(change, chunk, jid)
 
     def _vectors(self, change: Change) -> np.ndarray | None:
         """One vector per upsert, in order: the change's own, the others embedded in one call."""
@@ -302,20 +398,24 @@ class Memory:
         embedded = iter(self.embed([r.text for r in missing])) if missing else iter(())
         return np.vstack([change.vectors[r.id] if r.id in change.vectors else next(embedded) for r in change.upserts])
 
-    def _apply_pipelined(self, change: Change) -> None:
+    def _apply_pipelined(self, change: Change, jid: str) -> None:
         """A large batch of new records: embed the next chunk while a writer thread stores the previous one, so
-        ingest runs at close to the embedding model's own speed."""
+        ingest runs at close to the embedding model's own speed. Journaled: the journal row goes with the first
+        chunk and is deleted after the last."""
+        entry: tuple[str, str] | None = (jid, journal.encode(change, _PIPELINE_CHUNK))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memtend-writer") as writer:
             pending: Future[None] | None = None
             for part in _chunks(change, _PIPELINE_CHUNK):
                 vectors = self._vectors(part)
                 if pending is not None:
                     pending.result()
-                pending = writer.submit(self._write, part, vectors)
+                pending = writer.submit(self._write, part, vectors, entry)
+                entry = None
             assert pending is not None
             pending.result()
+        self.storage.end_journal(change.user_id, jid)
 
-    def _write(self, change: Change, vectors: np.ndarray | None) -> None:
+    def _write(self, change: Change, vectors: np.ndarray | None, journal_row: tuple[str, str] | None = None) -> None:
         uid = change.user_id
         with self._lock:
             # stamped as they are written, so another process catching up by time cannot miss them
@@ -323,7 +423,7 @@ class Memory:
             history = [replace(h, at=stamp) for h in change.history]
             # records, archives and the history row: one Chroma upsert (one transaction) when they fit in a batch
             self.storage.write_records(
-                uid, change.upserts, vectors, history, archives=change.archives, fresh=change.fresh
+                uid, change.upserts, vectors, history, archives=change.archives, fresh=change.fresh, journal=journal_row
             )
             if change.deletes:
                 self.storage.delete_records(uid, change.deletes)
@@ -490,6 +590,13 @@ class _ClosedStorage:
 
     def __getattr__(self, name: str) -> Any:
         raise MemoryClosedError(_CLOSED_MESSAGE)
+
+
+def _never_sent(exc: BaseException) -> bool:
+    """Whether the failed call never reached the server (the connection was refused or never made)."""
+    import httpx
+
+    return isinstance(exc.__cause__, httpx.ConnectError)
 
 
 def _chunks(change: Change, size: int) -> Iterator[Change]:

@@ -207,6 +207,12 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+def derived_id(*parts: str) -> str:
+    """A stable id derived from its parts: the same parts always give the same id (a record of a caller's named
+    batch, which a retry of the batch writes again in place instead of twice)."""
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
 def fact_id(user_id: str, key: str) -> str:
     """The id of a user's current value for a fact key (one slot per key; replaced values get new ids)."""
     return "fact:" + hashlib.sha256(json.dumps([user_id, key]).encode()).hexdigest()[:40]

@@ -28,6 +28,7 @@ import functools
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,7 @@ _SAVE_ID = "memtend-save-index-"  # ids that never exist: updates of them only m
 _SAVE_KEY = "memtend_save_index"
 HISTORY_OWNER = "h_user"  # the owner field of history rows in the memories collection
 HISTORY_ID_PREFIX = "h:"
+JOURNAL_OWNER = "j_user"  # the owner field of journal rows (see memtend.journal)
 
 
 def _connection_errors() -> tuple[type[BaseException], ...]:
@@ -201,6 +203,7 @@ class Storage:
         self._legacy_history = bool(self._count(self.history))
         self._embedding_function = embedding_function
         self._dimension_seen: int | None = None
+        self.write_calls = 0  # Chroma write calls sent on the memories collection (tells a failed write's stage)
         try:
             self.max_batch = min(int(client.get_max_batch_size()), _MAX_BATCH)
         except Exception:  # a client without the call: Chroma's smallest default
@@ -246,6 +249,7 @@ class Storage:
         *,
         archives: Sequence[Record] = (),
         fresh: bool = False,
+        journal: tuple[str, str] | None = None,
     ) -> int:
         """Upsert ``records`` (with ``vectors``, one per record), move ``archives`` to the archive in place (their
         stored text and vector stand) and store ``history`` as one history row: all in one Chroma upsert when they
@@ -253,7 +257,9 @@ class Storage:
         history row in the last. Returns the number of Chroma write calls made.
 
         ``fresh``: every id in ``records`` is new (nothing stored to replace), which saves a read. Archives are
-        read first (their stored metadata keys and vector); one no longer stored is skipped, never revived."""
+        read first (their stored metadata keys and vector); one no longer stored is skipped, never revived.
+        ``journal``: (row id, document) of the change's journal row (see :mod:`memtend.journal`), written in the
+        first call."""
         ids: list[str] = [r.id for r in records]
         docs: list[str] = [r.text for r in records]
         metas: list[dict[str, Any]] = [dict(r.to_metadata()) for r in records]
@@ -283,9 +289,17 @@ class Storage:
             docs.append(doc)
             metas.append(meta)
             embeddings.append(history_vector(row_id, dim))
+        if journal is not None:
+            meta = {JOURNAL_OWNER: user_id, "journal": True, "at": time.time()}
+            dim = len(embeddings[0]) if embeddings else self._dimension(user_id)
+            ids.insert(0, journal[0])
+            docs.insert(0, journal[1])
+            metas.insert(0, meta)
+            embeddings.insert(0, history_vector(journal[0], dim))
         calls = 0
         for start in range(0, len(ids), self.max_batch):
             part = slice(start, start + self.max_batch)
+            self.write_calls += 1
             self.memories.upsert(
                 ids=ids[part], documents=docs[part], metadatas=metas[part], embeddings=np.asarray(embeddings[part])
             )
@@ -322,6 +336,43 @@ class Storage:
             else:
                 self._dimension_seen = len(self._embedding_function(["dimension"])[0])
         return self._dimension_seen
+
+    @guarded
+    def end_journal(self, user_id: str, journal_id: str) -> None:
+        """Delete a journal row: its change is written whole."""
+        self.write_calls += 1
+        self.memories.delete(ids=[journal_id], where=_owned(JOURNAL_OWNER, user_id, {}))
+
+    @guarded
+    def journals(self) -> list[tuple[str, str, float]]:
+        """(row id, user id, time written) of every journal row left in the store (an admin lookup at open: one
+        metadata clause that only journal rows match)."""
+        got = self.memories.get(where={"journal": {"$eq": True}}, include=["metadatas"])
+        return [
+            (i, str(m[JOURNAL_OWNER]), float(m.get("at", 0.0)))
+            for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
+            if m and JOURNAL_OWNER in m
+        ]
+
+    @guarded
+    def read_journal(self, user_id: str, journal_id: str) -> str | None:
+        got = self.memories.get(ids=[journal_id], where=_owned(JOURNAL_OWNER, user_id, {}), include=["documents"])
+        return (got["documents"] or [None])[0] if got["ids"] else None
+
+    @guarded
+    def stored_vectors(self, user_id: str, records: Sequence[Record]) -> dict[str, np.ndarray]:
+        """The stored vectors of those records whose stored text is the record's text (by id)."""
+        texts = {r.id: r.text for r in records}
+        out: dict[str, np.ndarray] = {}
+        ids = list(texts)
+        for start in range(0, len(ids), self.max_batch):
+            part = ids[start : start + self.max_batch]
+            got = self.memories.get(ids=part, where=where(user_id), include=["documents", "embeddings"])
+            raw = got.get("embeddings")
+            for n, (i, d) in enumerate(zip(got["ids"], got["documents"] or [], strict=True)):
+                if raw is not None and d == texts.get(i):
+                    out[i] = np.asarray(raw[n], dtype=np.float32)
+        return out
 
     @guarded
     def touch(self, last_used: dict[str, float]) -> None:
@@ -365,6 +416,7 @@ class Storage:
 
     @guarded
     def delete_records(self, user_id: str, ids: Sequence[str]) -> int:
+        self.write_calls += 1
         return _delete_existing(self.memories, list(ids), where(user_id))
 
     # ---------------------------------------------------------------- history
@@ -545,7 +597,8 @@ class Storage:
     def _user_rows(self, user_id: str) -> list[tuple[str, Collection, Where]]:
         """(name, collection, filter) of every place a user's rows are kept."""
         places = [(name, col, where(user_id)) for name, col in self.collections().items()]
-        return [*places, ("history", self.memories, history_where(user_id))]
+        journal = _owned(JOURNAL_OWNER, user_id, {})
+        return [*places, ("history", self.memories, history_where(user_id)), ("memories", self.memories, journal)]
 
     @guarded
     def users(self) -> list[str]:
@@ -556,7 +609,8 @@ class Storage:
                 continue
             got = col.get(include=["metadatas"])
             for m in got["metadatas"] or []:
-                owner = (m or {}).get("user_id", (m or {}).get(HISTORY_OWNER))
+                m = m or {}
+                owner = m.get("user_id", m.get(HISTORY_OWNER, m.get(JOURNAL_OWNER)))
                 if owner is not None:
                     seen.add(str(owner))
         return sorted(seen)

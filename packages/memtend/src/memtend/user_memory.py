@@ -124,16 +124,20 @@ class UserMemory:
         )
         return _Checked(record, tuple(sorted({*decision.redacted_kinds, *masked_extra})))
 
-    def _add(self, checked: list[_Checked], embedded: dict[str, np.ndarray] | None = None) -> list[Record]:
+    def _add(
+        self, checked: list[_Checked], embedded: dict[str, np.ndarray] | None = None, batch_id: str | None = None
+    ) -> list[Record]:
         """Store checked records in one change; ``embedded``: vectors already made, by text (a text the gate
-        changed is not among them and is embedded by the apply step)."""
+        changed is not among them and is embedded by the apply step); ``batch_id``: see ``log_many``."""
         records = [c.record for c in checked]
         if records:
-            change = changes.add(self.user_id, records, {c.record.id: c.redacted for c in checked if c.redacted})
+            redacted = {c.record.id: c.redacted for c in checked if c.redacted}
+            change = changes.add(self.user_id, records, redacted, batch_id=batch_id)
             if embedded:
-                vectors = {r.id: embedded[r.text] for r in records if r.text in embedded}
+                vectors = {r.id: embedded[r.text] for r in change.upserts if r.text in embedded}
                 change = replace(change, vectors={**change.vectors, **vectors})
             self.memory.apply(change)
+            records = list(change.upserts)
         return records
 
     def remember(
@@ -165,8 +169,17 @@ class UserMemory:
         checked = self._checked(Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata)
         return self._add([checked])[0]
 
-    def log_many(self, events: Iterable[Event | str], *, redact: bool = False) -> list[Record]:
-        """Append many events in one batch (one embedding call, one write). All are checked before any is stored."""
+    def log_many(
+        self, events: Iterable[Event | str], *, redact: bool = False, batch_id: str | None = None
+    ) -> list[Record]:
+        """Append many events in one batch (one embedding call, one write). All are checked before any is stored.
+
+        All or nothing: a batch too large for one Chroma write is journaled and finished on the next open if the
+        process dies midway. ``batch_id``: your name for this batch (an import file and its line range, a message
+        id); record ids derive from it, so calling again with the same ``batch_id`` and events (after a crash or a
+        lost server, not knowing whether the first call landed) writes the same records again instead of twice."""
+        if batch_id is not None:
+            batch_id = check_name(batch_id, "batch_id", blank=False)
         items = [Event(text=event) if isinstance(event, str) else event for event in check_items(events, "events")]
         for event in items:
             if not isinstance(event, Event):
@@ -188,7 +201,7 @@ class UserMemory:
                     metadata=event.metadata,
                 )
             )
-        return self._add(checked, _embedded(ahead, texts))
+        return self._add(checked, _embedded(ahead, texts), batch_id)
 
     def add_rule(
         self, text: str, *, source: Source | str = Source.USER, redact: bool = False, at: float | None = None
@@ -523,8 +536,10 @@ class UserMemory:
     ) -> Record:
         return await run_io(self.log, text, at=at, session=session, source=source, metadata=metadata, redact=redact)
 
-    async def alog_many(self, events: Iterable[Event | str], *, redact: bool = False) -> builtins.list[Record]:
-        return await run_io(self.log_many, list(events), redact=redact)
+    async def alog_many(
+        self, events: Iterable[Event | str], *, redact: bool = False, batch_id: str | None = None
+    ) -> builtins.list[Record]:
+        return await run_io(self.log_many, list(events), redact=redact, batch_id=batch_id)
 
     async def aadd_rule(
         self, text: str, *, source: Source | str = Source.USER, redact: bool = False, at: float | None = None

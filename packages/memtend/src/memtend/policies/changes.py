@@ -15,7 +15,7 @@ import numpy as np
 
 from memtend.policies import compaction, forgetting, precedence
 from memtend.policies.precedence import FactOutcome
-from memtend.records import Kind, Record, Source, Status, fact_id, new_id
+from memtend.records import Kind, Record, Source, Status, derived_id, fact_id, new_id
 from memtend.results import ChangeEvent, ChangeType, DeleteReport, FactResult, HistoryEntry
 
 ARCHIVED_FROM = "archived_from"  # extra field: the status a record had before it was archived
@@ -122,13 +122,28 @@ def status_before_archive(record: Record) -> Status:
 
 
 # ---------------------------------------------------------------------------------------------- capture
-def add(user_id: str, records: Sequence[Record], redacted: Mapping[str, tuple[str, ...]] | None = None) -> Change:
-    """New records, each with an ``add`` entry."""
+def add(
+    user_id: str,
+    records: Sequence[Record],
+    redacted: Mapping[str, tuple[str, ...]] | None = None,
+    *,
+    batch_id: str | None = None,
+) -> Change:
+    """New records, each with an ``add`` entry. With ``batch_id`` (a caller's name for the batch), record and entry
+    ids derive from it and the record's place in the batch, so a retry of the batch writes the same rows again."""
+    redacted = dict(redacted or {})
+    if batch_id is not None:
+        renamed = [replace(r, id=derived_id(user_id, batch_id, str(n))) for n, r in enumerate(records)]
+        redacted = {new.id: redacted[old.id] for old, new in zip(records, renamed, strict=True) if old.id in redacted}
+        records = renamed
+    history = [entry(user_id, "add", r, None, r.source) for r in records]
+    if batch_id is not None:
+        history = [replace(h, id=derived_id(user_id, batch_id, str(n), "add")) for n, h in enumerate(history)]
     return Change(
         user_id=user_id,
         upserts=tuple(records),
-        history=tuple(entry(user_id, "add", r, None, r.source) for r in records),
-        redacted=dict(redacted or {}),
+        history=tuple(history),
+        redacted=redacted,
         fresh=True,
     )
 
