@@ -4,11 +4,19 @@ their write methods are wrapped to count calls, and still do the real work."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from memtend import Memory, Source
+import httpx
+import pytest
+from conftest import ChromaServer
+from memtend import Event, Memory, RecordNotFoundError, Source, StorageUnavailableError, WriteInterruptedError
+from memtend.testing import HashEmbedder
+
+T0 = 1_700_000_000.0
 
 WRITE_CALLS = ("add", "upsert", "update", "delete")
 
@@ -73,3 +81,162 @@ def test_history_rows_stay_out_of_record_reads(ephemeral_memory: Memory) -> None
     receipt = ephemeral_memory.erase_user("reads")
     assert receipt.counts["memories"] == 5 and receipt.counts["history"] == 5
     assert ephemeral_memory.storage.memories.count() == 0
+
+
+# ------------------------------------------------------------------------------------------ retries of a batch
+def test_a_named_batch_written_again_is_stored_once(memory: Memory) -> None:
+    u = memory.user("batch")
+    events = [Event(f"imported line {i}", at=T0 + i) for i in range(300)]
+    first = u.log_many(events, batch_id="import-2024-06-01")
+    second = u.log_many(events, batch_id="import-2024-06-01")  # the caller did not know whether the first landed
+    assert [r.id for r in first] == [r.id for r in second]
+    stored = u.list(kinds=["event"])
+    assert sorted(r.text for r in stored) == sorted(e.text for e in events)
+    assert len([h for h in u.history() if h.op == "add"]) == 300, "the retry wrote no second history entry"
+    other = u.log_many(events[:2], batch_id="import-2024-06-02")  # another batch name: other records
+    assert {r.id for r in other}.isdisjoint(r.id for r in first)
+    assert memory.storage.journals() == []
+
+
+# ------------------------------------------------------------------------- a write killed between its calls
+class _Killed(BaseException):
+    """Stands for the process dying between two Chroma calls (raised before the call reaches Chroma)."""
+
+
+@contextmanager
+def killed_at_call(memory: Memory, method: str, n: int) -> Iterator[None]:
+    """The ``n``-th call (1-based) of ``memories.<method>`` never happens: the process 'dies' just before it."""
+    col = memory.storage.memories
+    real = getattr(col, method)
+    seen = [0]
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        seen[0] += 1
+        if seen[0] == n:
+            raise _Killed
+        return real(*args, **kwargs)
+
+    setattr(col, method, call)
+    try:
+        with pytest.raises(_Killed):
+            yield
+    finally:
+        delattr(col, method)
+
+
+def _reopen(memory: Memory, folder: Path) -> Memory:
+    memory.close()
+    return Memory(path=folder, embedding_function=HashEmbedder())
+
+
+def test_log_many_killed_midway_is_finished_on_open(tmp_path: Path) -> None:
+    mem = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())
+    u = mem.user("kl")
+    u.remember("before the batch")
+    with killed_at_call(mem, "upsert", 3):  # chunk 1 (with the journal row) and chunk 2 stored, then death
+        u.log_many([f"batch event {i}" for i in range(700)])
+    assert len(mem.storage.journals()) == 1
+    assert 0 < len(u.list(kinds=["event"])) < 700, "a prefix is stored: the case the journal is for"
+    mem = _reopen(mem, tmp_path / "store")
+    u = mem.user("kl")
+    texts = [r.text for r in u.list(kinds=["event"])]
+    assert sorted(texts) == sorted(f"batch event {i}" for i in range(700)), "every event once"
+    assert len([h for h in u.history() if h.op == "add"]) == 701  # the note and each event, once
+    assert mem.storage.journals() == []
+    assert u.recall("batch event 699", k=1)[0].record.text == "batch event 699"
+    mem.close()
+
+
+def test_compaction_split_over_calls_and_killed_is_finished_on_open(tmp_path: Path) -> None:
+    mem = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())
+    u = mem.user("kc")
+    u.log_many([Event(f"old event {i}", at=T0 + i) for i in range(1_200)])
+    mem.storage.max_batch = 500  # so the compaction takes three upserts (as 5,000+ events would)
+    with killed_at_call(mem, "upsert", 2):
+        u.compact(keep_recent=10)
+    mem = _reopen(mem, tmp_path / "store")
+    u = mem.user("kc")
+    summaries = u.list(kinds=["summary"])
+    assert len(summaries) == 1
+    archived = u.list(kinds=["event"], status="archived")
+    assert len(archived) == 1_190 and {r.superseded_by for r in archived} == {summaries[0].id}
+    assert len(u.list(kinds=["event"])) == 10
+    ops = [h.op for h in u.history()]
+    assert ops.count("compact") == 1 and ops.count("archive") == 1_190
+    assert mem.storage.journals() == []
+    mem.close()
+
+
+def test_delete_killed_before_the_delete_is_finished_on_open(tmp_path: Path) -> None:
+    mem = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())
+    u = mem.user("kd")
+    doomed = u.remember("zzdoomedzz a note to delete")
+    with killed_at_call(mem, "delete", 1):  # the journal and history row stored, the delete never sent
+        u.delete(doomed.id)
+    mem = _reopen(mem, tmp_path / "store")
+    u = mem.user("kd")
+    with pytest.raises(RecordNotFoundError):
+        u.get(doomed.id)
+    assert "zzdoomedzz" not in json.dumps([h.to_dict() for h in u.history()])
+    assert [h.op for h in u.history()] == ["add", "delete"]
+    assert mem.storage.journals() == []
+    mem.close()
+
+
+# ------------------------------------------------------------------------------------ a server lost mid-write
+@pytest.mark.server
+@pytest.mark.slow
+def test_server_lost_mid_write_says_so_and_is_finished_once_it_is_back(tmp_path: Path) -> None:
+    server = ChromaServer(tmp_path / "data")
+    server.start()
+    try:
+        mem = Memory(client=server.client(), embedding_function=HashEmbedder(), collection_prefix="lostsrv")
+        u = mem.user("srv")
+        col = mem.storage.memories
+        real = col.upsert
+
+        def applied_then_lost(*args: Any, **kwargs: Any) -> Any:
+            real(*args, **kwargs)  # the server stores the note and its history row...
+            server.stop()  # ...and is gone before its answer arrives
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+        col.upsert = applied_then_lost  # type: ignore[method-assign]
+        with pytest.raises(WriteInterruptedError) as info:
+            u.remember("lost answer note")
+        del col.upsert
+        assert isinstance(info.value, StorageUnavailableError) and info.value.record_ids
+        assert "not completed" not in str(info.value) and "Do not make the call again" in str(info.value)
+        server.start()
+        u.remember("after the server came back")  # the user's next call finishes the interrupted one first
+        assert sorted(r.text for r in u.list()) == ["after the server came back", "lost answer note"]
+        assert [h.op for h in u.history()] == ["add", "add"], "each note once, each with its history"
+
+        calls = [0]
+
+        def dies_before_the_second_chunk(*args: Any, **kwargs: Any) -> Any:
+            calls[0] += 1
+            if calls[0] == 2:
+                server.stop()
+            return real(*args, **kwargs)
+
+        col.upsert = dies_before_the_second_chunk  # type: ignore[method-assign]
+        with pytest.raises(WriteInterruptedError):
+            u.log_many([f"srv event {i}" for i in range(600)])
+        del col.upsert
+        server.start()
+        u.log("the next call")
+        texts = [r.text for r in u.list(kinds=["event"])]
+        assert len(texts) == 601 and len(set(texts)) == 601, "the batch finished, nothing twice"
+        assert len([h for h in u.history() if h.op == "add"]) == 603
+        assert mem.storage.journals() == []
+
+        server.stop()  # down before a write is sent: nothing stored, the plain error, nothing kept for later
+        with pytest.raises(StorageUnavailableError) as plain:
+            u.remember("never sent")
+        assert not isinstance(plain.value, WriteInterruptedError)
+        server.start()
+        u.remember("later")
+        assert "never sent" not in [r.text for r in u.list()]
+        mem.close()
+    finally:
+        server.stop()
