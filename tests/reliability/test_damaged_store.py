@@ -195,10 +195,13 @@ def test_a_server_on_a_damaged_folder_gives_a_typed_error(tmp_path: Path) -> Non
     _garble_index_files(folder)
     server.start()
     try:
-        mem = Memory(client=server.client(), embedding_function=HashEmbedder())
-        with pytest.raises(StoreDamagedError) as info:
-            mem.user("alice").recall("green tea")
-        mem.close()
+        with pytest.raises(StoreDamagedError) as info:  # on open (its look for unfinished writes reads the
+            # memories collection) or at the latest on the first recall
+            mem = Memory(client=server.client(), embedding_function=HashEmbedder())
+            try:
+                mem.user("alice").recall("green tea")
+            finally:
+                mem.close()
         assert "hnsw" in str(info.value) and "backup" in str(info.value)
         assert "green tea" not in str(info.value)
     finally:
