@@ -480,3 +480,17 @@ def test_redaction_leaves_nothing_to_find(text: str) -> None:
     assert all(0 <= f.start < f.end <= len(text) for f in findings)
     assert find_sensitive(redact(text)) == []
     looks_like_injection(text)  # never raises
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Make sure tests pass first!", "Did the tests pass today?", "Let the build pass again!", "We can pass later?"],
+)
+def test_a_sentence_ending_after_pass_is_not_a_password(text: str) -> None:
+    assert find_sensitive(text) == []
+
+
+@pytest.mark.parametrize("text,value", [("wifi pass hunter22!", "hunter22"), ("pass Tr0ub4dor&3!", "Tr0ub4dor&3")])
+def test_a_password_after_pass_is_still_found_before_its_punctuation(text: str, value: str) -> None:
+    [hit] = find_sensitive(text)
+    assert value in text[hit.start : hit.end]

@@ -71,8 +71,6 @@ def _password_value_ok(value: str, strength: str) -> bool:
     low = value.lower()
     if low in _NOT_A_PASSWORD or low.startswith(("http://", "https://", "www.")):
         return False
-    has_alpha = any(c.isalpha() for c in value)
-    has_other = any(not c.isalpha() for c in value)
     if strength == "weak":  # "password: x", "pwd=x"
         return len(value) >= 3
     if strength == "medium":  # "password is x"
@@ -80,8 +78,10 @@ def _password_value_ok(value: str, strength: str) -> bool:
             return False
         # "is expired", "is missing", "is currently": an ordinary word, not a value
         return not (value.isalpha() and value.islower() and low.endswith(("ed", "ing", "ly")))
-    # strong: "pass x", "password to x" need a value that cannot be an ordinary word
-    return len(value) >= 6 and has_alpha and has_other
+    # strong: "pass x", "password to x" need a value that cannot be an ordinary word; a sentence's closing
+    # "!" or "?" does not make one ("make sure the tests pass first!")
+    core = value.rstrip("!?")
+    return len(core) >= 6 and any(c.isalpha() for c in core) and any(not c.isalpha() for c in core)
 
 
 def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
