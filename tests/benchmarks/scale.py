@@ -17,8 +17,16 @@ in ``Memory(path=<tmpdir>)`` through the public API, and reports, each against a
   bounded (``max_cached_users``): growth beyond the cache filling up <= 10% of what an unbounded cache would add
   (users x ``UserIndex.nbytes()``). Index bytes per user, peak RSS.
 * incremental index: a write then a recall on a warm user loads no index and stays at warm latency.
+* beside the peers a user would pick instead (last, so their stores do not weigh on the memory figures): raw
+  Chroma (the copy above), langchain-chroma's ``Chroma`` with a ``user_id`` filter, LlamaIndex's
+  ``ChromaVectorStore`` with a ``user_id`` metadata filter, LangGraph's ``InMemoryStore`` and ``SqliteStore`` (with
+  sqlite-vec) with a vector index and one namespace per user; each is given the same embedding model and filled
+  (untimed) with every user's memories from memtend's stored vectors. Then, the order rotating from one user to
+  the next: the first and second recall of ``--peer-users`` users memtend has not cached, ``--peer-writes`` single
+  writes, and ``--peer-batches`` batches of new memories, each beside the embedding model alone on the same texts.
 
     uv run python tests/benchmarks/scale.py [--memories 100000] [--users 1000] [--queries 200] [--seed 0]
+        [--peer-users 50] [--peer-writes 20] [--peer-batches 5]
 
 ``run(memories, users, queries, seed)`` returns the numbers as a dict (a smoke test calls it small).
 """
@@ -790,6 +798,320 @@ def _memory(mem: Memory, corpus: Corpus, max_cached: int, quiet: bool) -> dict[s
     }
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Peers: what a user would pick instead, each given the same embedding model, measured beside memtend
+
+
+class _Embedder:
+    """The run's embedding model as the peers get it. While ``filling``, a text memtend already stored is answered
+    with its stored vector (the peers' stores are filled untimed from memtend's records); every timed call runs the
+    model, as the peers' own embedding would."""
+
+    def __init__(self, ef: Any) -> None:
+        self.ef = ef
+        self.known: dict[str, np.ndarray] = {}
+        self.filling = False
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        if self.filling and all(t in self.known for t in texts):
+            return np.stack([self.known[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
+        return np.asarray(self.ef(list(texts)), dtype=np.float32)
+
+
+class _Peer:
+    """One system memtend is measured beside: ``add`` stores a user's texts in one call (embedding included),
+    ``search`` answers a question for one user with ``k`` results (embedding the question included)."""
+
+    name = ""
+
+    def add(self, uid: str, texts: list[str]) -> None:
+        raise NotImplementedError
+
+    def search(self, uid: str, query: str, k: int) -> int:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        return None
+
+
+class _RawChroma(_Peer):
+    name = "raw Chroma"
+
+    def __init__(self, collection: Any, embed: _Embedder) -> None:
+        self.collection, self.embed, self.n = collection, embed, 0
+
+    def add(self, uid: str, texts: list[str]) -> None:
+        ids = [f"raw-{uid}-{self.n + i}" for i in range(len(texts))]
+        self.n += len(texts)
+        self.collection.add(
+            ids=ids, embeddings=self.embed(texts), documents=texts, metadatas=[{"user_id": uid}] * len(texts)
+        )
+
+    def search(self, uid: str, query: str, k: int) -> int:
+        return _raw_query(self.collection, self.embed, uid, query, k)
+
+
+def _langchain_embeddings(embed: _Embedder) -> Any:
+    from langchain_core.embeddings import Embeddings
+
+    class ModelEmbeddings(Embeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [list(map(float, v)) for v in embed(list(texts))]
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    return ModelEmbeddings()
+
+
+class _LangchainChroma(_Peer):
+    name = "langchain-chroma"
+
+    def __init__(self, client: Any, embed: _Embedder) -> None:
+        from langchain_chroma import Chroma
+
+        self.client = client
+        self.store = Chroma("scale_peer_langchain", embedding_function=_langchain_embeddings(embed), client=client)
+
+    def add(self, uid: str, texts: list[str]) -> None:
+        self.store.add_texts(texts, metadatas=[{"user_id": uid}] * len(texts))
+
+    def search(self, uid: str, query: str, k: int) -> int:
+        return len(self.store.similarity_search(query, k=k, filter={"user_id": uid}))
+
+    def close(self) -> None:
+        self.client.delete_collection("scale_peer_langchain")
+
+
+class _LlamaIndexChroma(_Peer):
+    name = "LlamaIndex Chroma"
+
+    def __init__(self, client: Any, embed: _Embedder, batch: int) -> None:
+        from llama_index.core import VectorStoreIndex
+        from llama_index.core.embeddings import BaseEmbedding
+        from llama_index.vector_stores.chroma import ChromaVectorStore
+
+        class ModelEmbedding(BaseEmbedding):
+            def _get_query_embedding(self, query: str) -> list[float]:
+                return [float(x) for x in embed([query])[0]]
+
+            async def _aget_query_embedding(self, query: str) -> list[float]:
+                return self._get_query_embedding(query)
+
+            def _get_text_embedding(self, text: str) -> list[float]:
+                return self._get_query_embedding(text)
+
+            def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+                return [[float(x) for x in v] for v in embed(list(texts))]
+
+        self.client = client
+        collection = client.create_collection("scale_peer_llamaindex")
+        store = ChromaVectorStore(chroma_collection=collection)
+        # the same batches as the others (LlamaIndex embeds 10 texts per call unless told)
+        self.index = VectorStoreIndex.from_vector_store(store, embed_model=ModelEmbedding(embed_batch_size=batch))
+
+    def add(self, uid: str, texts: list[str]) -> None:
+        from llama_index.core.schema import TextNode
+
+        self.index.insert_nodes([TextNode(text=t, metadata={"user_id": uid}) for t in texts])
+
+    def search(self, uid: str, query: str, k: int) -> int:
+        from llama_index.core.vector_stores import MetadataFilter, MetadataFilters
+
+        filters = MetadataFilters(filters=[MetadataFilter(key="user_id", value=uid)])
+        return len(self.index.as_retriever(similarity_top_k=k, filters=filters).retrieve(query))
+
+    def close(self) -> None:
+        self.client.delete_collection("scale_peer_llamaindex")
+
+
+class _LangGraphStore(_Peer):
+    def __init__(self, name: str, store: Any, closing: Callable[[], None] | None = None) -> None:
+        self.name, self.store, self.closing, self.n = name, store, closing, 0
+
+    def add(self, uid: str, texts: list[str]) -> None:
+        from langgraph.store.base import PutOp
+
+        ops = [PutOp(("memories", uid), f"m{self.n + i}", {"text": t}) for i, t in enumerate(texts)]
+        self.n += len(texts)
+        # InMemoryStore miscounts a batch holding one text twice: such a batch goes in parts without repeats
+        part: list[Any] = []
+        for op in ops:
+            if any(o.value == op.value for o in part):
+                self.store.batch(part)
+                part = []
+            part.append(op)
+        self.store.batch(part)
+
+    def search(self, uid: str, query: str, k: int) -> int:
+        return len(self.store.search(("memories", uid), query=query, limit=k))
+
+    def close(self) -> None:
+        if self.closing is not None:
+            self.closing()
+
+
+def _make_peers(mem: Memory, raw: Any, embed: _Embedder, folder: Path, batch: int) -> list[_Peer]:
+    from langgraph.store.memory import InMemoryStore
+    from langgraph.store.sqlite import SqliteStore
+
+    # SqliteStore's vector index is the sqlite-vec extension; Python builds without loadable extensions (as here)
+    # reach it through pysqlite3 (its own SQLite, same API)
+    try:
+        from pysqlite3 import dbapi2 as sqlite3  # type: ignore[import-not-found]
+    except ImportError:
+        import sqlite3
+    index = {"dims": 384, "embed": _langchain_embeddings(embed), "fields": ["text"]}
+    conn = sqlite3.connect(str(folder / "peer_store.sqlite"), check_same_thread=False, isolation_level=None)
+    sqlite_store = SqliteStore(conn, index=index)  # type: ignore[arg-type]
+    sqlite_store.setup()
+    client = mem.storage.client
+    return [
+        _RawChroma(raw, embed),
+        _LangchainChroma(client, embed),
+        _LlamaIndexChroma(client, embed, batch),
+        _LangGraphStore("LangGraph InMemoryStore", InMemoryStore(index=index)),  # type: ignore[arg-type]
+        _LangGraphStore("LangGraph SqliteStore", sqlite_store, conn.close),
+    ]
+
+
+def _fill_peers(mem: Memory, peers: list[_Peer], embed: _Embedder, corpus: Corpus) -> None:
+    """Every peer but raw Chroma (a copy of memtend's collection) gets every user's memories, from memtend's
+    stored records and vectors (untimed)."""
+    by_user: dict[str, list[str]] = {uid: [] for uid in corpus.users}
+    offset = 0
+    while True:
+        got = mem.storage.memories.get(limit=5_000, offset=offset, include=["embeddings", "documents", "metadatas"])
+        if not got["ids"]:
+            break
+        for doc, vector, meta in zip(got["documents"], got["embeddings"], got["metadatas"], strict=True):
+            uid = (meta or {}).get("user_id")
+            if uid in by_user:
+                by_user[uid].append(doc)
+                embed.known[doc] = np.asarray(vector, dtype=np.float32)
+        offset += len(got["ids"])
+    embed.filling = True
+    try:
+        for peer in peers[1:]:
+            for uid, texts in by_user.items():
+                for start in range(0, len(texts), 1_000):
+                    peer.add(uid, texts[start : start + 1_000])
+    finally:
+        embed.filling = False
+        embed.known.clear()
+
+
+def _beside_peers(
+    mem: Memory,
+    corpus: Corpus,
+    ef: Any,
+    folder: Path,
+    users: int,
+    writes: int,
+    batches: int,
+    batch: int,
+    rng: random.Random,
+) -> dict[str, Any]:
+    """memtend and every peer, interleaved (the order rotates from one user to the next): first and second recall
+    of users memtend has not cached, single writes, and batches of new memories, each beside the embedding model
+    alone on the same texts."""
+    embed = _Embedder(ef)
+    with _raw_chroma(mem) as raw:
+        peers = _make_peers(mem, raw, embed, folder, batch)
+        try:
+            _fill_peers(mem, peers, embed, corpus)
+            return _measure_beside(mem, corpus, peers, embed, users, writes, batches, batch, rng)
+        finally:
+            for peer in peers:
+                peer.close()
+
+
+class _Memtend(_Peer):
+    name = "memtend"
+
+    def __init__(self, mem: Memory) -> None:
+        self.mem = mem
+
+    def add(self, uid: str, texts: list[str]) -> None:
+        if len(texts) == 1:
+            self.mem.user(uid).remember(texts[0])
+        else:
+            self.mem.user(uid).log_many(texts)
+
+    def search(self, uid: str, query: str, k: int) -> int:
+        return len(self.mem.user(uid).recall(query, k=k))
+
+
+class _EmbedderAlone(_Peer):
+    name = "embedding alone"
+
+    def __init__(self, embed: _Embedder) -> None:
+        self.embed = embed
+
+    def add(self, uid: str, texts: list[str]) -> None:
+        self.embed(texts)
+
+    def search(self, uid: str, query: str, k: int) -> int:
+        self.embed([query])
+        return k
+
+
+def _measure_beside(
+    mem: Memory,
+    corpus: Corpus,
+    peers: list[_Peer],
+    embed: _Embedder,
+    users: int,
+    writes: int,
+    batches: int,
+    batch: int,
+    rng: random.Random,
+) -> dict[str, Any]:
+    systems: list[_Peer] = [_Memtend(mem), *peers, _EmbedderAlone(embed)]
+    times: dict[str, dict[str, list[float]]] = {
+        p.name: {"first": [], "second": [], "single": [], "batch": []} for p in systems
+    }
+    empty: dict[str, int] = {p.name: 0 for p in systems}
+
+    def rotated(i: int) -> list[_Peer]:
+        shift = i % len(systems)
+        return systems[shift:] + systems[:shift]
+
+    candidates = [u for u in corpus.users if u not in mem._indexes]
+    sample = rng.sample(candidates, min(users, len(candidates)))
+    for i, uid in enumerate(sample):
+        for phase, q in (("first", corpus.queries[uid][0]), ("second", corpus.queries[uid][1])):
+            for system in rotated(i):
+                elapsed, n = _timed(system.search, uid, q, K)
+                times[system.name][phase].append(elapsed)
+                empty[system.name] += n == 0
+    writers = rng.sample(corpus.users, min(writes, len(corpus.users)))
+    for i, uid in enumerate(writers):
+        text = _clip(_medium(rng, corpus.personas[uid]), rng)
+        for system in rotated(i):
+            times[system.name]["single"].append(_timed(system.add, uid, [text])[0])
+    for i in range(batches):
+        uid = corpus.users[(i * 7) % len(corpus.users)]
+        p = corpus.personas[uid]
+        texts = [_clip(_medium(rng, p) if rng.random() < 0.6 else _long(rng, p), rng) for _ in range(batch)]
+        for system in rotated(i):
+            times[system.name]["batch"].append(_timed(system.add, uid, texts)[0])
+    embedder_batch_s = sum(times["embedding alone"]["batch"])
+    out: dict[str, Any] = {"users": len(sample), "writes": len(writers), "batches": batches, "batch": batch}
+    for system in systems:
+        t = times[system.name]
+        batch_s = sum(t["batch"])
+        out[system.name] = {
+            "first_recall": _percentiles(t["first"]),
+            "second_recall": _percentiles(t["second"]),
+            "single_write": _percentiles(t["single"]),
+            "ingest_per_s": batches * batch / batch_s if batch_s else math.nan,
+            "ingest_ratio": _ratio(embedder_batch_s, batch_s),
+            "empty_results": empty[system.name],
+        }
+    return out
+
+
 def _recallable(mem: Memory, corpus: Corpus, ids: dict[str, list[str]], n: int, rng: random.Random) -> dict[str, Any]:
     """Recall a sample of stored memories by their own text: each must come back in the top k."""
     pairs = [(uid, i) for uid in corpus.users for i in range(len(ids[uid]))]
@@ -815,8 +1137,14 @@ def run(
     max_cached_users: int = 64,
     path: str | Path | None = None,
     quiet: bool = True,
+    peer_users: int = 50,
+    peer_writes: int = 20,
+    peer_batches: int = 5,
+    peer_batch: int | None = None,
 ) -> dict[str, Any]:
-    """Run every measurement once and return the numbers (see the module docstring)."""
+    """Run every measurement once and return the numbers (see the module docstring). ``peer_users`` (0: no
+    peers), ``peer_writes``, ``peer_batches``, ``peer_batch`` (default ``batch``): the sizes of the part measured
+    beside the peers."""
     if memories < users or users < 2 or queries < 2:
         raise ValueError("need memories >= users >= 2 and queries >= 2")
     rng = random.Random(seed + 1)
@@ -835,6 +1163,7 @@ def run(
             "batch": batch,
             "peer_every": peer_every,
             "max_cached_users": max_cached_users,
+            "peer_users": peer_users,
             "words_per_memory": float(np.mean([len(it.text.split()) for v in corpus.items.values() for it in v])),
         }
     }
@@ -859,6 +1188,14 @@ def run(
         result["memory"]["peak_rss_mb"] = _peak_rss_mb()
         result["memory"]["store_mb"] = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
         result["recallable"] = _recallable(mem, corpus, ids, queries, rng)
+        if peer_users:  # last: the peers' stores would weigh on the memory figures above
+            if not quiet:
+                print("beside the peers", file=sys.stderr)
+            peers_started = time.perf_counter()
+            sizes = (peer_users, peer_writes, peer_batches, peer_batch or batch)
+            result["peers"] = _beside_peers(mem, corpus, ef, folder, *sizes, rng)
+            result["peers"]["peak_rss_mb"] = _peak_rss_mb()
+            result["peers"]["seconds"] = time.perf_counter() - peers_started
     finally:
         mem.close()
         if path is None:
@@ -1034,6 +1371,40 @@ def table(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+PEER_ROWS = (
+    ("first recall of a user, p50 / p95 ms", "first_recall"),
+    ("second recall, p50 / p95 ms", "second_recall"),
+    ("single write, p50 / p95 ms", "single_write"),
+)
+
+
+def peers_table(r: dict[str, Any]) -> str:
+    """Every figure of the part measured beside the peers, one column per system, and each system's figure as a
+    ratio of memtend's (p95 for latencies; below 1: the peer is faster)."""
+    peers = r["peers"]
+    names = [n for n in peers if isinstance(peers[n], dict) and "first_recall" in peers[n]]
+    rows: list[list[str]] = []
+    for label, key in PEER_ROWS:
+        rows.append([label, *(f"{_fmt(peers[n][key]['p50_ms'])} / {_fmt(peers[n][key]['p95_ms'])}" for n in names)])
+        ours = peers["memtend"][key]["p95_ms"]
+        rows.append(["  p95 / memtend's", *(_fmt(_ratio(peers[n][key]["p95_ms"], ours), 2) for n in names)])
+    rows.append(["ingest, memories/s", *(_fmt(peers[n]["ingest_per_s"]) for n in names)])
+    rows.append(["  / the embedding model alone", *(_fmt(peers[n]["ingest_ratio"], 2) for n in names)])
+    rows.append(["empty answers", *(str(peers[n]["empty_results"]) for n in names)])
+    head = ["", *names]
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    c = r["config"]
+    lines = [
+        f"beside the peers ({c['memories']:,} memories, {c['users']:,} users; {peers['users']} users recalled twice, "
+        f"{peers['writes']} single writes, {peers['batches']} batches of {peers['batch']}; every system given the same "
+        f"embedding model, order rotating per user)",
+        "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=100_000)
@@ -1043,6 +1414,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=100, help="memories per log_many call")
     parser.add_argument("--peer-every", type=int, default=5, help="time the embedding peer on every n-th user")
     parser.add_argument("--max-cached-users", type=int, default=64)
+    parser.add_argument("--peer-users", type=int, default=50, help="users recalled beside the peers (0: no peers)")
+    parser.add_argument("--peer-writes", type=int, default=20, help="single writes beside the peers")
+    parser.add_argument("--peer-batches", type=int, default=5, help="batches of --batch new memories beside the peers")
     parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
     args = parser.parse_args(argv)
     result = run(
@@ -1054,8 +1428,14 @@ def main(argv: list[str] | None = None) -> int:
         peer_every=args.peer_every,
         max_cached_users=args.max_cached_users,
         quiet=False,
+        peer_users=args.peer_users,
+        peer_writes=args.peer_writes,
+        peer_batches=args.peer_batches,
     )
     print(table(result))
+    if "peers" in result:
+        print()
+        print(peers_table(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2, default=str))
     return 0

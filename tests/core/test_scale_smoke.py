@@ -12,6 +12,16 @@ import pytest
 from conftest import load_benchmark
 
 MEMORIES, USERS, QUERIES, MAX_CACHED = 1_000, 20, 30, 5
+PEERS = {"peer_users": 3, "peer_writes": 2, "peer_batches": 1, "peer_batch": 10}
+SYSTEMS = (
+    "memtend",
+    "raw Chroma",
+    "langchain-chroma",
+    "LlamaIndex Chroma",
+    "LangGraph InMemoryStore",
+    "LangGraph SqliteStore",
+    "embedding alone",
+)
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +31,15 @@ def bench() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def report(bench: ModuleType) -> dict[str, Any]:
-    return bench.run(MEMORIES, USERS, QUERIES, seed=0, max_cached_users=MAX_CACHED, peer_every=4)
+    return bench.run(
+        MEMORIES,
+        USERS,
+        QUERIES,
+        seed=0,
+        max_cached_users=MAX_CACHED,
+        peer_every=4,
+        **PEERS,  # type: ignore[arg-type]
+    )
 
 
 def finite_positive(x: Any) -> bool:
@@ -108,3 +126,18 @@ def test_the_table_shows_every_target(bench: ModuleType, report: dict[str, Any])
     text = bench.table(report)
     assert text.count("PASS") + text.count("FAIL") >= 8
     assert "n/a" not in text
+
+
+@pytest.mark.slow
+def test_every_peer_answers_and_every_figure_is_measured(bench: ModuleType, report: dict[str, Any]) -> None:
+    peers = report["peers"]
+    assert peers["users"] == PEERS["peer_users"] and peers["writes"] == PEERS["peer_writes"]
+    for name in SYSTEMS:
+        figures = peers[name]
+        assert figures["empty_results"] == 0, name
+        for key in ("first_recall", "second_recall", "single_write"):
+            assert figures[key]["n"] == (PEERS["peer_users"] if "recall" in key else PEERS["peer_writes"])
+            assert finite_positive(figures[key]["p95_ms"]), (name, key)
+        assert finite_positive(figures["ingest_per_s"]) and finite_positive(figures["ingest_ratio"]), name
+    text = bench.peers_table(report)
+    assert all(name in text for name in SYSTEMS) and "n/a" not in text
