@@ -12,7 +12,8 @@ be repeated; vectors are read back from the rows already stored with the same te
 
 A journal row lives in the memories collection: owner field ``j_user`` (record and history reads never see it;
 erasure removes it with the user), id ``j:<uuid>``, ``journal: True`` (so open finds every one with one lookup),
-``at`` (when it was written), and a document holding the change as JSON: ``{"user_id", "chunk", "fresh",
+``at`` (when it was written), and ``change``, a metadata value (not the document, which Chroma indexes for
+full-text search) holding the change as JSON: ``{"user_id", "chunk", "fresh",
 "upserts": [[id, text, metadata]], "archives": [...], "deletes": [id], "history": [entry]}``. ``chunk`` is the
 number of records per write the change was split into (0: one change), so a replay splits it the same way and
 writes the same history rows.

@@ -290,10 +290,12 @@ class Storage:
             metas.append(meta)
             embeddings.append(history_vector(row_id, dim))
         if journal is not None:
-            meta = {JOURNAL_OWNER: user_id, "journal": True, "at": time.time()}
+            # the change goes in metadata, not the document: Chroma indexes documents for full-text search (a
+            # 1.2 MB journal of 2,000 events: 200-250 ms as a document, 70-130 ms as a metadata value)
+            meta = {JOURNAL_OWNER: user_id, "journal": True, "at": time.time(), "change": journal[1]}
             dim = len(embeddings[0]) if embeddings else self._dimension(user_id)
             ids.insert(0, journal[0])
-            docs.insert(0, journal[1])
+            docs.insert(0, "")
             metas.insert(0, meta)
             embeddings.insert(0, history_vector(journal[0], dim))
         calls = 0
@@ -346,8 +348,11 @@ class Storage:
     @guarded
     def journals(self) -> list[tuple[str, str, float]]:
         """(row id, user id, time written) of every journal row left in the store (an admin lookup at open: one
-        metadata clause that only journal rows match)."""
-        got = self.memories.get(where={"journal": {"$eq": True}}, include=["metadatas"])
+        metadata clause that only journal rows match; their ids, then their owner and time)."""
+        found = self.memories.get(where={"journal": {"$eq": True}}, include=[])["ids"]
+        if not found:
+            return []
+        got = self.memories.get(ids=found, include=["metadatas"])
         return [
             (i, str(m[JOURNAL_OWNER]), float(m.get("at", 0.0)))
             for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
@@ -356,8 +361,9 @@ class Storage:
 
     @guarded
     def read_journal(self, user_id: str, journal_id: str) -> str | None:
-        got = self.memories.get(ids=[journal_id], where=_owned(JOURNAL_OWNER, user_id, {}), include=["documents"])
-        return (got["documents"] or [None])[0] if got["ids"] else None
+        got = self.memories.get(ids=[journal_id], where=_owned(JOURNAL_OWNER, user_id, {}), include=["metadatas"])
+        change = (got["metadatas"] or [{}])[0].get("change") if got["ids"] else None
+        return str(change) if change is not None else None
 
     @guarded
     def stored_vectors(self, user_id: str, records: Sequence[Record]) -> dict[str, np.ndarray]:
