@@ -303,7 +303,7 @@ class Memory:
                 self._apply_whole(change, jid)
         except StorageUnavailableError as exc:
             self._interrupted(change, chunk, jid, exc, self.storage.write_calls - started)
-        self._mark_changed(change.user_id)
+        self._mark_changed(change)
         self._usage.note(change.user_id, change.used)
         return self._emit(changes.events(change, now()))
 
@@ -371,7 +371,7 @@ class Memory:
                 self._write(part, self._vectors(part))
             if journal_id is not None:
                 self.storage.end_journal(uid, journal_id)
-        self._mark_changed(uid)
+        self._mark_changed(change)
 
     def _recover_journals(self) -> None:
         """Roll forward the journaled changes a killed process or a lost server left half written (all of them on
@@ -445,10 +445,13 @@ class Memory:
         with self._lock:
             self._usage.drop_user(uid)  # a stamp write in flight lands first, so nothing touches the user after
             batch = getattr(self._batch, "erasing", False)  # erase_users rewrites the files once, at its end
+            if not self._exclusive:  # before anything goes: a call of another process that overlaps it sees it
+                self._state.marks().erasing(uid, new_id())
             counts = self.storage.erase_user(uid, purge_log=False)  # purged by _scrub_files, after the marks
             self._indexes.pop(uid, None)
             if not self._exclusive:  # after the records: a reader that sees the marks move finds them gone
                 self._state.marks().erased(uid, new_id())
+            self._state.forget_writes(uid)
             from memtend.session import drop_user_tallies
 
             drop_user_tallies(self.storage, uid)
@@ -539,7 +542,11 @@ class Memory:
                 if not self._exclusive:
                     marks = self._marks_of(user_id)
                     if marks != synced.marks:
-                        synced.catch_up(self.storage)
+                        ids = store_state.changed_ids(synced.marks or {}, marks)
+                        if ids is None:
+                            synced.catch_up(self.storage)
+                        else:
+                            synced.refresh(self.storage, sorted(ids))
                         synced.marks = marks
             return synced.index
 
@@ -556,17 +563,20 @@ class Memory:
         changes is embedded again); None when no helper is free."""
         return self._helpers.submit(self.embed, list(texts)) if texts else None
 
-    def _marks_of(self, user_id: str) -> dict[str, str]:
-        """The user's change marks written by other processes, and the erasure mark."""
-        marks = self._state.marks().read(user_id)
+    def _marks_of(self, user_id: str) -> dict[str, tuple[str, str]]:
+        """The user's change marks written by other processes (with the ids their recent writes touched), and the
+        erasure marks."""
+        marks = self._state.marks().read_recent(user_id)
         marks.pop(ChangeMarks.mark_id(user_id, self._state.writer_id), None)
         return marks
 
-    def _mark_changed(self, user_id: str) -> None:
-        """Tell other processes this one changed the user's records (after the write, so a reader that sees the
-        mark move finds the write)."""
+    def _mark_changed(self, change: Change) -> None:
+        """Tell other processes this one changed the user's records, and which (after the write, so a reader that
+        sees the mark move finds the write)."""
         if not self._exclusive:
-            self._state.marks().mark(user_id, self._state.writer_id, new_id())
+            ids = [r.id for r in change.upserts] + [r.id for r in change.archives] + list(change.deletes)
+            token, recent = self._state.note_write(change.user_id, ids)
+            self._state.marks().mark(change.user_id, self._state.writer_id, token, recent)
 
     def flush_usage(self) -> None:
         """Write buffered last_used_at stamps now (a partial metadata update: it changes nothing else)."""
@@ -622,7 +632,7 @@ class _SyncedIndex:
     def __init__(self, user_id: str, index: UserIndex) -> None:
         self.user_id = user_id
         self.index = index
-        self.marks: dict[str, str] | None = None
+        self.marks: dict[str, tuple[str, str]] | None = None
 
     @classmethod
     def load(cls, storage: Storage, user_id: str, config: RetrievalConfig) -> _SyncedIndex:
@@ -649,8 +659,12 @@ class _SyncedIndex:
         ]
         if gone:
             self.index.remove(gone)
+        self.refresh(storage, changed)
+
+    def refresh(self, storage: Storage, changed: Sequence[str]) -> None:
+        """Bring these records to what storage holds now: fetched (with vectors) when live, dropped otherwise."""
         if changed:
-            records, vectors = storage.get_records(self.user_id, changed, with_embeddings=True)
+            records, vectors = storage.get_records(self.user_id, list(changed), with_embeddings=True)
             fresh = [i for i, r in enumerate(records) if r.status is not Status.ARCHIVED]
             if fresh:
                 assert vectors is not None
@@ -666,7 +680,7 @@ def _stamp(record: Record) -> tuple[Any, ...]:
     changes the text also moves updated_at)."""
     return (
         record.status,
-        record.updated_at,
+        round(record.updated_at, 3),  # Chroma may round a float's last digit
         record.source,
         record.superseded_by,
         record.value,

@@ -624,6 +624,7 @@ class Storage:
 
 # ---------------------------------------------------------------------------------------------------- change marks
 _ERASURES = "erasures"  # the store-wide row whose token changes with every erasure
+_ERASING = "erasing_user"  # the field naming the user of an erasure in progress
 
 
 def record_stamps(storage: Storage, user_id: str) -> dict[str, Record]:
@@ -632,6 +633,12 @@ def record_stamps(storage: Storage, user_id: str) -> dict[str, Record]:
     return {
         i: Record.from_chroma(i, "", dict(m or {})) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
     }
+
+
+@guarded
+def drop_history_row(storage: Storage, user_id: str, first_entry_id: str) -> None:
+    """Delete the history row of one write (named by its first entry): a write taken back leaves no history."""
+    storage.memories.delete(ids=[HISTORY_ID_PREFIX + first_entry_id], where=history_where(user_id))
 
 
 class ChangeMarks:
@@ -650,28 +657,56 @@ class ChangeMarks:
     def mark_id(user_id: str, writer: str) -> str:
         return "mark:" + hashlib.sha256(json.dumps([user_id, writer]).encode()).hexdigest()[:40]
 
-    @guarded
+    erasures_id = _ERASURES
+
+    @staticmethod
+    def erasing_id(user_id: str) -> str:
+        return "erasing:" + hashlib.sha256(json.dumps([user_id]).encode()).hexdigest()[:40]
+
     def read(self, user_id: str) -> dict[str, str]:
-        """Row id -> token of the user's marks and the erasure row."""
-        got = self.collection.get(where={"$or": [where(user_id), {_ERASURES: {"$eq": True}}]}, include=["metadatas"])
-        return {i: str((m or {}).get("token")) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
+        """Row id -> token of the user's marks, of an erasure of the user in progress, and of the erasure row."""
+        return {i: token for i, (token, _) in self.read_recent(user_id).items()}
 
     @guarded
-    def mark(self, user_id: str, writer: str, token: str) -> None:
+    def read_recent(self, user_id: str) -> dict[str, tuple[str, str]]:
+        """Row id -> (token, the ids its writer's recent writes touched, as JSON) of the rows :meth:`read` reads."""
+        got = self.collection.get(
+            where={"$or": [where(user_id), {_ERASING: {"$eq": user_id}}, {_ERASURES: {"$eq": True}}]},
+            include=["metadatas", "documents"],
+        )
+        rows = zip(got["ids"], got["metadatas"] or [], got["documents"] or [], strict=True)
+        return {i: (str((m or {}).get("token")), d or "") for i, m, d in rows}
+
+    @guarded
+    def erasing(self, user_id: str, token: str) -> None:
+        """Say an erasure of the user has begun (before anything is deleted; kept apart from the user's rows, so the
+        erasure's own deletes leave it until :meth:`erased`)."""
+        self.collection.upsert(
+            ids=[self.erasing_id(user_id)],
+            embeddings=[_NO_VECTOR],
+            metadatas=[{"user_id": "", _ERASING: user_id, "token": token}],
+        )
+
+    @guarded
+    def mark(self, user_id: str, writer: str, token: str, recent: str = "") -> None:
+        """Move the writer's mark of the user to ``token``; ``recent``: the ids its last writes touched (JSON)."""
         self.collection.upsert(
             ids=[self.mark_id(user_id, writer)],
             embeddings=[_NO_VECTOR],
+            documents=[recent],
             metadatas=[{"user_id": user_id, "token": token}],
         )
 
     @guarded
     def erased(self, user_id: str, token: str) -> None:
-        """Remove the user's marks (after their records are gone), then move the erasure token."""
+        """Remove the user's marks (after their records are gone), move the erasure token, then drop the
+        erasure-in-progress row."""
         self.collection.delete(where=where(user_id))
         # user_id "" (no user id is empty) keeps "every row names a user id" true for scans
         self.collection.upsert(
             ids=[_ERASURES], embeddings=[_NO_VECTOR], metadatas=[{"user_id": "", _ERASURES: True, "token": token}]
         )
+        self.collection.delete(ids=[self.erasing_id(user_id)])
 
 
 def _in(values: list[str]) -> dict[str, Any]:

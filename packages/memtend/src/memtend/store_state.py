@@ -10,10 +10,11 @@ closes.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from memtend.usage import UsageWriter
 
 StoreKey = tuple[Any, ...]
+RECENT_WRITES = 32  # writes a process lists in its mark of a user (a reader further behind compares everything)
+MAX_LISTED_IDS = 256  # ids a listed write may name
+MAX_WRITERS_USERS = 4_096  # users whose recent writes this process keeps
 _states: dict[StoreKey, StoreState] = {}
 _guard = threading.Lock()
 
@@ -43,6 +47,23 @@ class StoreState:
         self.max_cached_users = 0
         self.writer_id = uuid.uuid4().hex  # names this process's change marks on a shared store
         self.handles = 0
+        self._written: OrderedDict[str, _Writes] = OrderedDict()  # this process's recent writes, per user
+
+    def note_write(self, user_id: str, ids: list[str]) -> tuple[str, str]:
+        """Count a write of the user's records: the mark token (``epoch:seq``) and the recent writes to publish
+        (JSON ``[[seq, [ids]], ...]``; ``["*"]`` for a write too large to list)."""
+        with self.lock:
+            writes = self._written.pop(user_id, None) or _Writes()
+            self._written[user_id] = writes
+            while len(self._written) > MAX_WRITERS_USERS:
+                self._written.popitem(last=False)  # its next write starts a new epoch: readers then look again
+            writes.seq += 1
+            writes.recent.append((writes.seq, ids if len(ids) <= MAX_LISTED_IDS else ["*"]))
+            return f"{writes.epoch}:{writes.seq}", json.dumps(list(writes.recent))
+
+    def forget_writes(self, user_id: str) -> None:
+        with self.lock:
+            self._written.pop(user_id, None)
 
     @property
     def exclusive(self) -> bool:
@@ -53,6 +74,37 @@ class StoreState:
     def marks(self) -> ChangeMarks:
         """The store's change marks (written and read only when other processes may write the store)."""
         return self.storage.changes
+
+
+class _Writes:
+    def __init__(self) -> None:
+        self.epoch = uuid.uuid4().hex[:16]
+        self.seq = 0
+        self.recent: deque[tuple[int, list[str]]] = deque(maxlen=RECENT_WRITES)
+
+
+def changed_ids(old: dict[str, tuple[str, str]], new: dict[str, tuple[str, str]]) -> set[str] | None:
+    """The record ids other processes' writes touched between two readings of a user's marks, or None when a
+    full comparison is needed (an erasure, a mark gone, a gap in a writer's recent writes, a large write)."""
+    if any(k not in new for k in old) or any(not k.startswith("mark:") and new[k] != old.get(k) for k in new):
+        return None  # a mark gone, or the erasure rows moved
+    ids: set[str] = set()
+    for row, (token, recent) in new.items():
+        if old.get(row, ("", ""))[0] == token or not row.startswith("mark:"):
+            continue
+        epoch, _, _ = token.partition(":")
+        before = old.get(row, ("", ""))[0]
+        seen = int(before.partition(":")[2]) if before.partition(":")[0] == epoch else 0
+        try:
+            entries = [(int(seq), list(touched)) for seq, touched in json.loads(recent)]
+        except (ValueError, TypeError):
+            return None
+        newer = [(seq, touched) for seq, touched in entries if seq > seen]
+        if not newer or newer[0][0] != seen + 1 or any("*" in touched for _, touched in newer):
+            return None
+        for _, touched in newer:
+            ids.update(str(i) for i in touched)
+    return ids
 
 
 def folder_key(folder: Path, prefix: str) -> StoreKey:

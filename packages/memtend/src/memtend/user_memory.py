@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memtend import shared_writes
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_callable, check_items, describe
 from memtend.document_values import gate_identifier, gated_metadata
@@ -238,9 +239,22 @@ class UserMemory:
         if candidate.status is Status.PENDING_REVIEW:
             self._add([_Checked(candidate, checked.redacted)])
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
+        said_at = candidate.created_at if at else None
         with self.memory._lock:
-            result, change = self._plan_fact(candidate, checked.redacted, said_at=candidate.created_at if at else None)
+            if not shared_writes.shared(self.memory):
+                result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
+                self.memory.apply(change)
+                return result
+            # another process may write the key at the same moment: check precedence after writing (see shared_writes)
+            fid = fact_id(self.user_id, candidate.key)
+            seen = {e.id for e in self._storage.get_history(self.user_id, record_id=fid)}
+            result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
             self.memory.apply(change)
+            others = shared_writes.fact_writes_since(
+                self.memory, self.user_id, fid, seen, {h.id for h in change.history}
+            )
+            mine = candidate if result.outcome is not FactOutcome.KEPT else result.record
+            shared_writes.repair_precedence(self.memory, mine, others, lambda c: self._plan_fact(c)[1])
             return result
 
     def _plan_fact(
@@ -351,38 +365,44 @@ class UserMemory:
     def approve(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
         """Accept a pending record. A pending fact is applied through precedence as vouched for by ``source``."""
         source = Source.parse(source)
-        with self.memory._lock:
+
+        def plan() -> tuple[Record, Change]:
             record = self._pending_record(record_id)
             t = now()
             if record.kind is Kind.FACT:
                 result, change = self._plan_fact(replace(record, source=source, status=Status.ACTIVE))
                 retired = changes.retire(self.user_id, [record], "approved", t, superseded_by=result.record.id)
-                self.memory.apply(change.then(retired))
-                return result.record
-            approved, change = changes.approve(self.user_id, record, source, t)
-            self.memory.apply(change)
-            return approved
+                return result.record, change.then(retired)
+            return changes.approve(self.user_id, record, source, t)
+
+        with self.memory._lock:
+            return shared_writes.guarded(self.memory, self.user_id, [record_id], plan)
 
     def reject(self, record_id: str) -> Record:
         """Drop a pending record for good; returns it as it was."""
-        with self.memory._lock:
+
+        def plan() -> tuple[Record, Change]:
             record = self._pending_record(record_id)
-            self.memory.apply(changes.reject(self.user_id, record))
-            return record
+            return record, changes.reject(self.user_id, record)
+
+        with self.memory._lock:
+            return shared_writes.guarded(self.memory, self.user_id, [record_id], plan)
 
     # ------------------------------------------------------------------ deletion, compaction
     def delete(self, record_id: str) -> DeleteReport:
         """Delete one record for good; summaries derived from it are rebuilt from their other sources, or
         deleted when none remain. Returns what was deleted and which summaries were rebuilt or removed."""
-        with self.memory._lock:
+
+        def plan() -> tuple[DeleteReport, Change]:
             record = self.get(record_id)
             summaries, _ = self._storage.get_records(self.user_id, kinds=[Kind.SUMMARY])
             touched = [s for s in summaries if record.id in s.derived_from]
             wanted = list(dict.fromkeys(i for s in touched for i in s.derived_from if i != record.id))
             sources, _ = self._storage.get_records(self.user_id, wanted)
-            report, change = changes.delete(self.user_id, record, touched, {r.id: r for r in sources}, now())
-            self.memory.apply(change)
-            return report
+            return changes.delete(self.user_id, record, touched, {r.id: r for r in sources}, now())
+
+        with self.memory._lock:
+            return shared_writes.guarded(self.memory, self.user_id, [record_id], plan)
 
     def compact(self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None) -> CompactionReport:
         """Keep the newest ``keep_recent`` events verbatim; replace older ones (and any earlier summary) with one
@@ -443,7 +463,8 @@ class UserMemory:
     def restore(self, record_id: str) -> Record:
         """Bring an archived record back. A superseded fact value becomes current again (the value it restores
         over is archived in its turn, so the restore can itself be undone)."""
-        with self.memory._lock:
+
+        def plan() -> tuple[Record, Change]:
             record = self.get(record_id)
             if record.status is not Status.ARCHIVED:
                 raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not archived")
@@ -454,9 +475,10 @@ class UserMemory:
                 if stacked is not None:
                     vectors = {r.id: stacked[i] for i, r in enumerate(found)}
                 slot = next((r for r in found if r.id == fid), None)
-            restored, change = changes.restore(self.user_id, record, slot, vectors, now())
-            self.memory.apply(change)
-            return restored
+            return changes.restore(self.user_id, record, slot, vectors, now())
+
+        with self.memory._lock:
+            return shared_writes.guarded(self.memory, self.user_id, [record_id], plan)
 
     # ------------------------------------------------------------------ working memory, keyed store, export
     @no_io

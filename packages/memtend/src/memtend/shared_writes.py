@@ -1,0 +1,169 @@
+"""Read-check-write across processes on a shared store (a ``chroma run`` server), where Chroma offers no
+compare-and-set.
+
+In one process the store's lock makes review, restore, delete, erasure and fact writes linearisable. Between
+processes each such call is checked after it is written, against what it can see then:
+
+- **erasure**: ``Memory.erase_user`` marks the user as being erased before it deletes anything and moves the
+  store-wide erasure token when done (:class:`~memtend.storage.ChangeMarks`). A call whose marks show an erasure
+  that overlapped it deletes what it wrote, if still as written, and raises ``RecordNotFoundError``: nothing
+  erased comes back.
+- **review, restore, delete**: every write stores its history row in the same Chroma upsert as its records, so
+  a concurrent call on the same record is seen as a history entry this call did not write and did not see
+  before. A concurrent reject, delete or purge wins over an approve or restore that landed after it: the record
+  is deleted again and the call raises ``RecordNotFoundError``.
+- **precedence**: after a fact write, the key's slot and the fact writes made meanwhile by other processes are
+  read; when the slot holds a value of lower trust than one written meanwhile, the highest (ties: the greatest
+  entry id, so every process picks the same) is written over it through precedence, archiving the lower one.
+  Whichever of two racing writers checks last sees the other's write, so a lower source never stays over a
+  higher one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
+
+from memtend.errors import RecordNotFoundError
+from memtend.policies.changes import Change
+from memtend.records import Record, Source, Status, fact_id, new_id, now
+from memtend.results import HistoryEntry
+from memtend.storage import drop_history_row
+
+if TYPE_CHECKING:
+    from memtend.memory import Memory
+
+T = TypeVar("T")
+_WINS_OVER_REVIEW = frozenset({"reject", "delete", "purge"})
+_FACT_WRITES = frozenset({"add", "update", "restore", "approve"})
+
+
+def shared(memory: Memory) -> bool:
+    return not memory._exclusive
+
+
+def erasing_seen(memory: Memory, user_id: str, before: dict[str, str]) -> bool:
+    """True when an erasure of the user overlapped the call: one in progress now, or one finished since
+    ``before`` (the marks read before the call read anything)."""
+    marks = memory.storage.changes
+    now_marks = marks.read(user_id)
+    if marks.erasing_id(user_id) in now_marks:
+        return True
+    return now_marks.get(marks.erasures_id) != before.get(marks.erasures_id)
+
+
+def guarded(
+    memory: Memory,
+    user_id: str,
+    record_ids: Sequence[str],
+    plan: Callable[[], tuple[T, Change]],
+) -> T:
+    """Plan and apply a review, restore or delete of ``record_ids`` (hold the memory's lock); on a shared store,
+    check it afterwards against erasures and concurrent calls on the same records, and take back what it wrote
+    when it lost (then RecordNotFoundError). ``plan`` reads what it needs and returns (result, change)."""
+    if not shared(memory):
+        result, change = plan()
+        memory.apply(change)
+        return result
+    storage = memory.storage
+    marks_before = storage.changes.read(user_id)
+    seen = {e.id for rid in record_ids for e in storage.get_history(user_id, record_id=rid)}
+    result, change = plan()
+    touched = [r.id for r in [*change.upserts, *change.archives]]
+    stored, vectors = storage.get_records(user_id, touched, with_embeddings=True)
+    replaced = {r.id: (r, vectors[i]) for i, r in enumerate(stored) if vectors is not None}
+    memory.apply(change)
+    own = {h.id for h in change.history}
+    after = [e for rid in record_ids for e in storage.get_history(user_id, record_id=rid)]
+    lost = erasing_seen(memory, user_id, marks_before)
+    deleted = {e.record_id for e in after if e.id not in seen and e.id not in own and e.op in _WINS_OVER_REVIEW}
+    if lost or deleted:
+        _take_back(memory, user_id, change, replaced, erased=lost, deleted=deleted)
+        what = "erased" if lost else "deleted or rejected"
+        raise RecordNotFoundError(
+            f"record {record_ids[0]!r} was {what} by another process while this call ran; nothing of it was kept"
+        )
+    return result
+
+
+def _take_back(
+    memory: Memory,
+    user_id: str,
+    change: Change,
+    replaced: dict[str, tuple[Record, np.ndarray]],
+    *,
+    erased: bool,
+    deleted: set[str],
+) -> None:
+    """Undo a change that lost a race: rows it created go; rows it replaced get their stored version back,
+    unless the user was erased or the row was deleted meanwhile (then they go too)."""
+    written = [r.id for r in change.upserts] + [r.id for r in change.archives]
+    stored, _ = memory.storage.get_records(user_id, written)
+    mine = {r.id: r for r in [*change.upserts, *change.archives]}
+    doomed = [r.id for r in stored if r.id in mine and _same(r, mine[r.id])]
+    back = [
+        replaced[rid]
+        for rid in doomed
+        if rid in replaced and not erased and rid not in deleted and replaced[rid][0].status is not Status.ARCHIVED
+    ]
+    keep = {rec.id for rec, _ in back}
+    gone = [rid for rid in doomed if rid not in keep]
+    if gone:
+        memory.storage.delete_records(user_id, gone)
+    if back:
+        memory.storage.write_records(user_id, [rec for rec, _ in back], np.vstack([v for _, v in back]))
+    if change.history:
+        drop_history_row(memory.storage, user_id, change.history[0].id)
+    with memory._lock:
+        memory._indexes.pop(user_id, None)  # reloaded from storage on next use
+
+
+def _same(stored: Record, written: Record) -> bool:
+    """The stored row is the version this call wrote (times compared to the millisecond: Chroma may round the
+    last digit of a float)."""
+    return (stored.status, stored.value, stored.source) == (written.status, written.value, written.source) and abs(
+        stored.updated_at - written.updated_at
+    ) < 1e-3
+
+
+# ---------------------------------------------------------------------------------------------------- precedence
+def fact_writes_since(memory: Memory, user_id: str, fid: str, seen: set[str], own: set[str]) -> list[HistoryEntry]:
+    """Writes of the fact slot ``fid`` made by others since ``seen`` was read."""
+    entries = memory.storage.get_history(user_id, record_id=fid)
+    return [
+        e
+        for e in entries
+        if e.id not in seen and e.id not in own and e.op in _FACT_WRITES and e.record_id == fid and e.after
+    ]
+
+
+def repair_precedence(
+    memory: Memory,
+    mine: Record,
+    others: list[HistoryEntry],
+    plan_fact: Callable[[Record], Change],
+) -> bool:
+    """After a fact write on a shared store (``mine``: the value this call wrote or would have written): when the
+    key's slot now holds a value of lower trust than the best one written meanwhile, by this call or by others,
+    write that one over it through precedence (``plan_fact``), which archives the lower one. True if it did."""
+    user_id, fid = mine.user_id, fact_id(mine.user_id, mine.key)
+    candidates: list[tuple[int, str, Record]] = [(mine.source.trust, "", mine)]
+    for e in others:
+        assert e.after is not None
+        try:
+            source = Source(str(e.after["source"]))
+            value, text = str(e.after["value"]), str(e.after["text"])
+        except (KeyError, ValueError):
+            continue
+        candidates.append((source.trust, e.id, replace(mine, id=new_id(), value=value, text=text, source=source)))
+    found, _ = memory.storage.get_records(user_id, [fid])
+    slot = found[0] if found and found[0].status is Status.ACTIVE else None
+    trust, _, best = max(candidates, key=lambda c: (c[0], c[1]))
+    if slot is None or slot.source.trust >= trust:
+        return False
+    t = now()
+    memory.apply(plan_fact(replace(best, status=Status.ACTIVE, created_at=t, updated_at=t, last_used_at=t)))
+    return True
