@@ -376,7 +376,7 @@ class UserMemory:
             return changes.approve(self.user_id, record, source, t)
 
         with self.memory._lock:
-            return shared_writes.guarded(self.memory, self.user_id, [record_id], plan)
+            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
 
     def reject(self, record_id: str) -> Record:
         """Drop a pending record for good; returns it as it was."""
@@ -386,7 +386,7 @@ class UserMemory:
             return record, changes.reject(self.user_id, record)
 
         with self.memory._lock:
-            return shared_writes.guarded(self.memory, self.user_id, [record_id], plan)
+            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
 
     # ------------------------------------------------------------------ deletion, compaction
     def delete(self, record_id: str) -> DeleteReport:
@@ -402,7 +402,7 @@ class UserMemory:
             return changes.delete(self.user_id, record, touched, {r.id: r for r in sources}, now())
 
         with self.memory._lock:
-            return shared_writes.guarded(self.memory, self.user_id, [record_id], plan)
+            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
 
     def compact(self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None) -> CompactionReport:
         """Keep the newest ``keep_recent`` events verbatim; replace older ones (and any earlier summary) with one
@@ -478,7 +478,7 @@ class UserMemory:
             return changes.restore(self.user_id, record, slot, vectors, now())
 
         with self.memory._lock:
-            return shared_writes.guarded(self.memory, self.user_id, [record_id], plan)
+            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
 
     # ------------------------------------------------------------------ working memory, keyed store, export
     @no_io
@@ -676,6 +676,13 @@ def _embedded(ahead: Future[np.ndarray] | None, texts: list[str]) -> dict[str, n
     except Exception:
         return None
     return dict(zip(texts, vectors, strict=True)) if len(vectors) == len(texts) else None
+
+
+def _checked_id(record_id: object) -> str:
+    """A record id as given to a call, checked before anything reads storage with it."""
+    if not check_name(record_id, "record_id"):
+        raise InvalidInputError("record_id must not be empty")
+    return str(record_id)
 
 
 def _now_default(value: float | None) -> float:
