@@ -243,3 +243,25 @@ def test_server_lost_mid_write_says_so_and_is_finished_once_it_is_back(tmp_path:
         mem.close()
     finally:
         server.stop()
+
+
+def test_set_fact_reads_only_the_slot_before_its_write(ephemeral_memory: Memory) -> None:
+    """The planner reads the key's slot (precedence needs it); the write does not read it again."""
+    u = ephemeral_memory.user("reads-once")
+    col = ephemeral_memory.storage.memories
+    real = col.get
+    gets: list[Any] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        gets.append(kwargs.get("ids"))
+        return real(*args, **kwargs)
+
+    u.set_fact("contact.method", "email")
+    col.get = counted  # type: ignore[method-assign]
+    try:
+        assert u.set_fact("contact.method", "phone").outcome.value == "updated"
+    finally:
+        del col.get
+    assert len(gets) == 1 and gets[0] == [u.get_fact("contact.method").id]
+    stored = col.get(ids=[u.get_fact("contact.method").id], include=["metadatas"])["metadatas"][0]
+    assert stored["value"] == "phone" and "superseded_by" not in stored

@@ -423,7 +423,14 @@ class Memory:
             history = [replace(h, at=stamp) for h in change.history]
             # records, archives and the history row: one Chroma upsert (one transaction) when they fit in a batch
             self.storage.write_records(
-                uid, change.upserts, vectors, history, archives=change.archives, fresh=change.fresh, journal=journal_row
+                uid,
+                change.upserts,
+                vectors,
+                history,
+                archives=change.archives,
+                fresh=change.fresh,
+                journal=journal_row,
+                known=change.stored,
             )
             if change.deletes:
                 self.storage.delete_records(uid, change.deletes)

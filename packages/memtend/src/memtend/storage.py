@@ -29,7 +29,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -250,6 +250,7 @@ class Storage:
         archives: Sequence[Record] = (),
         fresh: bool = False,
         journal: tuple[str, str] | None = None,
+        known: Mapping[str, Record | None] | None = None,
     ) -> int:
         """Upsert ``records`` (with ``vectors``, one per record), move ``archives`` to the archive in place (their
         stored text and vector stand) and store ``history`` as one history row: all in one Chroma upsert when they
@@ -259,15 +260,20 @@ class Storage:
         ``fresh``: every id in ``records`` is new (nothing stored to replace), which saves a read. Archives are
         read first (their stored metadata keys and vector); one no longer stored is skipped, never revived.
         ``journal``: (row id, document) of the change's journal row (see :mod:`memtend.journal`), written in the
-        first call."""
+        first call. ``known``: records as already read by id (None: not stored); their metadata keys are not read
+        again."""
         ids: list[str] = [r.id for r in records]
         docs: list[str] = [r.text for r in records]
         metas: list[dict[str, Any]] = [dict(r.to_metadata()) for r in records]
         embeddings: list[Any] = list(vectors) if vectors is not None and len(records) else []
         if records and len(embeddings) != len(records):
             embeddings = list(np.asarray(self._embedding_function([r.text for r in records]), dtype=np.float32))
-        replaced = [] if fresh else [r.id for r in records]
+        known = known or {}
+        replaced = [] if fresh else [r.id for r in records if r.id not in known]
         stored = self._stored(user_id, [*replaced, *(r.id for r in archives)], with_embeddings=bool(archives))
+        for rid, record in known.items():
+            if record is not None and rid not in stored:
+                stored[rid] = (set(record.to_metadata()), None)
         for meta, rid in zip(metas, ids, strict=True):
             for name in stored.get(rid, ({}, None))[0] if not fresh else ():
                 meta.setdefault(name, None)  # Chroma merges metadata: a key the new version lacks is removed

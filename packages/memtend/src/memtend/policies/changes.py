@@ -34,7 +34,9 @@ class Change:
     6. ``used``: last-used stamps (record id -> time), buffered and written in the background;
     7. ``erase``: the user is removed from every collection (nothing else may be set with it).
 
-    ``fresh`` says every upserted id is new (nothing stored to replace, which saves a read); ``redacted`` names,
+    ``fresh`` says every upserted id is new (nothing stored to replace, which saves a read); ``stored`` holds, by
+    id, what the planner read of records that upserts replace (None: nothing stored), so the write need not read
+    them again to clear metadata keys the new version lacks; ``redacted`` names,
     per record id, the kinds of sensitive value the gate masked in it (for change hooks; never the values).
     """
 
@@ -48,6 +50,7 @@ class Change:
     redacted: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     fresh: bool = False
     erase: bool = False
+    stored: Mapping[str, Record | None] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -74,6 +77,7 @@ class Change:
             used={**self.used, **other.used},
             redacted={**self.redacted, **other.redacted},
             fresh=self.fresh and other.fresh,
+            stored={**self.stored, **other.stored},
         )
 
     def live_upserts(self) -> list[Record]:
@@ -175,7 +179,12 @@ def fact(
     if current_value is None:
         if slot is not None:  # an archived current slot (forgotten fact): keep its creation time
             current = replace(current, created_at=slot.created_at)
-        change = Change(user_id, upserts=(current,), history=(entry(user_id, "add", current, None, current.source),))
+        change = Change(
+            user_id,
+            upserts=(current,),
+            history=(entry(user_id, "add", current, None, current.source),),
+            stored={fid: slot},
+        )
         return FactResult(decision.outcome, current, decision.reason), replace(change, redacted=marks)
     old = replace(archived(current_value, fid, t), id=new_id())
     current = replace(current, created_at=current_value.created_at, updated_at=t)
@@ -186,6 +195,7 @@ def fact(
         vectors={old.id: slot_vector},
         history=(entry(user_id, "update", current, current_value, current.source),),
         redacted=marks,
+        stored={fid: slot, old.id: None},
     )
     return FactResult(decision.outcome, current, decision.reason), change
 
