@@ -48,12 +48,13 @@ def test_single_writes_are_one_chroma_write(memory: Memory) -> None:
     Memory does not hold the folder lock of), a change mark for them follows in ``<prefix>_changes``."""
     u = memory.user("one-write")
     one = ["memories.upsert"] if memory._exclusive else ["memories.upsert", "changes.upsert"]
+    new = ["memories.add", *one[1:]]  # rows that are all new are added (no look-up of stored rows)
     with counting_writes(memory) as calls:
         note = u.remember("prefers short answers")
-    assert calls == one
+    assert calls == new
     with counting_writes(memory) as calls:
         event = u.log("deployed the billing service")
-    assert calls == one
+    assert calls == new
     for value, outcome in (("email", "added"), ("phone", "updated"), ("phone", "unchanged")):
         with counting_writes(memory) as calls:
             result = u.set_fact("contact.method", value)
@@ -107,24 +108,30 @@ class _Killed(BaseException):
 
 
 @contextmanager
-def killed_at_call(memory: Memory, method: str, n: int) -> Iterator[None]:
-    """The ``n``-th call (1-based) of ``memories.<method>`` never happens: the process 'dies' just before it."""
+def killed_at_call(memory: Memory, method: str | tuple[str, ...], n: int) -> Iterator[None]:
+    """The ``n``-th call (1-based) of ``memories.<method>`` (of any of the methods, counted together) never
+    happens: the process 'dies' just before it."""
     col = memory.storage.memories
-    real = getattr(col, method)
+    methods = (method,) if isinstance(method, str) else method
     seen = [0]
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        seen[0] += 1
-        if seen[0] == n:
-            raise _Killed
-        return real(*args, **kwargs)
+    def dying(real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen[0] += 1
+            if seen[0] == n:
+                raise _Killed
+            return real(*args, **kwargs)
 
-    setattr(col, method, call)
+        return call
+
+    for name in methods:
+        setattr(col, name, dying(getattr(col, name)))
     try:
         with pytest.raises(_Killed):
             yield
     finally:
-        delattr(col, method)
+        for name in methods:
+            delattr(col, name)
 
 
 def _reopen(memory: Memory, folder: Path) -> Memory:
@@ -136,7 +143,8 @@ def test_log_many_killed_midway_is_finished_on_open(tmp_path: Path) -> None:
     mem = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())
     u = mem.user("kl")
     u.remember("before the batch")
-    with killed_at_call(mem, "upsert", 3):  # chunk 1 (with the journal row) and chunk 2 stored, then death
+    # chunk 1 (an upsert, with the journal row) and chunk 2 (added: all new) stored, then death
+    with killed_at_call(mem, ("upsert", "add"), 3):
         u.log_many([f"batch event {i}" for i in range(700)])
     assert len(mem.storage.journals()) == 1
     assert 0 < len(u.list(kinds=["event"])) < 700, "a prefix is stored: the case the journal is for"
