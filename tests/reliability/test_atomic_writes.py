@@ -253,10 +253,12 @@ def test_server_lost_mid_write_says_so_and_is_finished_once_it_is_back(tmp_path:
         server.stop()
 
 
-def test_set_fact_reads_only_the_slot_before_its_write(ephemeral_memory: Memory) -> None:
-    """The planner reads the key's slot (precedence needs it); the write does not read it again."""
-    u = ephemeral_memory.user("reads-once")
-    col = ephemeral_memory.storage.memories
+def test_set_fact_reads_only_the_slot_before_its_write(tmp_path: Path) -> None:
+    """The planner reads the key's slot (precedence needs it); the write does not read it again. (On an embedded
+    folder: on a store other processes share, the compare-and-set against them reads more.)"""
+    mem = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())
+    u = mem.user("reads-once")
+    col = mem.storage.memories
     real = col.get
     gets: list[Any] = []
 
@@ -273,3 +275,4 @@ def test_set_fact_reads_only_the_slot_before_its_write(ephemeral_memory: Memory)
     assert len(gets) == 1 and gets[0] == [u.get_fact("contact.method").id]
     stored = col.get(ids=[u.get_fact("contact.method").id], include=["metadatas"])["metadatas"][0]
     assert stored["value"] == "phone" and "superseded_by" not in stored
+    mem.close()
