@@ -204,17 +204,30 @@ def test_server_lost_mid_write_says_so_and_is_finished_once_it_is_back(tmp_path:
         mem = Memory(client=server.client(), embedding_function=HashEmbedder(), collection_prefix="lostsrv")
         u = mem.user("srv")
         col = mem.storage.memories
-        real = col.upsert
+        writes = {"add": col.add, "upsert": col.upsert}  # rows all new are added, others upserted
 
-        def applied_then_lost(*args: Any, **kwargs: Any) -> Any:
-            real(*args, **kwargs)  # the server stores the note and its history row...
+        def on_write(action: Any) -> None:
+            """Make ``action(real_call, args, kwargs)`` stand in for each write call on the memories collection."""
+            for name, real_call in writes.items():
+
+                def call(*args: Any, _real: Any = real_call, **kwargs: Any) -> Any:
+                    return action(_real, args, kwargs)
+
+                setattr(col, name, call)
+
+        def restore() -> None:
+            for name in writes:
+                delattr(col, name)
+
+        def applied_then_lost(real_call: Any, args: Any, kwargs: Any) -> Any:
+            real_call(*args, **kwargs)  # the server stores the note and its history row...
             server.stop()  # ...and is gone before its answer arrives
             raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
 
-        col.upsert = applied_then_lost  # type: ignore[method-assign]
+        on_write(applied_then_lost)
         with pytest.raises(WriteInterruptedError) as info:
             u.remember("lost answer note")
-        del col.upsert
+        restore()
         assert isinstance(info.value, StorageUnavailableError) and info.value.record_ids
         assert "not completed" not in str(info.value) and "Do not make the call again" in str(info.value)
         server.start()
@@ -224,16 +237,16 @@ def test_server_lost_mid_write_says_so_and_is_finished_once_it_is_back(tmp_path:
 
         calls = [0]
 
-        def dies_before_the_second_chunk(*args: Any, **kwargs: Any) -> Any:
+        def dies_before_the_second_chunk(real_call: Any, args: Any, kwargs: Any) -> Any:
             calls[0] += 1
             if calls[0] == 2:
                 server.stop()
-            return real(*args, **kwargs)
+            return real_call(*args, **kwargs)
 
-        col.upsert = dies_before_the_second_chunk  # type: ignore[method-assign]
+        on_write(dies_before_the_second_chunk)
         with pytest.raises(WriteInterruptedError):
             u.log_many([f"srv event {i}" for i in range(600)])
-        del col.upsert
+        restore()
         server.start()
         u.log("the next call")
         texts = [r.text for r in u.list(kinds=["event"])]
