@@ -200,3 +200,18 @@ def shared_path(*parts: str) -> Path:
 
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+
+@pytest.fixture
+def two_processes(embedding_function: object) -> Iterator[tuple[object, object]]:
+    """Two Memory objects over one store, each with its own retrieval index: how two processes on a server
+    see each other (an EphemeralClient is shared within the process, like a server is between processes)."""
+    import chromadb
+    from memtend import Memory
+
+    prefix = unique_prefix()
+    a = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function, collection_prefix=prefix)
+    b = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function, collection_prefix=prefix)
+    yield a, b
+    a.close()
+    b.close()

@@ -17,42 +17,19 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import chromadb
 from memtend import Memory
+from memtend.testing.chroma_calls import counting_writes
 
 OPERATIONS = ("remember", "log", "set_fact", "raw_add", "embed")
-WRITE_CALLS = ("add", "upsert", "update", "delete")
 
 
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-@contextmanager
-def _counting_writes(memory: Memory) -> Iterator[list[str]]:
-    """Count the Chroma write calls made on memtend's collections (the real calls, wrapped, not replaced)."""
-    calls: list[str] = []
-    wrapped: list[tuple[Any, str]] = []
-    for name, col in memory.storage.collections().items():
-        for method in WRITE_CALLS:
-            real = getattr(col, method)
-
-            def counted(*args: Any, _real: Any = real, _what: str = f"{name}.{method}", **kwargs: Any) -> Any:
-                calls.append(_what)
-                return _real(*args, **kwargs)
-
-            setattr(col, method, counted)
-            wrapped.append((col, method))
-    try:
-        yield calls
-    finally:
-        for col, method in wrapped:
-            delattr(col, method)
 
 
 def _client(backend: str, folder: str) -> Any:
@@ -99,7 +76,7 @@ def run(
         for round_no in range(warmup + n):
             order = order[1:] + order[:1]
             for op in order:
-                with _counting_writes(memory) as calls:
+                with counting_writes(memory) as calls:
                     start = time.perf_counter()
                     ops[op]()
                     elapsed = time.perf_counter() - start

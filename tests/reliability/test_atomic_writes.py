@@ -15,32 +15,9 @@ import pytest
 from conftest import ChromaServer
 from memtend import Event, Memory, RecordNotFoundError, Source, StorageUnavailableError, WriteInterruptedError
 from memtend.testing import HashEmbedder
+from memtend.testing.chroma_calls import counting_writes
 
 T0 = 1_700_000_000.0
-
-WRITE_CALLS = ("add", "upsert", "update", "delete")
-
-
-@contextmanager
-def counting_writes(memory: Memory) -> Iterator[list[str]]:
-    """Names of the Chroma write calls made on memtend's collections while the block runs."""
-    calls: list[str] = []
-    wrapped: list[tuple[Any, str]] = []
-    for name, col in memory.storage.collections().items():
-        for method in WRITE_CALLS:
-            real = getattr(col, method)
-
-            def counted(*args: Any, _real: Any = real, _what: str = f"{name}.{method}", **kwargs: Any) -> Any:
-                calls.append(_what)
-                return _real(*args, **kwargs)
-
-            setattr(col, method, counted)
-            wrapped.append((col, method))
-    try:
-        yield calls
-    finally:
-        for col, method in wrapped:
-            delattr(col, method)
 
 
 def test_single_writes_are_one_chroma_write(memory: Memory) -> None:

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import chromadb
 import memtend.memory
 import pytest
 from conftest import ChromaServer, unique_prefix
@@ -268,18 +267,6 @@ def test_second_process_on_embedded_folder_gets_store_locked(
 
 
 # ------------------------------------------------------------------------------------------ catch-up between indexes
-@pytest.fixture
-def two_processes(embedding_function: Any) -> Iterator[tuple[Memory, Memory]]:
-    """Two Memory objects over one store, each with its own retrieval index: how two processes on a server
-    see each other (an EphemeralClient is shared within the process, like a server is between processes)."""
-    prefix = unique_prefix()
-    a = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function, collection_prefix=prefix)
-    b = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function, collection_prefix=prefix)
-    yield a, b
-    a.close()
-    b.close()
-
-
 def test_other_process_sees_writes_updates_and_deletes(two_processes: tuple[Memory, Memory]) -> None:
     writer, reader = two_processes
     wu, ru = writer.user("u"), reader.user("u")

@@ -7,27 +7,15 @@ server), and real processes on a ``chroma run`` server.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
-import chromadb
 import memtend.memory
 import memtend.user_memory
 import pytest
-from conftest import unique_prefix
 from memtend import Memory
 
 T = TypeVar("T")
-
-
-@pytest.fixture
-def pair(embedding_function: Any) -> Iterator[tuple[Memory, Memory]]:
-    prefix = unique_prefix()
-    a = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function, collection_prefix=prefix)
-    b = Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function, collection_prefix=prefix)
-    yield a, b
-    a.close()
-    b.close()
 
 
 def _skewed(monkeypatch: pytest.MonkeyPatch, seconds: float, call: Callable[[], T]) -> T:
@@ -40,9 +28,9 @@ def _skewed(monkeypatch: pytest.MonkeyPatch, seconds: float, call: Callable[[], 
 
 @pytest.mark.parametrize("skew", [-30.0, -3600.0, 3600.0])
 def test_a_writer_with_a_wrong_clock_is_seen_at_once(
-    pair: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch, skew: float
+    two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch, skew: float
 ) -> None:
-    writer, reader = pair
+    writer, reader = two_processes
     wu, ru = writer.user("u"), reader.user("u")
     assert ru.recall("otter", k=5) == []  # the reader's index is loaded (and empty)
     for i in range(5):
@@ -56,8 +44,8 @@ def test_a_writer_with_a_wrong_clock_is_seen_at_once(
     assert "pet: skewmarkx an otter" in {h.text for h in ru.recall("pet otter", k=10)}
 
 
-def test_an_erasure_and_a_recreation_are_seen_by_the_next_recall(pair: tuple[Memory, Memory]) -> None:
-    writer, reader = pair
+def test_an_erasure_and_a_recreation_are_seen_by_the_next_recall(two_processes: tuple[Memory, Memory]) -> None:
+    writer, reader = two_processes
     for i in range(8):
         text = f"recreatemarkx round {i}: a heron on the pier"
         writer.user("u").remember(text)
@@ -66,8 +54,8 @@ def test_an_erasure_and_a_recreation_are_seen_by_the_next_recall(pair: tuple[Mem
         assert reader.user("u").recall("heron pier", k=5) == [], f"round {i}: the erased text is still recalled"
 
 
-def test_a_delete_by_another_process_is_not_recalled(pair: tuple[Memory, Memory]) -> None:
-    writer, reader = pair
+def test_a_delete_by_another_process_is_not_recalled(two_processes: tuple[Memory, Memory]) -> None:
+    writer, reader = two_processes
     notes = [writer.user("u").remember(f"delmarkx kingfisher sighting {i}") for i in range(4)]
     assert len(reader.user("u").recall("kingfisher sighting", k=10)) == 4
     for n in notes[:3]:
