@@ -113,6 +113,30 @@ def test_a_closed_handle_refuses_every_call(opener: Opener, call: Callable[[Memo
     assert [r.text for r in keeper.user("u").list()] == ["before close"], "nothing was written"
 
 
+# what is obtained from the handle while it is open -> what is then done with it after close()
+OBTAINED_BEFORE_CLOSE: dict[str, tuple[Callable[[Memory], Any], Callable[[Any], Any]]] = {
+    "documents put": (lambda m: m.documents("u"), lambda d: d.put(("a",), "k", {"v": 1})),
+    "user documents put": (lambda m: m.user("u").documents(), lambda d: d.put(("a",), "k", {"v": 1})),
+    "store put": (lambda m: m.user("u").store("notes"), lambda s: s.put("k", 1)),
+    "session set": (lambda m: m.user("u").session("s1"), lambda s: s.set("k", "v")),
+    "user remember": (lambda m: m.user("u"), lambda u: u.remember("after close")),
+}
+
+
+@pytest.mark.parametrize("obtain,use", OBTAINED_BEFORE_CLOSE.values(), ids=list(OBTAINED_BEFORE_CLOSE))
+def test_what_was_obtained_from_a_handle_refuses_after_it_closed(
+    opener: Opener, obtain: Callable[[Memory], Any], use: Callable[[Any], Any]
+) -> None:
+    a, keeper = opener(), opener()
+    obtained = obtain(a)  # the store, session or user object is made while the handle is open
+    a.close()
+    with pytest.raises(MemoryClosedError):
+        use(obtained)
+    assert keeper.documents("u").get(("a",), "k") is None, "nothing was written"
+    assert keeper.user("u").store("notes").get("k") is None
+    assert keeper.user("u").list() == []
+
+
 def test_closing_every_handle_frees_the_folder(tmp_path: Path, embedding_function: Any) -> None:
     a = Memory(path=tmp_path / "store", embedding_function=embedding_function)
     b = Memory(path=tmp_path / "store", embedding_function=embedding_function)

@@ -157,7 +157,6 @@ class DocumentStore:
         if gate not in ("text", "off"):
             raise InvalidInputError(f"gate must be 'text' or 'off', got {describe(gate)}")
         self._memory = memory
-        self._rows: DocumentRows = memory.storage.documents
         self.user_id = user_id
         self.gate: GateMode = gate
         self.redact = bool(redact)
@@ -165,6 +164,11 @@ class DocumentStore:
 
     def __repr__(self) -> str:
         return f"DocumentStore(user_id={self.user_id!r})"
+
+    @property
+    def _rows(self) -> DocumentRows:
+        """Read through the handle on every call, so a store obtained before ``close()`` refuses after it."""
+        return self._memory.storage.documents
 
     def _id(self, namespace: Namespace, key: str) -> str:
         return doc_id(self.user_id, self._space, namespace, key)

@@ -95,6 +95,7 @@ def tally_for(store: KeyedStore, storage: Any) -> Tally:
                 evicted.append(per_store.popitem(last=False))
         else:
             per_store.move_to_end(name)
+            tally.store = store  # counts go out through the handle used last (an earlier one may have closed)
     for _, old in evicted:
         persist_counts(old.store, old, create=False, expires_at=None)
     return tally
