@@ -31,6 +31,7 @@ from memtend import (
 )
 from memtend.documents import PutDocument
 from memtend.testing import HashEmbedder
+from memtend.testing.chroma_calls import counting_writes
 
 CARD = "4111 1111 1111 1111"
 CARD_DIGITS = "4111111111111111"
@@ -244,6 +245,17 @@ def test_external_session_values_wait_for_review(mem: Memory) -> None:
     assert state.pending() == {} and state.get("plan") == "ship on monday"
     with pytest.raises(Exception, match="waits for review"):
         state.approve("plan")
+
+
+def test_approving_a_held_session_value_is_one_write(mem: Memory) -> None:
+    """The approved value, the call counts and the removal of the held copy go in one Chroma write (all or none):
+    a crash cannot leave the value approved and its held copy still waiting."""
+    state = mem.user("alice").session("s1")
+    state.set("note", "from a web page", source="external")
+    with counting_writes(mem) as calls:
+        state.approve("note")
+    assert len([c for c in calls if not c.endswith(".delete")]) == 1, calls
+    assert state.pending() == {} and state.get("note") == "from a web page"
 
 
 def test_external_session_values_are_gated_and_deleted_with_their_key(mem: Memory) -> None:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtend.arguments import check_items, describe
 from memtend.document_values import check_json, gate_identifier, gated_json
-from memtend.documents import Document, PutDocument, core_documents, reserved_documents
+from memtend.documents import DeleteDocument, Document, PutDocument, core_documents, reserved_documents
 from memtend.errors import InvalidInputError
 from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_time, now
 from memtend.records import check_name as check_identifier
@@ -71,6 +72,13 @@ class KeyedStore:
 
     def put_many(self, items: list[tuple[str, Any]], *, expires_at: float | None = None) -> None:
         """Store several values at once (all or none); ``expires_at`` (epoch seconds) applies to each."""
+        self._put_and_delete(items, (), expires_at=expires_at)
+
+    def _put_and_delete(
+        self, items: list[tuple[str, Any]], drop: Sequence[str], *, expires_at: float | None = None
+    ) -> None:
+        """Store ``items`` and delete the keys ``drop`` in one write, all or none (working memory's approve moves
+        a held value to its key this way)."""
         checked = [(check_name(k, "key"), check_value(v)) for k, v in _pairs(items)]
         if self._gated:  # the namespace and keys name what is stored: refused, never masked; values refused
             gate_identifier(self.namespace, "the store namespace")
@@ -80,7 +88,8 @@ class KeyedStore:
         ttl = None
         if expires_at is not None:
             ttl = max(0.0, check_time(expires_at, "expires_at") - now())
-        self._docs.put_many([PutDocument(self._labels, k, v, ttl=ttl) for k, v in checked])
+        gone = [DeleteDocument(self._labels, check_name(k, "key")) for k in drop]
+        self._docs.batch([*(PutDocument(self._labels, k, v, ttl=ttl) for k, v in checked), *gone])
 
     def get(self, key: str, default: Any = None) -> Any:
         item = self.item(key)

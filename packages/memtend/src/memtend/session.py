@@ -159,18 +159,18 @@ class SessionState(SessionScoped):
             else:
                 same = old.value == json.loads(json.dumps(value))
                 outcome = FactOutcome.UNCHANGED if same else FactOutcome.UPDATED
-            self._write([(name, value)], "set", found.get(STATS_KEY))
-            if drop:
-                self._store.delete_many(list(drop))
+            self._write([(name, value)], "set", found.get(STATS_KEY), drop=drop)
         return outcome
 
-    def _write(self, items: builtins.list[tuple[str, Any]], op: str, stats: KVItem | None) -> None:
-        """Put ``items`` and the call counts (``stats``, the stats row as read, plus this call's ``op``) in one
-        write. Call it holding the tally's lock."""
+    def _write(
+        self, items: builtins.list[tuple[str, Any]], op: str, stats: KVItem | None, *, drop: tuple[str, ...] = ()
+    ) -> None:
+        """Put ``items`` and the call counts (``stats``, the stats row as read, plus this call's ``op``), and delete
+        ``drop``, in one write. Call it holding the tally's lock."""
         tally = self._tally()
         with tally.lock:
             counts = stored_counts(stats) + tally.pending + Counter({op: 1})
-            self._store.put_many([*items, (STATS_KEY, dict(counts))], expires_at=self._expiry())
+            self._store._put_and_delete([*items, (STATS_KEY, dict(counts))], drop, expires_at=self._expiry())
             tally.pending.clear()
             tally.reads_since_flush = 0
 
