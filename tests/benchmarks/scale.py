@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1359,11 +1359,19 @@ def table(r: dict[str, Any]) -> str:
         )
     )
     head = ("metric", "memtend", "peer (same run)", "ratio", "target", "result")
-    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(6)]
-    lines = [
+    title = (
         f"memtend scale benchmark: {c['memories']:,} memories, {c['users']:,} users, {c['queries']} queries, "
         f"seed {c['seed']}, k={c['k']}, batch {c['batch']}, {c['words_per_memory']:.1f} words/memory, "
-        f"{r['seconds']:.0f} s",
+        f"{r['seconds']:.0f} s"
+    )
+    return _table(title, head, rows)
+
+
+def _table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A title line, then the columns left-aligned to their widest cell, under a rule."""
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    lines = [
+        title,
         "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
         "  ".join("-" * w for w in widths),
     ]
@@ -1391,18 +1399,13 @@ def peers_table(r: dict[str, Any]) -> str:
     rows.append(["ingest, memories/s", *(_fmt(peers[n]["ingest_per_s"]) for n in names)])
     rows.append(["  / the embedding model alone", *(_fmt(peers[n]["ingest_ratio"], 2) for n in names)])
     rows.append(["empty answers", *(str(peers[n]["empty_results"]) for n in names)])
-    head = ["", *names]
-    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
     c = r["config"]
-    lines = [
+    title = (
         f"beside the peers ({c['memories']:,} memories, {c['users']:,} users; {peers['users']} users recalled twice, "
         f"{peers['writes']} single writes, {peers['batches']} batches of {peers['batch']}; every system given the same "
-        f"embedding model, order rotating per user)",
-        "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
-        "  ".join("-" * w for w in widths),
-    ]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
-    return "\n".join(lines)
+        f"embedding model, order rotating per user)"
+    )
+    return _table(title, ["", *names], rows)
 
 
 def main(argv: list[str] | None = None) -> int:
