@@ -174,6 +174,8 @@ def test_gate_refuses_secrets_without_echoing_them(
         state.set(key, value)
     assert kind in err.value.kinds
     assert "hunter2" not in str(err.value) and "4111" not in str(err.value)
+    assert "redact=True" not in str(err.value)  # session state has no redact option: the advice must not offer one
+    assert "reference" in str(err.value)
     assert state.list() == {"branch": "main"}
     assert state.stats()["refused"] == 1
 
@@ -360,3 +362,14 @@ def test_async_twins(ephemeral_memory: Memory) -> None:
         return got, listed, stats["hits"], forgot, len(log), seen is not None, len(entries), ledger_stats["calls"]
 
     assert asyncio.run(run()) == ("main", {"branch_name": "main"}, 1, True, 4, True, 1, 1)
+
+
+def test_keyed_store_refusal_advises_a_reference_not_redact(ephemeral_memory: Memory) -> None:
+    store = ephemeral_memory.user("alice").store("prefs")
+    store.put("theme", "dark")
+    with pytest.raises(SensitiveDataError) as err:
+        store.put("card", "4111 1111 1111 1111")
+    assert err.value.kinds == ["card"]
+    assert "redact=True" not in str(err.value) and "reference" in str(err.value)
+    assert "4111" not in str(err.value)
+    assert store.get("theme") == "dark" and store.get("card") is None

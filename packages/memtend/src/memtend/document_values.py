@@ -168,7 +168,12 @@ def _label_kinds(namespace: Namespace) -> tuple[str, ...]:
 
 
 def gated_json(
-    value: Any, name: str = "", *, redact: bool, identifiers: Sequence[tuple[str, str]] = ()
+    value: Any,
+    name: str = "",
+    *,
+    redact: bool,
+    identifiers: Sequence[tuple[str, str]] = (),
+    can_redact: bool = True,
 ) -> tuple[Any, tuple[str, ...]]:
     """``value`` (JSON, under field ``name``) as the write gate lets it be stored, and the kinds it masked.
 
@@ -176,12 +181,13 @@ def gated_json(
     finding raises :class:`SensitiveDataError` (kinds only, never values) unless ``redact``: then values are
     masked field by field (``[REDACTED:<kind>]``), a secret split over several strings masks each of them whole,
     and what still cannot be masked is refused. ``identifiers`` (what, text) are read in the same scan and raise
-    :class:`SensitiveIdentifierError` whatever ``redact`` says."""
+    :class:`SensitiveIdentifierError` whatever ``redact`` says. ``can_redact=False`` (a call with no redact option)
+    makes the error's advice not mention ``redact=True``."""
     findings = _scan(value, name, identifiers)
     if not findings:
         return value, ()
     if not redact:
-        raise SensitiveDataError([kind for kind, _ in findings])
+        raise SensitiveDataError([kind for kind, _ in findings], can_redact=can_redact)
     kinds = {kind for kind, _ in findings}
     masked = write_gate.redact_json({name: value}) if name else write_gate.redact_json(value)
     masked = next(iter(masked.values())) if name else masked

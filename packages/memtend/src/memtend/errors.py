@@ -34,13 +34,14 @@ class SensitiveDataError(MemtendError):
     part of the message, so the error can be logged safely.
     """
 
-    def __init__(self, kinds: list[str]) -> None:
+    def __init__(self, kinds: list[str], *, can_redact: bool = True) -> None:
         self.kinds = sorted(set(kinds))
-        super().__init__(
-            "refused to store text holding sensitive data ("
-            + ", ".join(self.kinds)
-            + "); remove the value, or pass redact=True to store the text with it masked"
+        fix = (
+            "remove the value, or pass redact=True to store the text with it masked"
+            if can_redact
+            else "remove the value or store a reference to it instead (this call has no redact option)"
         )
+        super().__init__("refused to store text holding sensitive data (" + ", ".join(self.kinds) + "); " + fix)
 
 
 class SensitiveIdentifierError(SensitiveDataError):

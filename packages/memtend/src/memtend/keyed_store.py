@@ -84,7 +84,7 @@ class KeyedStore:
             gate_identifier(self.namespace, "the store namespace")
             for k, v in checked:
                 gate_identifier(k, "a store key")
-                gated_json(v, k, redact=False)
+                gated_json(v, k, redact=False, can_redact=False)
         ttl = None
         if expires_at is not None:
             ttl = max(0.0, check_time(expires_at, "expires_at") - now())

@@ -145,7 +145,7 @@ class SessionState(SessionScoped):
                 f"value is {size} characters as JSON; the limit for session state is {MAX_VALUE_CHARS}. "
                 "Store a summary or a reference instead"
             )
-        gated_json(value, name, redact=False)
+        gated_json(value, name, redact=False, can_redact=False)
         return gate.looks_like_injection("\n".join(gate.json_lines(value, name)))
 
     def _put(self, name: str, value: Any, *, drop: tuple[str, ...] = ()) -> FactOutcome:
