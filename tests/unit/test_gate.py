@@ -494,3 +494,33 @@ def test_a_sentence_ending_after_pass_is_not_a_password(text: str) -> None:
 def test_a_password_after_pass_is_still_found_before_its_punctuation(text: str, value: str) -> None:
     [hit] = find_sensitive(text)
     assert value in text[hit.start : hit.end]
+
+
+@pytest.mark.parametrize(
+    "text,value,kind",
+    [
+        ("hunter2 is my password", "hunter2", "password"),
+        ("Abc123! is my new laptop password, keep it safe", "Abc123!", "password"),
+        ('"jumping jacks" was the wifi passphrase', "jumping jacks", "password"),
+        ("4821 is my pin.", "4821", "pin"),
+    ],
+)
+def test_a_password_written_before_its_key_is_found_and_masked(text: str, value: str, kind: str) -> None:
+    [hit] = find_sensitive(text)
+    assert (text[hit.start : hit.end], hit.kind) == (value, kind)
+    assert value not in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This is my password manager",
+        "Which is my password?",
+        "v2.0 is the password policy",
+        "Gate 12 is my pass",
+        "The reset link is my password reset page",
+        "Step 3 is the pin code screen",
+    ],
+)
+def test_a_clause_that_names_no_value_before_the_key_is_not_a_password(text: str) -> None:
+    assert find_sensitive(text) == []

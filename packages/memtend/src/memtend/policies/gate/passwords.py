@@ -105,9 +105,36 @@ _PASSWORD_WORDS = re.compile(
 )
 
 
+# The value before its key: "hunter2 is my password", "'jumping jacks' was the wifi passphrase", "4821 is my pin".
+# The key must close the clause ("... is my password manager" names no value).
+_VALUE_FIRST = re.compile(
+    r"(?:[\"'`“‘«„][ \t]?(?P<quoted>[^\"'`“”‘’«»„\n\x00]{1,128}?)[ \t]?[\"'`”’»“]|(?P<bare>[^\s\x00]{1,128}))"
+    r"[ \t]+(?:is|was|will[ \t]+be|remains)[ \t]+(?:still[ \t]+|now[ \t]+)?(?:my|our|your|his|her|their|the)[ \t]+"
+    r"(?:(?:new|old|current|temporary|wifi|wi-fi|email|e-mail|bank|laptop|phone|admin|login|account)[ \t]+){0,2}"
+    r"(?P<key>pass(?:word|phrase|code)|pwd|pin(?:[ \t]+(?:code|number))?)s?(?![\w\-])"
+    r"(?![ \t]+(?:manager|policy|reset|field))",
+    re.IGNORECASE,
+)
+
+
+def _value_first_hits(text: str) -> Iterator[Hit]:
+    for m in _VALUE_FIRST.finditer(text):
+        is_pin = m.group("key").lower().startswith("pin")
+        name = "quoted" if m.group("quoted") is not None else "bare"
+        start, end = m.span(name)
+        value = m.group(name)
+        if is_pin:
+            ok = value.isascii() and value.isdigit() and 4 <= len(value) <= 8
+        else:
+            ok = _password_value_ok(value, "weak" if name == "quoted" else "strong")
+        if ok:
+            yield start, end, "pin" if is_pin else "password"
+
+
 def password_hits(text: str, lower: str) -> Iterator[Hit]:
     if _PASSWORD_WORDS.search(lower) is None:
         return
+    yield from _value_first_hits(text)
     for key in _PASSWORD_KEY.finditer(text):
         word = key.group().lower()
         is_pin = word.startswith("pin")
