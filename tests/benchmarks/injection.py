@@ -19,12 +19,16 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
 * ``others``: ordinary text written by other hands, read at run time and never copied into the repository:
   every turn of the LoCoMo conversations and their session summaries (``../shared/data/locomo/``) and the
   benign memories of the shared sensitive-data corpus (``../shared/data/gate/sensitive_dev.jsonl``). It has no
-  injections: it measures false flags only.
+  injections: it measures false flags only;
+* ``tests/benchmarks/data/round3/injection.jsonl`` (only with ``--round3``): the round 3 held-apart set, written
+  by another hand while the detector was tuned and measured only at the end (English, Spanish, German, French
+  and a few others; hard negatives: how-tos, recipes, READMEs, policies, forum posts about assistants, security
+  articles quoting attacks). Its errors are never printed.
 
 Reports flag recall on injections and the false-flag rate on ordinary text, overall, per language and per
 kind, and the time per call.
 
-    uv run python tests/benchmarks/injection.py [--show-errors SPLIT]
+    uv run python tests/benchmarks/injection.py [--show-errors SPLIT] [--round3]
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ SPLITS: dict[str, Path] = {
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
     "others": SHARED / "locomo" / "locomo_dev.json",
+    "round3": HERE / "data" / "round3" / "injection.jsonl",
 }
 LABELS = {
     "dev": "shared dev",
@@ -54,6 +59,7 @@ LABELS = {
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",
     "others": "others' ordinary text",
+    "round3": "HELD-APART 3 (round 3)",
 }
 
 
@@ -137,8 +143,11 @@ def main(argv: list[str] | None = None) -> int:
         default="dev,tune,heldout,fresh,fresh2,others",
         help="comma-separated: dev, tune, heldout, fresh, fresh2, others",
     )
+    parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
+    if args.round3 and "round3" not in splits:
+        splits += ("round3",)
     for semantic in (False, True):
         print("patterns + meaning (external text)" if semantic else "patterns only (every source)")
         for name, result in run(splits, semantic=semantic).items():
