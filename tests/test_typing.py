@@ -1,5 +1,5 @@
-"""The package type-checks: mypy over packages/memtend (config in the root pyproject, strict on the public
-modules), and a user's code sees memtend's types (py.typed)."""
+"""The packages type-check: mypy over packages/memtend and the three adapters (config in the root pyproject,
+strict on the core's public modules), and a user's code sees memtend's types (py.typed)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,20 @@ def mypy(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_py_typed_ships() -> None:
     assert (PACKAGE / "py.typed").is_file()
+    for adapter in ("langchain", "langgraph", "llamaindex"):
+        assert (REPO / "integrations" / adapter / "src" / f"memtend_{adapter}" / "py.typed").is_file(), adapter
+
+
+def test_mypy_checks_the_core_and_every_adapter() -> None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        pytest.skip("tomllib needs Python 3.11")
+    files = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]["files"]
+    expected = {"packages/memtend/src/memtend"} | {
+        f"integrations/{a}/src/memtend_{a}" for a in ("langchain", "langgraph", "llamaindex")
+    }
+    assert expected <= set(files)
 
 
 def test_public_modules_are_strict() -> None:
@@ -43,7 +57,7 @@ def test_public_modules_are_strict() -> None:
             assert f"memtend.{name}" in strict[0]["module"]
 
 
-@pytest.mark.slow  # mypy over the package: ~10-30 s cold
+@pytest.mark.slow  # mypy over the core and the adapters: ~30-70 s cold
 def test_mypy_passes_on_the_package() -> None:
     out = mypy()
     assert out.returncode == 0, f"mypy found problems (config: root pyproject [tool.mypy]):\n{out.stdout}{out.stderr}"
