@@ -59,7 +59,7 @@ LABELS = {
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",
     "others": "others' ordinary text",
-    "round3": "HELD-APART 3 (round 3)",
+    "round3": "HELD-APART 4 (round 3)",
 }
 
 
