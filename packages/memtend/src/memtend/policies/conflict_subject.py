@@ -1,0 +1,128 @@
+"""What a statement is about, apart from the value it states: the subject signal for changes said in other words.
+
+"I live in Paris." and "I moved to Berlin last month." share no word, and their plain embeddings are only
+somewhat close: the city names pull them apart. With the values masked ("I live in <place>." / "I moved to
+<place> last month.") what is left is the subject, and two statements about one subject come out close in
+meaning whatever values they hold. :func:`masked_subject` makes that masked form; the caller encodes it (once
+per record, lazily) and compares.
+
+Masked, each replaced by one placeholder word (a run of them collapses to one):
+
+- numbers, with what is glued to them (``10mg``, ``7am``, ``48k``, ``555-2020``, ``10:15``, ``3rd``) and spelled
+  numbers ("twelve thousand");
+- e-mail addresses, handles (``@dana``, ``#help-desk``) and web addresses;
+- days, months and times of day ("Tuesday", "mornings", "June");
+- names: capitalised words inside a sentence (not "I"), and at a sentence's start when followed by another
+  capitalised word or shaped like a brand (``ThinkPad``, ``EDF``, ``iPhone``);
+- a one-word value after "is/are/am" closing its clause ("I'm vegetarian." -> "I'm something.").
+
+Pure: the standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["PLACEHOLDER", "about_another_thing", "masked_subject", "not_yet_or_long_ago"]
+
+PLACEHOLDER = "something"
+
+_SPEAKER = re.compile(r"^\s*[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,2}\s*:\s")
+_ADDRESSES = re.compile(r"\S+@\S+\.\w+|https?://\S+|www\.\S+|(?<![\w@#])[@#][\w.-]+")
+_NUMBER_WORDS = (
+    r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fifteen|twenty|thirty|forty"
+    r"|fifty|hundred|thousand|million|half"
+)
+_NUMBERS = re.compile(
+    rf"(?<![\w])[£$€]?\d(?:[\d.,:/'-]*\d)?\w*|\b(?:{_NUMBER_WORDS})(?:[\s-]+(?:{_NUMBER_WORDS}))*\b",
+    re.IGNORECASE,
+)
+_TIMES = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekday|weekend|january|february|march"
+    r"|april|june|july|august|september|october|november|december|morning|afternoon|evening|night|noon"
+    r"|midnight)s?\b|\bMay\b",
+    re.IGNORECASE,
+)
+_CAPITALISED = re.compile(r"\b[A-Z][\w'&.+-]*|\b[a-z]+[A-Z][\w'+-]*")
+_BRAND = re.compile(r"^(?:[A-Z]{2,}[\w+]*|[a-z]+[A-Z]\w*|[A-Z]\w*[A-Z]\w*|\w*\d\w*)$")
+_SENTENCE_ENDS = frozenset(".!?:;\"'([")
+_NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "TV"})
+_COPULA_VALUE = re.compile(r"\b(?:is|are|am|'m|'re)\s+([A-Za-z][\w-]*)(?=\s*(?:[.!?;,]|$))")
+_TOKEN = "\x00"  # stands for a masked value until runs are collapsed
+
+
+def masked_subject(text: str) -> str:
+    """The statement with its values masked: what it is about, not what it says the value is.
+
+    >>> masked_subject("I moved to Berlin last month.")
+    'I moved to something last month.'
+    """
+    body = _SPEAKER.sub("", text, count=1).strip()
+    body = _ADDRESSES.sub(_TOKEN, body)
+    body = _NUMBERS.sub(_TOKEN, body)
+    body = _TIMES.sub(_TOKEN, body)
+    body = _mask_names(body)
+    body = _COPULA_VALUE.sub(lambda m: m.group(0)[: m.start(1) - m.start(0)] + _TOKEN, body)
+    collapsed = re.sub(rf"{_TOKEN}(?:[\s&,'-]*(?:and\s+|of\s+)?{_TOKEN})*", _TOKEN, body)
+    return collapsed.replace(_TOKEN, PLACEHOLDER)
+
+
+def _mask_names(text: str) -> str:
+    out: list[str] = []
+    last = 0
+    matches = list(_CAPITALISED.finditer(text))
+    for index, m in enumerate(matches):
+        word = m.group(0).rstrip(".")
+        if word in _NOT_NAMES:
+            continue
+        if _starts_sentence(text, m.start()):
+            following = matches[index + 1] if index + 1 < len(matches) else None
+            joined = following is not None and text[m.end() : following.start()].strip() == ""
+            if not (_BRAND.match(word) or joined):
+                continue
+        out.append(text[last : m.start()])
+        out.append(_TOKEN)
+        last = m.start() + len(word)
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _starts_sentence(text: str, position: int) -> bool:
+    while position > 0 and text[position - 1].isspace():
+        position -= 1
+    return position == 0 or text[position - 1] in _SENTENCE_ENDS or text[position - 1] == _TOKEN
+
+
+# -- is the newer statement a current change of the user's own thing? ------------------------------------------
+
+_NOT_YET = re.compile(
+    r"\b(?:might|maybe|perhaps|planning|plan to|thinking (?:of|about)|considering|hoping|hope to|would (?:like|love)"
+    r"|'d (?:like|love)|wants? to|someday|some day|one day|eventually|sometime)\b"
+    r"|(?<!\bin )(?<!\bof )\bmay\b(?!\s+\d)",
+    re.IGNORECASE,
+)
+_LONG_AGO = re.compile(
+    r"\b(?:back in|(?:\w+ )?(?:years|summers|winters|decades) ago|when (?:i|we) (?:was|were)|used to"
+    r"|as a (?:kid|child|student|teenager))\b",
+    re.IGNORECASE,
+)
+_OPENS_WITH_DETERMINER = re.compile(r"^\s*(?:the|a|an)\s", re.IGNORECASE)
+_BACK_REFERENCE = re.compile(
+    r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us|it|its|that|them|they|they've|she|her|he|him|his)\b",
+    re.IGNORECASE,
+)
+
+
+def not_yet_or_long_ago(text: str) -> bool:
+    """Does the statement speak of a plan or wish ("might", "thinking of", "someday") or of a time long past ("back
+    in 2016", "two summers ago", "when I was a student")? Neither replaces how things are now."""
+    body = _SPEAKER.sub("", text, count=1).replace("\u2019", "'")
+    return _NOT_YET.search(body) is not None or _LONG_AGO.search(body) is not None
+
+
+def about_another_thing(text: str) -> bool:
+    """Does the statement open on a thing of its own ("The canteen now opens at 10pm", "A new café opened") and
+    never speak of the user or refer back ("I", "my", "we", "it", "them", "her")? Then a change it announces is
+    that thing's, not a change of what an older statement of the user's said."""
+    body = _SPEAKER.sub("", text, count=1).replace("\u2019", "'")
+    return _OPENS_WITH_DETERMINER.match(body) is not None and _BACK_REFERENCE.search(body) is None

@@ -1,0 +1,91 @@
+"""The subject of a statement apart from its value (pure text functions behind changes said in other words)."""
+
+from __future__ import annotations
+
+import pytest
+from memtend.policies.conflict_subject import (
+    PLACEHOLDER,
+    about_another_thing,
+    masked_subject,
+    not_yet_or_long_ago,
+)
+
+X = PLACEHOLDER
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("I live in Paris.", f"I live in {X}."),
+        ("I moved to Berlin last month.", f"I moved to {X} last month."),
+        ("My manager is Priya.", f"My manager is {X}."),
+        ("Reporting to Marcus after the reorg.", f"Reporting to {X} after the reorg."),
+        # numbers with what is glued to them, and a spelled number
+        ("I take 10mg of lisinopril daily.", f"I take {X} of lisinopril daily."),
+        ("My shift starts at 7am.", f"My shift starts at {X}."),
+        ("Up to twelve thousand steps.", f"Up to {X} steps."),
+        ("New mobile: 07911 554433.", f"New mobile: {X}."),
+        # addresses and handles
+        ("My email is jo.barnes@gmail.com.", f"My email is {X}."),
+        ("I go by @dkowalski on chat.", f"I go by {X} on chat."),
+        # days, months, times of day
+        ("Piano lessons are on Tuesday evenings.", f"Piano lessons are on {X}."),
+        # a run of names is one value; "I" is never a name
+        ("I fly British Airways.", f"I fly {X}."),
+        # brand-shaped words at a sentence's start, and a one-word value closing "is/am"
+        ("ThinkPad is my laptop.", f"{X} is my laptop."),
+        ("I'm vegetarian.", f"I'm {X}."),
+        # a speaker label is left out
+        ("Dana: I use Android.", f"I use {X}."),
+    ],
+)
+def test_values_are_masked_and_the_subject_kept(text: str, masked: str) -> None:
+    assert masked_subject(text) == masked
+
+
+def test_ordinary_capitalised_sentence_openers_are_kept() -> None:
+    assert masked_subject("Bins are collected on Wednesdays.") == f"Bins are collected on {X}."
+    assert masked_subject("Home is Lyon.") == f"Home is {X}."
+    assert masked_subject("Cycling to the office now.") == "Cycling to the office now."
+
+
+def test_two_statements_of_one_subject_mask_alike() -> None:
+    assert masked_subject("My GP is Dr Okafor.") == masked_subject("My GP is Dr Lindqvist.")
+    assert masked_subject("The board meeting is on 4 March.") == masked_subject("The board meeting is on 18 June.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Might go fully remote next year.",
+        "Thinking about relocating to Montreal one day.",
+        "We may try a boarding kennel over Christmas.",
+        "I'd love to learn Japanese someday.",
+        "Back in 2016 we ran everything on Oracle.",
+        "Two summers ago we went to Iceland.",
+        "When I was a student I put 350 into index funds.",
+    ],
+)
+def test_plans_and_long_past_times_are_not_current(text: str) -> None:
+    assert not_yet_or_long_ago(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Berlin last month.",
+        "The deadline moved to May 20.",  # a month, not a maybe
+        "Relocated to Montreal in May.",
+        "Got engaged to Leo in August!",
+    ],
+)
+def test_current_changes_are_current(text: str) -> None:
+    assert not not_yet_or_long_ago(text)
+
+
+def test_a_statement_opening_on_another_thing_that_never_refers_back() -> None:
+    assert about_another_thing("The canteen now opens at 10pm for the night crew.")
+    assert about_another_thing("A new café opened on the corner.")
+    assert not about_another_thing("The council now empties them on Fridays.")  # refers back
+    assert not about_another_thing("The teacher shifted us to Saturday mornings.")  # speaks of the user
+    assert not about_another_thing("Relocated to Montreal in the spring.")  # no subject of its own
