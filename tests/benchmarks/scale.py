@@ -38,11 +38,13 @@ import ctypes
 import gc
 import json
 import math
+import os
 import random
 import resource
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
@@ -418,6 +420,49 @@ def _count_index_loads() -> Iterator[list[str]]:
         yield loads
     finally:
         synced.load = original  # type: ignore[method-assign]
+
+
+class _LoadLog:
+    """The machine's load while the run goes on: the 1-minute load average every ``every`` seconds on a
+    background thread, and when each phase began, so the report says how busy the shared machine was."""
+
+    def __init__(self, every: float = 15.0) -> None:
+        self.every = every
+        self.samples: list[tuple[float, float]] = []  # (seconds since start, 1-minute load average)
+        self.phases: list[tuple[str, float]] = []
+        self.start = time.perf_counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="scale-load", daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while True:
+            self.samples.append((time.perf_counter() - self.start, os.getloadavg()[0]))
+            if self._stop.wait(self.every):
+                return
+
+    def phase(self, name: str) -> None:
+        begun = time.perf_counter() - self.start
+        self.phases.append((name, begun))
+        self.samples.append((begun, os.getloadavg()[0]))  # every phase has a sample, however short
+
+    def summary(self) -> dict[str, Any]:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append((time.perf_counter() - self.start, os.getloadavg()[0]))
+        loads = [x for _, x in self.samples]
+        ends = [t for _, t in self.phases[1:]] + [math.inf]
+        by_phase = {}
+        for (name, begun), ended in zip(self.phases, ends, strict=True):
+            inside = [x for t, x in self.samples if begun <= t <= ended]
+            by_phase[name] = float(np.mean(inside)) if inside else math.nan
+        return {
+            "cores": os.cpu_count(),
+            "load1_min": min(loads),
+            "load1_mean": float(np.mean(loads)),
+            "load1_max": max(loads),
+            "by_phase": by_phase,
+        }
 
 
 class _Progress:
@@ -1168,29 +1213,38 @@ def run(
         }
     }
     mem = Memory(path=folder, embedding_function=ef, max_cached_users=max_cached_users)
+    load = _LoadLog()
+    peaks: dict[str, float] = {}  # peak RSS so far (it only grows) at the end of each phase: where it rose
     try:
         rss_start = _rss_mb()
         if not quiet:
             print(f"ingesting {corpus.size:,} memories for {users:,} users into {folder}", file=sys.stderr)
+        load.phase("ingest")
         ingest = _ingest(mem, corpus, ef, batch, peer_every, quiet)
         ids = ingest.pop("ids")
         result["ingest"] = ingest
         result["rss_after_ingest_mb"] = _rss_mb()
         result["stored"] = _check_stored(mem, corpus, ids)
+        peaks["ingest"] = _peak_rss_mb()
         if not quiet:
             print("recall latency", file=sys.stderr)
+        load.phase("recall")
         result["recall"] = _recall_latency(mem, corpus, ef, queries, rng)
         result["incremental"] = _incremental(mem, corpus, max(5, min(queries, 100)), rng)
+        peaks["recall"] = _peak_rss_mb()
         if not quiet:
             print("memory plateau", file=sys.stderr)
+        load.phase("memory")
         result["memory"] = _memory(mem, corpus, max_cached_users, quiet)
         result["memory"]["rss_start_mb"] = rss_start
-        result["memory"]["peak_rss_mb"] = _peak_rss_mb()
+        result["memory"]["peak_rss_mb"] = peaks["memory"] = _peak_rss_mb()
+        result["memory"]["peak_rss_by_phase_mb"] = peaks
         result["memory"]["store_mb"] = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20
         result["recallable"] = _recallable(mem, corpus, ids, queries, rng)
         if peer_users:  # last: the peers' stores would weigh on the memory figures above
             if not quiet:
                 print("beside the peers", file=sys.stderr)
+            load.phase("peers")
             peers_started = time.perf_counter()
             sizes = (peer_users, peer_writes, peer_batches, peer_batch or batch)
             result["peers"] = _beside_peers(mem, corpus, ef, folder, *sizes, rng)
@@ -1198,6 +1252,7 @@ def run(
             result["peers"]["seconds"] = time.perf_counter() - peers_started
     finally:
         mem.close()
+        result["load"] = load.summary()
         if path is None:
             shutil.rmtree(folder, ignore_errors=True)
     result["seconds"] = time.perf_counter() - started
@@ -1362,9 +1417,19 @@ def table(r: dict[str, Any]) -> str:
     title = (
         f"memtend scale benchmark: {c['memories']:,} memories, {c['users']:,} users, {c['queries']} queries, "
         f"seed {c['seed']}, k={c['k']}, batch {c['batch']}, {c['words_per_memory']:.1f} words/memory, "
-        f"{r['seconds']:.0f} s"
+        f"{r['seconds']:.0f} s\n{_load_note(r)}"
     )
     return _table(title, head, rows)
+
+
+def _load_note(r: dict[str, Any]) -> str:
+    """How busy the machine was: the 1-minute load average over the run, and its mean in each phase."""
+    load = r["load"]
+    phases = ", ".join(f"{name} {_fmt(x, 1)}" for name, x in load["by_phase"].items())
+    return (
+        f"machine load (1-minute average) {_fmt(load['load1_min'])} / {_fmt(load['load1_mean'])} / "
+        f"{_fmt(load['load1_max'])} min / mean / max on {load['cores']} cores; mean by phase: {phases}"
+    )
 
 
 def _table(title: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -1403,7 +1468,7 @@ def peers_table(r: dict[str, Any]) -> str:
     title = (
         f"beside the peers ({c['memories']:,} memories, {c['users']:,} users; {peers['users']} users recalled twice, "
         f"{peers['writes']} single writes, {peers['batches']} batches of {peers['batch']}; every system given the same "
-        f"embedding model, order rotating per user)"
+        f"embedding model, order rotating per user; load {_fmt(r['load']['by_phase'].get('peers', math.nan))})"
     )
     return _table(title, ["", *names], rows)
 

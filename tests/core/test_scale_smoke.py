@@ -141,3 +141,14 @@ def test_every_peer_answers_and_every_figure_is_measured(bench: ModuleType, repo
         assert finite_positive(figures["ingest_per_s"]) and finite_positive(figures["ingest_ratio"]), name
     text = bench.peers_table(report)
     assert all(name in text for name in SYSTEMS) and "n/a" not in text
+
+
+@pytest.mark.slow
+def test_the_machine_load_and_where_peak_memory_rose_are_reported(bench: ModuleType, report: dict[str, Any]) -> None:
+    load = report["load"]
+    assert load["cores"] >= 1 and 0 <= load["load1_min"] <= load["load1_mean"] <= load["load1_max"]
+    assert list(load["by_phase"]) == ["ingest", "recall", "memory", "peers"]
+    assert all(math.isfinite(x) for x in load["by_phase"].values())
+    peaks = list(report["memory"]["peak_rss_by_phase_mb"].values())
+    assert len(peaks) == 3 and all(finite_positive(x) for x in peaks) and peaks == sorted(peaks)
+    assert "machine load" in bench.table(report) and "load" in bench.peers_table(report)
