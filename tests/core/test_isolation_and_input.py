@@ -80,8 +80,11 @@ def test_erasure_leaves_nothing(memory: Memory) -> None:
     assert set(memory.storage.count_user("alice").values()) == {0}
     for name, col in memory.storage.collections().items():
         everything = col.get(include=["documents", "metadatas"])
-        # history rows (beside the records) name their owner in h_user
-        owners = [m.get("user_id", m.get("h_user")) for m in everything["metadatas"] or []]
+        # history rows (beside the records) name their owner in h_user, change marks in m_user (the store-wide
+        # erasure mark: m_store)
+        owners = [
+            m.get("user_id", m.get("h_user", m.get("m_user", m.get("m_store")))) for m in everything["metadatas"] or []
+        ]
         assert None not in owners and "alice" not in owners, name
         assert not any("crimson" in (d or "") or "amber" in (d or "") for d in everything["documents"] or []), name
     assert memory.storage.count_user("bob") == before_bob

@@ -295,15 +295,17 @@ class Memory:
         rows = len(change.upserts) + len(change.archives) + 1
         jid = journal.JOURNAL_ID_PREFIX + new_id() if chunk or change.deletes or rows > self.storage.max_batch else None
         started = self.storage.write_calls
+        marked = False
         try:
             if chunk:
                 assert jid is not None
                 self._apply_pipelined(change, jid)
             else:
-                self._apply_whole(change, jid)
+                marked = self._apply_whole(change, jid)
         except StorageUnavailableError as exc:
             self._interrupted(change, chunk, jid, exc, self.storage.write_calls - started)
-        self._mark_changed(change)
+        if not marked:
+            self._mark_changed(change)
         self._usage.note(change.user_id, change.used)
         return self._emit(changes.events(change, now()))
 
@@ -311,13 +313,15 @@ class Memory:
     # A change that fits in one Chroma call is written in one (one transaction). Any other is journaled (see
     # memtend.journal): its journal row goes in its first call and is deleted after its last; one left behind is
     # rolled forward on open, or on the user's next call in this process.
-    def _apply_whole(self, change: Change, jid: str | None) -> None:
+    def _apply_whole(self, change: Change, jid: str | None) -> bool:
+        """Write a change that is not pipelined; True when its change mark went with it (one call, no journal)."""
         vectors = self._vectors(change)
         if jid is None:
-            self._write(change, vectors)
-            return
+            self._write(change, vectors, mark=True)
+            return True
         self._write(change, vectors, (jid, journal.encode(change, 0)))
         self.storage.end_journal(change.user_id, jid)
+        return False
 
     def _interrupted(
         self, change: Change, chunk: int, jid: str | None, exc: StorageUnavailableError, attempted: int
@@ -415,12 +419,22 @@ class Memory:
             pending.result()
         self.storage.end_journal(change.user_id, jid)
 
-    def _write(self, change: Change, vectors: np.ndarray | None, journal_row: tuple[str, str] | None = None) -> None:
+    def _write(
+        self,
+        change: Change,
+        vectors: np.ndarray | None,
+        journal_row: tuple[str, str] | None = None,
+        *,
+        mark: bool = False,
+    ) -> None:
+        """Write a change's records and history (``mark``: and, on a store other processes share, its change mark,
+        in the same Chroma call: a reader sees the write and its mark together or neither)."""
         uid = change.user_id
         with self._lock:
             # stamped as they are written, so another process catching up by time cannot miss them
             stamp = now()
             history = [replace(h, at=stamp) for h in change.history]
+            mark_row = self._mark_row(change) if mark and not self._exclusive else None
             # records, archives and the history row: one Chroma upsert (one transaction) when they fit in a batch
             self.storage.write_records(
                 uid,
@@ -431,6 +445,9 @@ class Memory:
                 fresh=change.fresh,
                 journal=journal_row,
                 known=change.stored,
+                deleting=change.deletes,
+                mark=mark_row,
+                shared=not self._exclusive,
             )
             if change.deletes:
                 self.storage.delete_records(uid, change.deletes)
@@ -579,11 +596,15 @@ class Memory:
 
     def _mark_changed(self, change: Change) -> None:
         """Tell other processes this one changed the user's records, and which (after the write, so a reader that
-        sees the mark move finds the write)."""
+        sees the mark move finds the write): on its own, for a write of several calls."""
         if not self._exclusive:
-            ids = [r.id for r in change.upserts] + [r.id for r in change.archives] + list(change.deletes)
-            token, recent = self._state.note_write(change.user_id, ids)
-            self._state.marks().mark(change.user_id, self._state.writer_id, token, recent)
+            self._state.marks().put(*self._mark_row(change))
+
+    def _mark_row(self, change: Change) -> tuple[str, dict[str, Any]]:
+        """(id, metadata) of this process's change mark of the user moved for ``change``."""
+        ids = [r.id for r in change.upserts] + [r.id for r in change.archives] + list(change.deletes)
+        token, recent = self._state.note_write(change.user_id, ids)
+        return self._state.marks().row(change.user_id, self._state.writer_id, token, recent)
 
     def flush_usage(self) -> None:
         """Write buffered last_used_at stamps now (a partial metadata update: it changes nothing else)."""

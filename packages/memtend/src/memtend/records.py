@@ -8,6 +8,7 @@ import json
 import math
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
@@ -99,36 +100,75 @@ class Record:
     session: str = ""
     flagged: bool = False
     extra: dict[str, str | int | float | bool] = field(default_factory=dict)
+    # What a record read from Chroma knows of its row (set by ``from_chroma``; a copy made with ``replace`` is a new
+    # version and starts without them): the row's own creation entry (see ``to_metadata``), None when it has none;
+    # and the row's metadata keys. Not part of the record's value: equality, ``to_dict`` and snapshots leave them out.
+    origin: dict[str, Any] | None = field(default=None, init=False, compare=False, repr=False)
+    stored_keys: frozenset[str] = field(default=frozenset(), init=False, compare=False, repr=False)
 
-    def to_metadata(self) -> dict[str, str | int | float | bool]:
-        """The flat metadata Chroma stores. Fields at their default are left out (``from_chroma`` fills them
-        back in): most records have no key, value, session or provenance, and each stored field costs ingest."""
-        meta: dict[str, str | int | float | bool] = {
-            "user_id": self.user_id,
-            "kind": self.kind.value,
-            "source": self.source.value,
-            "status": self.status.value,
-            "created_at": float(self.created_at),
-            "updated_at": float(self.updated_at),
-            "last_used_at": float(self.last_used_at),
-        }
-        optional: dict[str, str | int | float | bool] = {
+    def to_metadata(self, origin: Mapping[str, Any] | None = None) -> dict[str, str | int | float | bool]:
+        """The metadata Chroma stores: ``user_id`` (every read filters on it), ``last_used_at`` (usage stamps
+        update it alone, by a metadata merge) and ``r``, every other field as one JSON value, fields at their
+        default left out (each stored metadata key is a row Chroma writes and indexes; nothing filters on them).
+        ``origin``: the record's creation entry, kept in ``r`` while the row is the version it created (see
+        ``memtend.storage``). Rows written before (one metadata key per field) read the same (``from_chroma``)."""
+        packed: dict[str, Any] = {"kind": self.kind.value, "created_at": float(self.created_at)}
+        if self.updated_at != self.created_at:
+            packed["updated_at"] = float(self.updated_at)
+        optional: dict[str, Any] = {
+            "source": self.source.value if self.source is not Source.USER else "",
+            "status": self.status.value if self.status is not Status.ACTIVE else "",
             "key": self.key,
             "value": self.value,
-            "derived_from": json.dumps(self.derived_from) if self.derived_from else "",
+            "derived_from": self.derived_from,
             "superseded_by": self.superseded_by,
             "session": self.session,
             "flagged": self.flagged,
+            "extra": self.extra,
         }
-        meta.update((name, value) for name, value in optional.items() if value)
+        packed.update((name, value) for name, value in optional.items() if value)
         if self.expires_at is not None:
-            meta["expires_at"] = float(self.expires_at)
-        for name, value in self.extra.items():
-            meta["x_" + name] = value
-        return meta
+            packed["expires_at"] = float(self.expires_at)
+        if origin is not None:
+            packed["h"] = dict(origin)
+        return {"user_id": self.user_id, "last_used_at": float(self.last_used_at), "r": json.dumps(packed)}
 
     @classmethod
     def from_chroma(cls, id: str, document: str | None, meta: dict[str, Any]) -> Record:
+        record = cls._from_packed(id, document, meta) if "r" in meta else cls._from_fields(id, document, meta)
+        record.stored_keys = frozenset(meta)
+        return record
+
+    @classmethod
+    def _from_packed(cls, id: str, document: str | None, meta: dict[str, Any]) -> Record:
+        packed = json.loads(str(meta["r"]))
+        created = float(packed["created_at"])
+        record = cls(
+            id=id,
+            user_id=str(meta["user_id"]),
+            kind=Kind(packed["kind"]),
+            text=document or "",
+            source=Source(packed.get("source", "user")),
+            status=Status(packed.get("status", "active")),
+            key=str(packed.get("key", "")),
+            value=str(packed.get("value", "")),
+            created_at=created,
+            updated_at=float(packed.get("updated_at", created)),
+            last_used_at=float(meta.get("last_used_at", 0.0)),
+            expires_at=float(packed["expires_at"]) if "expires_at" in packed else None,
+            derived_from=list(packed.get("derived_from", [])),
+            superseded_by=str(packed.get("superseded_by", "")),
+            session=str(packed.get("session", "")),
+            flagged=bool(packed.get("flagged", False)),
+            extra=dict(packed.get("extra", {})),
+        )
+        origin = packed.get("h")
+        record.origin = dict(origin) if isinstance(origin, dict) else None
+        return record
+
+    @classmethod
+    def _from_fields(cls, id: str, document: str | None, meta: dict[str, Any]) -> Record:
+        """A row written before the fields were packed: one metadata key per field, caller metadata as ``x_*``."""
         extra = {k[2:]: v for k, v in meta.items() if k.startswith("x_")}
         return cls(
             id=id,

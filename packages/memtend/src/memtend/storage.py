@@ -30,9 +30,9 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from chromadb.api import ClientAPI
@@ -216,7 +216,9 @@ class Storage:
                 f"{prefix}_document_vectors", None, {"hnsw": {"space": "cosine", "sync_threshold": sync_threshold}}
             ),
         )
-        self.changes = ChangeMarks(self._collection(f"{prefix}_changes", None, hnsw))
+        # where change marks were kept before they moved into the memories collection (erasure still clears it)
+        self.changes_collection: Collection = self._collection(f"{prefix}_changes", None, hnsw)
+        self.changes = ChangeMarks(self.memories, self._store_dimension)
 
     @guarded
     def _count(self, collection: Collection) -> int:
@@ -235,7 +237,7 @@ class Storage:
             "kv": self.kv,
             "documents": self.documents.collection,
             "document_vectors": self.documents.vectors,
-            "changes": self.changes.collection,
+            "changes": self.changes_collection,
         }
 
     # ---------------------------------------------------------------- memory records
@@ -251,6 +253,9 @@ class Storage:
         fresh: bool = False,
         journal: tuple[str, str] | None = None,
         known: Mapping[str, Record | None] | None = None,
+        deleting: Sequence[str] = (),
+        mark: tuple[str, dict[str, Any]] | None = None,
+        shared: bool = False,
     ) -> int:
         """Upsert ``records`` (with ``vectors``, one per record), move ``archives`` to the archive in place (their
         stored text and vector stand) and store ``history`` as one history row: all in one Chroma upsert when they
@@ -261,26 +266,38 @@ class Storage:
         read first (their stored metadata keys and vector); one no longer stored is skipped, never revived.
         ``journal``: (row id, document) of the change's journal row (see :mod:`memtend.journal`), written in the
         first call. ``known``: records as already read by id (None: not stored); their metadata keys are not read
-        again."""
+        again. ``deleting``: ids of records the change deletes after this call (their creation entries move to
+        history rows here, see ``_creation_entries``). ``mark``: (id, metadata) of the change mark telling other
+        processes of this write (see :class:`ChangeMarks`), written in the last call. ``shared``: other processes
+        may write the store, so a record not stored when it was read may be by now (a fact's slot): only records
+        new by construction (``fresh``) keep their creation entry then.
+
+        A write whose every history entry creates one of its new records (a ``remember``, ``log``, ``log_many``,
+        a fact's first value) writes no history row: each record keeps its creation entry in its own row (``h``
+        in its packed metadata; the row is that version of the record, so the entry's ``after`` is the row
+        itself). A later write that replaces or deletes such a row moves the entry to a history row first."""
         ids: list[str] = [r.id for r in records]
         docs: list[str] = [r.text for r in records]
-        metas: list[dict[str, Any]] = [dict(r.to_metadata()) for r in records]
         embeddings: list[Any] = list(vectors) if vectors is not None and len(records) else []
         if records and len(embeddings) != len(records):
             embeddings = list(np.asarray(self._embedding_function([r.text for r in records]), dtype=np.float32))
         known = known or {}
         replaced = [] if fresh else [r.id for r in records if r.id not in known]
-        stored = self._stored(user_id, [*replaced, *(r.id for r in archives)], with_embeddings=bool(archives))
+        stored = self._stored(
+            user_id, [*replaced, *(r.id for r in archives), *deleting], with_embeddings=bool(archives)
+        )
         for rid, record in known.items():
             if record is not None and rid not in stored:
-                stored[rid] = (set(record.to_metadata()), None)
+                stored[rid] = _Stored(record.stored_keys or frozenset(record.to_metadata()), None, record)
+        origins = _creation_entries(records, history, stored) if fresh or not shared else {}
+        metas: list[dict[str, Any]] = [dict(r.to_metadata(origins.get(r.id))) for r in records]
         for meta, rid in zip(metas, ids, strict=True):
-            for name in stored.get(rid, ({}, None))[0] if not fresh else ():
+            for name in stored[rid].keys if rid in stored else ():
                 meta.setdefault(name, None)  # Chroma merges metadata: a key the new version lacks is removed
         for r in archives:
             if r.id not in stored:
                 continue
-            keys, vector = stored[r.id]
+            keys, vector, _ = stored[r.id]
             meta = dict(r.to_metadata())
             for name in keys:
                 meta.setdefault(name, None)
@@ -288,13 +305,27 @@ class Storage:
             docs.append(r.text)
             metas.append(meta)
             embeddings.append(vector)
-        if history:
-            row_id, doc, meta = _history_row(history)
+        rest = [h for h in history if h.record_id not in origins]
+        rows = [_history_row(rest)] if rest else []
+        # a stored row that held its own creation entry is replaced or deleted: the entry moves to a history row
+        # of its own (named by the entry, so a replay writes the same row), in this same call
+        written = {h.id for h in rest}
+        for item in stored.values():
+            entry = _origin_entry(item.record) if item.record is not None else None
+            if entry is not None and entry.id not in written and entry.record_id not in origins:
+                rows.append(_entry_row(entry, entry.stored()))
+        for row_id, doc, meta in rows:
             dim = len(embeddings[0]) if embeddings else self._dimension(user_id)
             ids.append(row_id)
             docs.append(doc)
             metas.append(meta)
             embeddings.append(history_vector(row_id, dim))
+        if mark is not None:  # last: in the call that completes the write
+            dim = len(embeddings[0]) if embeddings else self._dimension(user_id)
+            ids.append(mark[0])
+            docs.append("")
+            metas.append(mark[1])
+            embeddings.append(history_vector(mark[0], dim))
         if journal is not None:
             # the change goes in metadata, not the document: Chroma indexes documents for full-text search (a
             # 1.2 MB journal of 2,000 events: 200-250 ms as a document, 70-130 ms as a metadata value)
@@ -307,7 +338,9 @@ class Storage:
         calls = 0
         # rows that are all new are added: Chroma's add skips the look-up of stored rows that an upsert makes (a
         # batch of 100 records and its history row: 169 ms added, 204 ms upserted, on a loaded 2-core machine)
-        write = self.memories.add if fresh and not archives and journal is None else self.memories.upsert
+        # (a mark row is rewritten with each write: upserted)
+        new_rows = fresh and not archives and journal is None and mark is None
+        write = self.memories.add if new_rows else self.memories.upsert
         for start in range(0, len(ids), self.max_batch):
             part = slice(start, start + self.max_batch)
             self.write_calls += 1
@@ -317,20 +350,21 @@ class Storage:
             self._dimension_seen = len(embeddings[0])
         return calls
 
-    def _stored(
-        self, user_id: str, ids: Sequence[str], *, with_embeddings: bool
-    ) -> dict[str, tuple[set[str], np.ndarray | None]]:
-        """The metadata keys (and vectors) of the user's stored records among ``ids``."""
+    def _stored(self, user_id: str, ids: Sequence[str], *, with_embeddings: bool) -> dict[str, _Stored]:
+        """The metadata keys, vectors (with ``with_embeddings``) and records of the user's stored records among
+        ``ids``."""
         if not ids:
             return {}
-        include: list[Any] = ["metadatas", "embeddings"] if with_embeddings else ["metadatas"]
-        out: dict[str, tuple[set[str], np.ndarray | None]] = {}
+        include: list[Any] = ["documents", "metadatas", "embeddings"] if with_embeddings else ["documents", "metadatas"]
+        out: dict[str, _Stored] = {}
         for start in range(0, len(ids), self.max_batch):
             part = list(ids[start : start + self.max_batch])
             got = self.memories.get(ids=part, where=where(user_id), include=include)
             raw = got.get("embeddings") if with_embeddings else None
-            for n, (i, m) in enumerate(zip(got["ids"], got["metadatas"] or [], strict=True)):
-                out[i] = (set(m or {}), np.asarray(raw[n], dtype=np.float32) if raw is not None else None)
+            rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+            for n, (i, d, m) in enumerate(rows):
+                vector = np.asarray(raw[n], dtype=np.float32) if raw is not None else None
+                out[i] = _Stored(frozenset(m or {}), vector, Record.from_chroma(i, d, dict(m or {})))
         return out
 
     def _dimension(self, user_id: str) -> int:
@@ -342,6 +376,16 @@ class Storage:
                 if raw is not None and len(raw):
                     self._dimension_seen = len(raw[0])
                     break
+            else:
+                self._dimension_seen = len(self._embedding_function(["dimension"])[0])
+        return self._dimension_seen
+
+    def _store_dimension(self) -> int:
+        """The length of the memories collection's vectors, from any row (for a store-wide row)."""
+        if self._dimension_seen is None:
+            raw = self.memories.get(limit=1, include=["embeddings"]).get("embeddings")
+            if raw is not None and len(raw):
+                self._dimension_seen = len(raw[0])
             else:
                 self._dimension_seen = len(self._embedding_function(["dimension"])[0])
         return self._dimension_seen
@@ -489,7 +533,39 @@ class Storage:
                 chunk = ids[start : start + _WRITE_BATCH]
                 vectors = [history_vector(i, dim) if dim > 1 else _NO_VECTOR for i in chunk]
                 collection.update(ids=chunk, documents=[changed[i] for i in chunk], embeddings=vectors)
-        return scrubbed
+        return scrubbed + self._scrub_creation_entries(user_id, gone, facts)
+
+    def _scrub_creation_entries(self, user_id: str, gone: set[str], facts: set[tuple[str, str]]) -> int:
+        """Scrub the creation entries records keep in their own rows (a summary over a purged event, a fact slot
+        first set to a deleted value): each one that quotes what went moves, scrubbed, to a history row of its own,
+        written in one call with its record's row rewritten without it."""
+        moving: dict[str, tuple[HistoryEntry, dict[str, Any]]] = {}
+        for entry in self._creation_history(user_id):
+            body = entry.stored()
+            if entry.record_id not in gone and history_scrub.scrub([body], user_id, gone, facts):
+                moving[entry.record_id] = (entry, body)
+        if not moving:
+            return 0
+        stored = self._stored(user_id, list(moving), with_embeddings=True)
+        ids: list[str] = []
+        docs: list[str] = []
+        metas: list[dict[str, Any]] = []
+        vectors: list[Any] = []
+        for rid, (keys, vector, record) in stored.items():
+            if record is None or vector is None:
+                continue
+            entry, body = moving[rid]
+            row_id, doc, history_meta = _entry_row(entry, body)
+            meta: dict[str, Any] = dict(record.to_metadata())
+            for name in keys:
+                meta.setdefault(name, None)
+            ids += [row_id, rid]
+            docs += [doc, record.text]
+            metas += [history_meta, meta]
+            vectors += [history_vector(row_id, len(vector)), vector]
+        if ids:
+            self.memories.upsert(ids=ids, documents=docs, metadatas=metas, embeddings=np.asarray(vectors))
+        return len(ids) // 2
 
     def _read_history_rows(
         self,
@@ -514,12 +590,15 @@ class Storage:
     ) -> list[HistoryEntry]:
         """The user's history entries in order (of one record, or written at or after ``since``)."""
         rows = self._history_rows(user_id, record_ids=[record_id] if record_id is not None else (), since=since)
-        entries = []
+        entries: list[HistoryEntry] = []
+        seen: set[str] = set()
         for _collection, _hid, doc, meta in rows:
-            at = float(meta["at"])
+            row_at = float(meta["at"])
             for body in _row_entries(doc):
-                if record_id is not None and body.get("record_id") != record_id:
+                at = float(body.get("at", row_at))  # a creation entry moved out of its record's row keeps its own
+                if (record_id is not None and body.get("record_id") != record_id) or str(body["id"]) in seen:
                     continue
+                seen.add(str(body["id"]))
                 entries.append(
                     HistoryEntry(
                         id=str(body["id"]),
@@ -532,8 +611,33 @@ class Storage:
                         at=at,
                     )
                 )
+        # creation entries records keep in their own rows (see write_records)
+        for entry in self._creation_history(user_id, record_id):
+            if entry.id not in seen and (since is None or entry.at >= since):
+                seen.add(entry.id)
+                entries.append(replace(entry, after=_expanded(entry.after)))
         entries.sort(key=lambda e: e.at)  # stable: the entries of one row keep their order
         return entries
+
+    def _creation_history(self, user_id: str, record_id: str | None = None) -> list[HistoryEntry]:
+        """The creation entries the user's record rows (or one record's) keep in themselves, in stored order."""
+        got = self.memories.get(
+            ids=[record_id] if record_id is not None else None,
+            where=where(user_id),
+            include=["documents", "metadatas"],
+        )
+        out = []
+        for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
+            if m and _keeps_origin(m):
+                entry = _origin_entry(Record.from_chroma(i, d, dict(m)))
+                if entry is not None:
+                    out.append(entry)
+        return out
+
+    def _count_creation_entries(self, user_id: str) -> int:
+        """How many of the user's record rows keep their creation entry (each counts as a history row)."""
+        got = self.memories.get(where=where(user_id), include=["metadatas"])
+        return sum(1 for m in got["metadatas"] or [] if m and _keeps_origin(m))
 
     # ---------------------------------------------------------------- whole users
     @guarded
@@ -547,7 +651,7 @@ class Storage:
         (``embeddings_queue``) up to that point (``purge_log=False`` leaves that to a later :meth:`purge_log`, for
         erasing many users at once). What SQLite keeps in the database file is cleared by
         :mod:`memtend.store_purge` (run by ``Memory.erase_user`` on a local folder)."""
-        counts: dict[str, int] = {}
+        counts: dict[str, int] = {"history": self._count_creation_entries(user_id)}
         on_disk = self._keeps_files()
         for name, col, flt in self._user_rows(user_id):
             ids = col.get(where=flt, include=[])["ids"]
@@ -602,7 +706,8 @@ class Storage:
 
     @guarded
     def count_user(self, user_id: str) -> dict[str, int]:
-        counts: dict[str, int] = {}
+        """Rows per collection; ``history`` counts history rows and the records keeping their creation entry."""
+        counts: dict[str, int] = {"history": self._count_creation_entries(user_id)}
         for name, col, flt in self._user_rows(user_id):
             counts[name] = counts.get(name, 0) + len(col.get(where=flt, include=[])["ids"])
         return counts
@@ -611,7 +716,13 @@ class Storage:
         """(name, collection, filter) of every place a user's rows are kept."""
         places = [(name, col, where(user_id)) for name, col in self.collections().items()]
         journal = _owned(JOURNAL_OWNER, user_id, {})
-        return [*places, ("history", self.memories, history_where(user_id)), ("memories", self.memories, journal)]
+        marks = _owned(MARK_OWNER, user_id, {})
+        return [
+            *places,
+            ("history", self.memories, history_where(user_id)),
+            ("memories", self.memories, journal),
+            ("changes", self.memories, marks),
+        ]
 
     @guarded
     def users(self) -> list[str]:
@@ -630,8 +741,10 @@ class Storage:
 
 
 # ---------------------------------------------------------------------------------------------------- change marks
-_ERASURES = "erasures"  # the store-wide row whose token changes with every erasure
+_ERASURES = "erasures"  # the id (and ``m_store`` value) of the store-wide row whose token changes with every erasure
 _ERASING = "erasing_user"  # the field naming the user of an erasure in progress
+_STORE_MARK = "m_store"  # the field of the store-wide erasure row (string-valued: Chroma indexes those lookups)
+MARK_OWNER = "m_user"  # the owner field of change marks in the memories collection
 
 
 def record_stamps(storage: Storage, user_id: str) -> dict[str, Record]:
@@ -649,16 +762,22 @@ def drop_history_row(storage: Storage, user_id: str, first_entry_id: str) -> Non
 
 
 class ChangeMarks:
-    """Change marks for processes sharing a store (``<prefix>_changes``), so each sees the others' writes and
-    erasures by comparing tokens, never clocks.
+    """Change marks for processes sharing a store, so each sees the others' writes and erasures by comparing tokens,
+    never clocks. They are rows of the memories collection, so a write's mark goes in the same Chroma call as the
+    write (one transaction: a reader sees both or neither); each has its own owner field, which no record,
+    history or journal read filters on, and a vector no search is meant to find (as history rows have).
 
-    One row per (user, writing process) holds a fresh random token, rewritten after each write that process makes
-    to the user's records; one store-wide row holds a token rewritten after every erasure (an erasure deletes the
-    user's rows, which alone could bring a reader's marks back to what it last saw). Both are read in one call.
+    One row per (user, writing process) holds a fresh random token (``m_user``, ``token``, and ``recent``: the ids
+    its last writes touched, as JSON), rewritten with each write that process makes to the user's records; one
+    store-wide row (``m_store: "erasures"``) holds a token rewritten after every erasure (an erasure deletes the
+    user's rows, which alone could bring a reader's marks back to what it last saw), and an erasure in progress
+    has a row of its own (``e_user``). All are read in one call. (Stores written by earlier versions kept marks in
+    ``<prefix>_changes``; erasure still clears it.)
     """
 
-    def __init__(self, collection: Collection) -> None:
+    def __init__(self, collection: Collection, dimension: Callable[[], int]) -> None:
         self.collection = collection
+        self._dimension = dimension
 
     @staticmethod
     def mark_id(user_id: str, writer: str) -> str:
@@ -678,41 +797,50 @@ class ChangeMarks:
     def read_recent(self, user_id: str) -> dict[str, tuple[str, str]]:
         """Row id -> (token, the ids its writer's recent writes touched, as JSON) of the rows :meth:`read` reads."""
         got = self.collection.get(
-            where={"$or": [where(user_id), {_ERASING: {"$eq": user_id}}, {_ERASURES: {"$eq": True}}]},
-            include=["metadatas", "documents"],
+            where={
+                "$or": [
+                    {MARK_OWNER: {"$eq": user_id}},
+                    {_ERASING: {"$eq": user_id}},
+                    {_STORE_MARK: {"$eq": _ERASURES}},
+                ]
+            },
+            include=["metadatas"],
         )
-        rows = zip(got["ids"], got["metadatas"] or [], got["documents"] or [], strict=True)
-        return {i: (str((m or {}).get("token")), d or "") for i, m, d in rows}
+        rows = zip(got["ids"], got["metadatas"] or [], strict=True)
+        return {i: (str((m or {}).get("token")), str((m or {}).get("recent", ""))) for i, m in rows}
+
+    def row(self, user_id: str, writer: str, token: str, recent: str = "") -> tuple[str, dict[str, Any]]:
+        """(id, metadata) of the writer's mark of the user at ``token`` (``recent``: the ids its last writes
+        touched, JSON), to write with the write it marks."""
+        return self.mark_id(user_id, writer), {MARK_OWNER: user_id, "token": token, "recent": recent}
+
+    def _put(self, row_id: str, meta: dict[str, Any]) -> None:
+        vector = history_vector(row_id, self._dimension())
+        self.collection.upsert(ids=[row_id], embeddings=[vector], documents=[""], metadatas=[meta])
 
     @guarded
     def erasing(self, user_id: str, token: str) -> None:
         """Say an erasure of the user has begun (before anything is deleted; kept apart from the user's rows, so the
         erasure's own deletes leave it until :meth:`erased`)."""
-        self.collection.upsert(
-            ids=[self.erasing_id(user_id)],
-            embeddings=[_NO_VECTOR],
-            metadatas=[{"user_id": "", _ERASING: user_id, "token": token}],
-        )
+        self._put(self.erasing_id(user_id), {_ERASING: user_id, "token": token})
 
     @guarded
     def mark(self, user_id: str, writer: str, token: str, recent: str = "") -> None:
-        """Move the writer's mark of the user to ``token``; ``recent``: the ids its last writes touched (JSON)."""
-        self.collection.upsert(
-            ids=[self.mark_id(user_id, writer)],
-            embeddings=[_NO_VECTOR],
-            documents=[recent],
-            metadatas=[{"user_id": user_id, "token": token}],
-        )
+        """Move the writer's mark of the user to ``token`` on its own (a write of several calls marks after its
+        last); ``recent``: the ids its last writes touched (JSON)."""
+        self.put(*self.row(user_id, writer, token, recent))
+
+    @guarded
+    def put(self, row_id: str, meta: dict[str, Any]) -> None:
+        """Write a mark row made by :meth:`row` on its own."""
+        self._put(row_id, meta)
 
     @guarded
     def erased(self, user_id: str, token: str) -> None:
         """Remove the user's marks (after their records are gone), move the erasure token, then drop the
         erasure-in-progress row."""
-        self.collection.delete(where=where(user_id))
-        # user_id "" (no user id is empty) keeps "every row names a user id" true for scans
-        self.collection.upsert(
-            ids=[_ERASURES], embeddings=[_NO_VECTOR], metadatas=[{"user_id": "", _ERASURES: True, "token": token}]
-        )
+        self.collection.delete(where={MARK_OWNER: {"$eq": user_id}})
+        self._put(_ERASURES, {_STORE_MARK: _ERASURES, "token": token})
         self.collection.delete(ids=[self.erasing_id(user_id)])
 
 
@@ -765,6 +893,67 @@ def _save_vector_index(collection: Collection) -> None:
         collection.update(ids=chunk, metadatas=[{_SAVE_KEY: None} for _ in chunk])
 
 
+class _Stored(NamedTuple):
+    """What a write reads of a stored record it replaces: its metadata keys, its vector (when asked) and itself."""
+
+    keys: frozenset[str]
+    vector: np.ndarray | None
+    record: Record | None
+
+
+def _creation_entries(
+    records: Sequence[Record], history: Sequence[HistoryEntry], stored: Mapping[str, _Stored]
+) -> dict[str, dict[str, Any]]:
+    """Record id -> the creation entry it keeps in its own row (``h``: entry id, operation, source, time, and the
+    last-used time it was written with, which usage stamps move later), when every entry of the write creates one
+    of its new records as written (nothing before, the record's snapshot after); else none (the write keeps one
+    history row, so the order of its entries stays as planned)."""
+    if not history or len(history) > len(records):
+        return {}
+    by_id = {r.id: r for r in records}
+    out: dict[str, dict[str, Any]] = {}
+    for h in history:
+        record = by_id.get(h.record_id)
+        if record is None or record.id in stored or record.id in out or h.before is not None or h.after is None:
+            return {}
+        if h.after != record.snapshot():
+            return {}
+        out[record.id] = {"id": h.id, "op": h.op, "source": h.source, "at": h.at, "last_used_at": record.last_used_at}
+    return out
+
+
+def _keeps_origin(meta: Mapping[str, Any]) -> bool:
+    """Whether a stored record row keeps its creation entry (``h`` in its packed fields)."""
+    packed = meta.get("r")
+    if not isinstance(packed, str) or '"h"' not in packed:
+        return False
+    try:
+        return isinstance(json.loads(packed).get("h"), dict)
+    except ValueError:
+        return False
+
+
+def _origin_entry(record: Record) -> HistoryEntry | None:
+    """The creation entry a stored record keeps in its own row, or None (a malformed one is left unread)."""
+    origin = record.origin
+    if origin is None:
+        return None
+    try:
+        first = replace(record, last_used_at=float(origin["last_used_at"]))
+        return HistoryEntry(
+            id=str(origin["id"]),
+            user_id=record.user_id,
+            op=str(origin["op"]),
+            record_id=record.id,
+            before=None,
+            after=first.snapshot(),
+            source=str(origin.get("source", "")),
+            at=float(origin["at"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _history_row(entries: Sequence[HistoryEntry]) -> tuple[str, str, dict[str, Any]]:
     """(id, document, metadata) of the history row holding the entries of one write: the document lists the
     entries, the metadata names the owner, the time and every record touched."""
@@ -775,6 +964,14 @@ def _history_row(entries: Sequence[HistoryEntry]) -> tuple[str, str, dict[str, A
         "record_ids": sorted({e.record_id for e in entries}),
     }
     return HISTORY_ID_PREFIX + first.id, json.dumps({"entries": [e.stored() for e in entries]}), meta
+
+
+def _entry_row(entry: HistoryEntry, body: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """(id, document, metadata) of the history row a creation entry moves to when its record's row changes: named
+    by the entry (a replay writes the same row), its time kept exact in the entry (Chroma may round the last digit
+    of a metadata float)."""
+    meta: dict[str, Any] = {HISTORY_OWNER: entry.user_id, "at": entry.at, "record_ids": [entry.record_id]}
+    return HISTORY_ID_PREFIX + entry.id, json.dumps({"entries": [{**body, "at": entry.at}]}), meta
 
 
 def history_vector(row_id: str, dim: int) -> np.ndarray:

@@ -1,0 +1,227 @@
+"""The stored row format: a record's fields packed in one metadata value, and a new record's creation entry kept in
+its own row (no history row for a remember, log, log_many or a fact's first value). What history(), export and
+erasure show stays what it was; rows written by earlier versions (one metadata key per field, a history row per
+write) read the same and are rewritten in the new format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from memtend import Memory, Source
+from memtend.policies import changes
+from memtend.records import Kind, Record, new_id
+from memtend.storage import HISTORY_ID_PREFIX, HISTORY_OWNER, history_vector
+from memtend.testing import HashEmbedder
+
+T0 = 1_700_000_000.0
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Any:
+    """An embedded folder: one process, so a fact's first value keeps its creation entry in its row too (on a store
+    other processes share only records new by construction do)."""
+    memory = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())
+    yield memory
+    memory.close()
+
+
+def _rows(memory: Memory) -> dict[str, dict[str, Any]]:
+    got = memory.storage.memories.get(include=["metadatas"])
+    return {i: dict(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
+
+
+def test_a_new_record_is_one_row_holding_its_creation_entry(mem: Memory) -> None:
+    u = mem.user("ada")
+    note = u.remember("prefers tea in the morning", metadata={"project": "apollo", "priority": 2})
+    event = u.log("deployed the billing service", at=T0, session="s1")
+    rows = _rows(mem)
+    assert set(rows) == {note.id, event.id}, "no history row beside the records"
+    for rid in (note.id, event.id):
+        assert set(rows[rid]) == {"user_id", "last_used_at", "r"}
+    packed = json.loads(rows[event.id]["r"])
+    assert packed["kind"] == "event" and packed["session"] == "s1" and packed["h"]["op"] == "add"
+    assert u.get(note.id) == note and u.get(event.id) == event  # every field reads back, extras with their types
+    assert u.get(note.id).extra == {"project": "apollo", "priority": 2}
+    history = u.history()
+    assert [(h.op, h.record_id) for h in history] == [("add", note.id), ("add", event.id)]
+    assert history[0].before is None and history[0].after is not None
+    assert history[0].after["text"] == note.text and history[0].after["extra"] == note.extra
+    assert mem.storage.count_user("ada")["history"] == 2
+
+
+def test_history_stays_the_same_when_a_record_is_rewritten_used_or_deleted(mem: Memory) -> None:
+    u = mem.user("bob")
+    note = u.remember("likes green tea")
+    first = u.history(note.id)
+    assert [h.op for h in first] == ["add"]
+    u.recall("green tea")  # a usage stamp moves last_used_at of the row; the creation entry keeps the old one
+    mem.flush_usage()
+    assert u.get(note.id).last_used_at > first[0].after["last_used_at"]  # type: ignore[index]
+    assert u.history(note.id) == first
+
+    fact = u.set_fact("contact.method", "email")
+    added = u.history(fact.record.id)
+    u.set_fact("contact.method", "phone")  # the slot is rewritten: its creation entry moves to a history row
+    after_update = u.history(fact.record.id)
+    assert after_update[0] == added[0], "the creation entry kept its id, time and snapshot"
+    assert [h.op for h in after_update] == ["add", "update"]
+    assert json.loads(_rows(mem)[fact.record.id]["r"]).get("h") is None
+    assert HISTORY_ID_PREFIX + added[0].id in _rows(mem)
+
+    pending = u.remember("the user's boss is Carol", source=Source.EXTERNAL)
+    u.approve(pending.id)
+    assert [h.op for h in u.history(pending.id)] == ["add", "approve"]
+
+    assert u.delete(note.id).record.id == note.id  # the row goes; its creation entry stays, scrubbed, in a history row
+    gone = u.history(note.id)
+    assert [h.op for h in gone] == ["add", "delete"] and gone[0].id == first[0].id
+    assert gone[0].after is not None and gone[0].after.get("removed") and "text" not in gone[0].after
+    assert "likes green tea" not in json.dumps([h.to_dict() for h in u.history()])
+
+    export_ops = [h["op"] for h in u.export()["history"]]
+    assert export_ops == [h.op for h in u.history()]
+    assert export_ops.count("add") == 3 and export_ops.count("update") == 1
+
+    # one history row per write, as before: the fact's add and update, the pending note's add and its approval,
+    # the deleted note's add and its deletion (every creation entry moved out of its row when the row changed)
+    assert mem.storage.count_user("bob")["history"] == 6
+    receipt = mem.erase_user("bob")
+    assert receipt.counts["history"] == 6
+    assert mem.storage.memories.count() == 0
+
+
+def test_a_creation_entry_quoting_a_deleted_record_is_scrubbed(mem: Memory) -> None:
+    """A record whose creation entry (in its own row) quotes a record deleted for good (here: derived from it)
+    gets that entry scrubbed, moved to a history row; the record itself stays as it is."""
+    u = mem.user("cy")
+    source = u.log("the launch code word is pelican", at=T0)
+    summary = Record(
+        id=new_id(),
+        user_id="cy",
+        kind=Kind.SUMMARY,
+        text="summary: a launch was discussed",
+        created_at=T0 + 1,
+        updated_at=T0 + 1,
+        derived_from=[source.id],
+    )
+    mem.apply(changes.add("cy", [summary]))
+    assert json.loads(_rows(mem)[summary.id]["r"])["h"]["op"] == "add"
+    mem.apply(changes.reject("cy", source))  # deleted for good, summaries not rebuilt (as a purge does)
+    entries = u.history(summary.id)
+    assert [h.op for h in entries] == ["add"] and entries[0].after is not None and entries[0].after.get("removed")
+    assert u.get(summary.id).text == summary.text
+    assert json.loads(_rows(mem)[summary.id]["r"]).get("h") is None
+
+
+# ----------------------------------------------------------------------------- rows written by earlier versions
+def _old_metadata(record: Record) -> dict[str, Any]:
+    """The metadata an earlier version stored: one key per field, defaults left out, caller metadata as x_*."""
+    meta: dict[str, Any] = {
+        "user_id": record.user_id,
+        "kind": record.kind.value,
+        "source": record.source.value,
+        "status": record.status.value,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "last_used_at": record.last_used_at,
+    }
+    optional = {"key": record.key, "value": record.value, "session": record.session, "flagged": record.flagged}
+    meta.update((k, v) for k, v in optional.items() if v)
+    if record.derived_from:
+        meta["derived_from"] = json.dumps(record.derived_from)
+    meta.update(("x_" + k, v) for k, v in record.extra.items())
+    return meta
+
+
+def _write_old(memory: Memory, records: list[Record], op_source: str = "user") -> list[str]:
+    """Store records as an earlier version did: the records and one history row for them, in one upsert."""
+    col = memory.storage.memories
+    vectors = memory.embed([r.text for r in records])
+    entry_ids = [new_id() for _ in records]
+    entries = [
+        {"id": e, "op": "add", "record_id": r.id, "source": op_source, "after": r.snapshot()}
+        for e, r in zip(entry_ids, records, strict=True)
+    ]
+    row_id = HISTORY_ID_PREFIX + entry_ids[0]
+    col.upsert(
+        ids=[r.id for r in records] + [row_id],
+        documents=[r.text for r in records] + [json.dumps({"entries": entries})],
+        metadatas=[_old_metadata(r) for r in records]
+        + [{HISTORY_OWNER: records[0].user_id, "at": T0, "record_ids": sorted(r.id for r in records)}],
+        embeddings=np.vstack([vectors, history_vector(row_id, vectors.shape[1])[None, :]]),
+    )
+    return entry_ids
+
+
+def test_rows_written_by_earlier_versions_read_the_same_and_are_rewritten_in_the_new_format(mem: Memory) -> None:
+    from memtend.records import fact_id
+
+    uid = "old-timer"
+    note = Record(
+        id=new_id(),
+        user_id=uid,
+        kind=Kind.NOTE,
+        text="works on the apollo project",
+        created_at=T0,
+        updated_at=T0,
+        last_used_at=T0,
+        session="s9",
+        extra={"project": "apollo", "priority": 2, "urgent": True},
+    )
+    fid = fact_id(uid, "contact.method")
+    fact = Record(
+        id=fid,
+        user_id=uid,
+        kind=Kind.FACT,
+        text="contact method: email",
+        key="contact.method",
+        value="email",
+        created_at=T0,
+        updated_at=T0,
+        last_used_at=T0,
+    )
+    entry_ids = _write_old(mem, [note, fact])
+    u = mem.user(uid)
+    assert u.get(note.id) == note and u.get(fid) == fact
+    assert u.get_fact("contact.method") == fact and u.facts() == {"contact.method": "email"}
+    assert [h.id for h in u.history()] == entry_ids
+    assert u.recall("apollo project", k=1)[0].record.id == note.id
+
+    assert u.set_fact("contact.method", "phone").outcome.value == "updated"
+    stored = _rows(mem)[fid]
+    assert set(stored) == {"user_id", "last_used_at", "r"}, "the old per-field keys are cleared"
+    assert u.get_fact("contact.method").value == "phone"  # type: ignore[union-attr]
+    assert [h.op for h in u.history(fid)] == ["add", "update"]
+    assert [r.value for r in u.list(status="archived")] == ["email"]
+
+    u.delete(note.id)
+    assert [h.op for h in u.history(note.id)] == ["add", "delete"]
+    counts = mem.storage.count_user(uid)
+    assert counts["memories"] == 2 and counts["history"] == 3  # the slot and its archived value; three rows
+
+
+def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_memory: Memory) -> None:
+    """An in-process client another Memory may share: a fact's first value (its slot may be written by another
+    process meanwhile) keeps its creation entry in a history row; the mark is a row of the same upsert."""
+    from memtend.storage import MARK_OWNER, ChangeMarks
+    from memtend.testing.chroma_calls import counting_writes
+
+    assert not ephemeral_memory._exclusive
+    u = ephemeral_memory.user("shared")
+    with counting_writes(ephemeral_memory) as calls:
+        note = u.remember("a shared note")
+        fact = u.set_fact("city", "Lisbon").record
+    assert calls == ["memories.upsert", "memories.upsert"]
+    rows = _rows(ephemeral_memory)
+    mark = ChangeMarks.mark_id("shared", ephemeral_memory._state.writer_id)
+    assert rows[mark][MARK_OWNER] == "shared" and fact.id in rows[mark]["recent"]
+    assert "h" in json.loads(rows[note.id]["r"]) and "h" not in json.loads(rows[fact.id]["r"])
+    assert [h.op for h in u.history()] == ["add", "add"]
+    assert ephemeral_memory.users() == ["shared"]
+    receipt = ephemeral_memory.erase_user("shared")
+    assert receipt.counts["history"] == 2 and receipt.counts["changes"] == 1
+    assert set(_rows(ephemeral_memory)) == {"erasures"}, "only the store-wide erasure mark is left"
