@@ -31,12 +31,14 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 SPLITS = {
     "tune": HERE / "data" / "conflicts_tune.jsonl",
+    "tune2": HERE / "data" / "conflicts_tune2.jsonl",
     "heldout": HERE / "data" / "conflicts_heldout.jsonl",
     "fresh": HERE / "data" / "conflicts_fresh.jsonl",
     "round3": HERE / "data" / "round3" / "conflicts.jsonl",
 }
 LABELS = {
     "tune": "tuning",
+    "tune2": "tuning 2 (by domain)",
     "heldout": "held-apart 1 (tuned on since)",
     "fresh": "HELD-APART 2 (fresh)",
     "round3": "HELD-APART 3 (round 3)",
@@ -82,7 +84,9 @@ def load(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def _ranked(pair: dict[str, Any], config: Any, vectors: dict[str, np.ndarray]) -> dict[str, tuple[int, float]]:
+def _ranked(
+    pair: dict[str, Any], config: Any, vectors: dict[str, np.ndarray], encode: Any = None
+) -> dict[str, tuple[int, float]]:
     from memtend.records import Kind, Record
     from memtend.user_index import UserIndex
 
@@ -94,22 +98,38 @@ def _ranked(pair: dict[str, Any], config: Any, vectors: dict[str, np.ndarray]) -
     records += [note("old", pair["old"], 40), note("new", pair["new"], 5)]
     index = UserIndex(config)
     index.upsert(records, np.stack([vectors[r.text] for r in records]))
-    hits = index.search(pair["query"], vectors[pair["query"]], k=10, now=NOW)
+    hits = index.search(pair["query"], vectors[pair["query"]], k=10, now=NOW, encode=encode)
     return {rid: (rank, score) for rank, (rid, score) in enumerate(hits)}
 
 
-def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+class CachedEncoder:
+    """The embedding model, each text encoded once per run (the value-masked forms the index asks for)."""
+
+    def __init__(self) -> None:
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        from memtend.embeddings import embed
+
+        missing = sorted(set(texts) - set(self.vectors))
+        if missing:
+            self.vectors.update(zip(missing, embed(missing), strict=True))
+        return np.stack([self.vectors[t] for t in texts])
+
+
+def score(rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder | None = None) -> dict[str, Any]:
     from memtend.embeddings import embed
     from memtend.policies.retrieval import RetrievalConfig
 
     texts = sorted({t for row in rows for t in (row["old"], row["new"], row["query"])} | set(FILLERS))
     vectors = dict(zip(texts, embed(texts), strict=True))
-    default, plain = RetrievalConfig(), RetrievalConfig(conflict_pool=0)
+    encode = encoder or CachedEncoder()
+    default, plain = config or RetrievalConfig(), RetrievalConfig(conflict_pool=0)
     counts = {"changes": 0, "detected": 0, "demoted": 0, "newer_wins_plain": 0, "unrelated": 0, "false_merges": 0}
     missed: list[str] = []
     merged: list[str] = []
     for row in rows:
-        with_conflicts, alone = _ranked(row, default, vectors), _ranked(row, plain, vectors)
+        with_conflicts, alone = _ranked(row, default, vectors, encode), _ranked(row, plain, vectors)
         far = (10, -np.inf)
         demoted = "old" in alone and with_conflicts.get("old", far)[1] < alone["old"][1] - 1e-12
         if row["change"]:
@@ -136,8 +156,61 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run(splits: tuple[str, ...] = ("tune", "heldout", "fresh")) -> dict[str, dict[str, Any]]:
+def run(splits: tuple[str, ...] = ("tune", "tune2", "heldout", "fresh")) -> dict[str, dict[str, Any]]:
     return {name: score(load(SPLITS[name])) for name in splits}
+
+
+def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """What comparing value-masked forms costs a recall, through the public API on an in-process Chroma: one user
+    holding the fillers and the old and new notes of ``pairs`` tuning-2 pairs (many possible changes: the costly
+    case), recalled with their questions. ``without``: the index never encodes a masked form; ``first``: the
+    first recall of each question with it (masked forms encoded as pairs come up); ``warm``: later recalls with it.
+    Warm recalls of both arms are interleaved, the order swapped every round. Milliseconds, p50 and p95."""
+    import time
+
+    import chromadb
+    from memtend import Memory
+    from memtend.user_index import UserIndex
+
+    rows = load(SPLITS["tune2"])
+    chosen = rows[: pairs // 2] + [r for r in rows if not r["change"]][: pairs - pairs // 2]
+    memory = Memory(client=chromadb.EphemeralClient(), collection_prefix="conflictcost")
+    user = memory.user("cost")
+    for i, text in enumerate(FILLERS):
+        user.remember(text, at=NOW - (60 + i) * DAY)
+    for row in chosen:
+        user.remember(row["old"], at=NOW - 40 * DAY)
+        user.remember(row["new"], at=NOW - 5 * DAY)
+    asked = [row["query"] for row in chosen][:queries]
+    search = UserIndex.search
+
+    def without(self: UserIndex, *args: Any, **kwargs: Any) -> Any:
+        kwargs["encode"] = None
+        return search(self, *args, **kwargs)
+
+    times: dict[str, list[float]] = {"without": [], "first": [], "warm": []}
+
+    def timed(arm: str, query: str) -> None:
+        UserIndex.search = without if arm == "without" else search  # type: ignore[method-assign]
+        try:
+            started = time.perf_counter()
+            user.recall(query, k=5, now=NOW)
+            times[arm].append(1000 * (time.perf_counter() - started))
+        finally:
+            UserIndex.search = search  # type: ignore[method-assign]
+
+    user.recall("warm up", now=NOW)
+    for query in asked:
+        timed("first", query)
+    for round_ in range(rounds):
+        for query in asked:
+            for arm in ("without", "warm") if round_ % 2 == 0 else ("warm", "without"):
+                timed(arm, query)
+    memory.close()
+    return {
+        arm: {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)), "n": float(len(ms))}
+        for arm, ms in times.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,12 +219,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("tune", "heldout"),
+        choices=("tune", "tune2", "heldout"),
         action="append",
         default=[],
         help="list misses and false merges of a set tuned on (never the fresh set)",
     )
-    parser.add_argument("--splits", default="tune,heldout,fresh", help="comma-separated: tune, heldout, fresh")
+    parser.add_argument(
+        "--splits", default="tune,tune2,heldout,fresh", help="comma-separated: tune, tune2, heldout, fresh"
+    )
+    parser.add_argument("--cost", action="store_true", help="also time recall with and without masked forms")
     parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
@@ -169,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    MISSED {line}")
             for line in result["merged"]:
                 print(f"    MERGED {line}")
+    if args.cost:
+        for arm, figures in recall_cost().items():
+            p50, p95, n = figures["p50"], figures["p95"], figures["n"]
+            print(f"recall {arm:<8} p50 {p50:.1f} ms  p95 {p95:.1f} ms  ({n:.0f} recalls)")
     return 0
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.lexical import BM25Index, tokenize
-from memtend.policies import retrieval
+from memtend.policies import conflict_subject, retrieval
 from memtend.policies.retrieval import Claim, RankInputs, RetrievalConfig
 from memtend.records import Kind, Record, Status
 
@@ -33,7 +33,16 @@ _STATUSES = list(Status)
 _KIND_CODE = {kind: i for i, kind in enumerate(_KINDS)}
 _STATUS_CODE = {status: i for i, status in enumerate(_STATUSES)}
 _ACTIVE = frozenset({Status.ACTIVE})
-_NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool] = (False, frozenset(), frozenset(), False)
+_NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool, bool, bool, bool] = (
+    False,
+    frozenset(),
+    frozenset(),
+    False,
+    True,
+    True,
+    False,
+)
+Encoder = Callable[[list[str]], np.ndarray]
 
 
 class _Assertions:
@@ -49,13 +58,17 @@ class _Assertions:
         changed = retrieval.update_sentences(text)  # terms of its sentences announcing a change
         self.update_terms = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
         # for changes said in other words: (announces a change, people it names, names opening its sentences,
-        # speaks in the first person); only notes and facts conflict in other words
+        # speaks in the first person, is current, is about the user's own thing, reports an act); only notes and
+        # facts conflict in other words
         if record.kind in (Kind.NOTE, Kind.FACT):
             self.cues = (
                 retrieval.announces_change(text),
                 retrieval.people(text),
                 retrieval.leading_names(text),
                 retrieval.first_person(text),
+                not conflict_subject.not_yet_or_long_ago(text),
+                not conflict_subject.about_another_thing(text),
+                conflict_subject.reports_an_act(text),
             )
         else:
             self.cues = _NO_CUES
@@ -83,6 +96,9 @@ class UserIndex:
         self._nbr = np.zeros((0, self._before + self._after), dtype=np.int32)
         self._records: list[Record | None] = []
         self._assertions: list[_Assertions | None] = []  # per slot, once a ranking needed it (for conflicts)
+        # per slot: the embedding of the record's text with its values masked (conflict_subject.masked_subject),
+        # made the first time a ranking compares the record with another as a possible change of the same subject
+        self._subject_vectors: list[np.ndarray | None] = []
         self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
         self._next_seq = 0
         # ("session", name) or ("timeline", kind) -> its members, sorted (time, seq, slot)
@@ -164,6 +180,7 @@ class UserIndex:
             self._text_bytes -= self._text_size(slot)
             self._records[slot] = None
             self._assertions[slot] = None
+            self._subject_vectors[slot] = None
             self._alive[slot] = False
             self._emb[slot] = 0.0
             self._seq.pop(id, None)
@@ -193,6 +210,7 @@ class UserIndex:
         self._speaker[slot] = self._speakers.setdefault(speaker, len(self._speakers)) if speaker else -1
         self._records[slot] = record
         self._assertions[slot] = None
+        self._subject_vectors[slot] = None
         self._text_bytes += self._text_size(slot)
         if join:
             self._join_session(slot, record)
@@ -224,6 +242,7 @@ class UserIndex:
         self._nbr = grown(self._nbr, -1)
         self._records.extend([None] * (capacity - self._capacity))
         self._assertions.extend([None] * (capacity - self._capacity))
+        self._subject_vectors.extend([None] * (capacity - self._capacity))
         self._capacity = capacity
 
     # -- sessions: each record's neighbours in time, kept as a (slot, before+after) matrix ----
@@ -297,9 +316,13 @@ class UserIndex:
         kinds: set[Kind] | None = None,
         statuses: set[Status] | frozenset[Status] = _ACTIVE,
         only: Callable[[Record], bool] | None = None,
+        encode: Encoder | None = None,
     ) -> list[tuple[str, float]]:
         """The ``k`` best records for ``query`` as ``(id, score)``, best first; ``only``: a test a returned record
-        must pass (records failing it still lend their words to their neighbours' context)."""
+        must pass (records failing it still lend their words to their neighbours' context). ``encode`` (the
+        embedding model, texts -> vectors): with it, two notes or facts among the top that may be a change of one
+        subject in other words are compared with their values masked; each record's masked form is encoded once,
+        the first time it is compared, and kept."""
         if k <= 0 or len(self._lex) == 0:
             return []
         n = self._lex.capacity
@@ -350,7 +373,7 @@ class UserIndex:
             when_question=when,
         )
         scores = retrieval.rank(inputs, now, cfg)
-        return self._top(scores, k, int(result_mask.sum()), set(terms), cosine)
+        return self._top(scores, k, int(result_mask.sum()), set(terms), cosine, encode)
 
     def _stating_times(self, n: int) -> np.ndarray:
         """Which of the first ``n`` slots state a time, reading the texts not read yet (only "when" questions
@@ -362,7 +385,13 @@ class UserIndex:
         return flags == 1
 
     def _top(
-        self, scores: np.ndarray, k: int, eligible: int, subject: set[str], cosine: np.ndarray
+        self,
+        scores: np.ndarray,
+        k: int,
+        eligible: int,
+        subject: set[str],
+        cosine: np.ndarray,
+        encode: Encoder | None = None,
     ) -> list[tuple[str, float]]:
         pool = min(max(k, self.config.conflict_pool), eligible)
         picked = np.argpartition(-scores, pool - 1)[:pool] if pool < len(scores) else np.arange(len(scores))
@@ -371,18 +400,23 @@ class UserIndex:
         if len(top) > 1 and self.config.conflict_pool > 1:
             vectors = self._emb[top]
             similarity = np.einsum("ij,kj->ik", vectors, vectors)
-            claims = self._claims(top, similarity, subject, cosine)
-            new = retrieval.demote_conflicts(top, scores, self._created, similarity, claims, self.config)
+            claims = self._claims(top, similarity, subject, cosine, encode is not None)
+            masked = self._subject_similarity(top, scores, similarity, claims, encode) if encode else None
+            new = retrieval.demote_conflicts(top, scores, self._created, similarity, claims, self.config, masked)
             rescored = dict(zip(top, new.tolist(), strict=True))
             top.sort(key=lambda i: (-rescored[i], self._id(i)))
         else:
             rescored = {i: float(scores[i]) for i in top}
         return [(self._id(i), float(rescored[i])) for i in top[:k]]
 
-    def _claims(self, top: list[int], similarity: np.ndarray, subject: set[str], cosine: np.ndarray) -> list[Claim]:
+    def _claims(
+        self, top: list[int], similarity: np.ndarray, subject: set[str], cosine: np.ndarray, masking: bool = False
+    ) -> list[Claim]:
         """What each top record asserts; built only for those that could conflict (a close partner or a key)."""
         cfg = self.config
         threshold = min(cfg.conflict_cosine, cfg.conflict_update_cosine, cfg.conflict_paraphrase_cosine)
+        if masking:
+            threshold = min(threshold, cfg.conflict_subject_floor)
         has_partner = (similarity >= threshold).sum(axis=1) > 1  # the diagonal counts once
         claims = []
         for position, slot in enumerate(top):
@@ -395,7 +429,7 @@ class UserIndex:
             said = self._assertions[slot]
             if said is None:
                 said = self._assertions[slot] = _Assertions(record)
-            changes, people, names, first = said.cues
+            changes, people, names, first, current, own_thing, acts = said.cues
             claims.append(
                 Claim(
                     key=key,
@@ -408,9 +442,56 @@ class UserIndex:
                     first_person=first,
                     state=record.kind in (Kind.NOTE, Kind.FACT),
                     query_cosine=float(cosine[slot]),
+                    current=current,
+                    own_thing=own_thing,
+                    acts=acts,
                 )
             )
         return claims
+
+    def _subject_similarity(
+        self, top: list[int], scores: np.ndarray, similarity: np.ndarray, claims: list[Claim], encode: Encoder
+    ) -> np.ndarray | None:
+        """Cosines of the value-masked forms of the top records, for the pairs that may be a change of one subject
+        in other words (NaN elsewhere; None when no pair may be). Only those pairs' records are encoded, each once:
+        the vector is kept for the record's slot until the record changes."""
+        cfg = self.config
+        best = max(float(scores[i]) for i in top)
+        floor = best * cfg.conflict_relevance if best > 0 else -np.inf
+        pairs = [
+            (a, b)
+            for a, newer in enumerate(claims)
+            if newer.state and newer.current and newer.own_thing
+            for b, older in enumerate(claims)
+            if self._created[top[a]] > self._created[top[b]]
+            and scores[top[b]] >= floor
+            and similarity[a, b] >= cfg.conflict_subject_floor
+            and retrieval.may_replace(newer, older)
+            and newer.query_cosine >= older.query_cosine - cfg.conflict_subject_drop
+        ]
+        if not pairs:
+            return None
+        out = np.full(similarity.shape, np.nan, dtype=np.float64)
+        if cfg.conflict_subject_masked_weight == 0:  # judged as they are: nothing to encode
+            for a, b in pairs:
+                out[a, b] = 0.0
+            return out
+        needed = sorted({top[p] for pair in pairs for p in pair if self._subject_vectors[top[p]] is None})
+        if needed:
+            texts = []
+            for slot in needed:
+                record = self._records[slot]
+                assert record is not None
+                texts.append(conflict_subject.masked_subject(record.text))
+            vectors = np.asarray(encode(texts), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            for slot, vector in zip(needed, vectors / np.where(norms > 0, norms, 1.0), strict=True):
+                self._subject_vectors[slot] = vector
+        for a, b in pairs:
+            va, vb = self._subject_vectors[top[a]], self._subject_vectors[top[b]]
+            assert va is not None and vb is not None
+            out[a, b] = float(va @ vb)
+        return out
 
     def _text_size(self, slot: int) -> int:
         record = self._records[slot]
@@ -440,6 +521,7 @@ class UserIndex:
         )
         per_record = 600 + 120  # the Record, its id, session entry and feature sets (rough)
         held = self._text_bytes + per_record * len(self)
+        held += sum(v.nbytes for v in self._subject_vectors if v is not None)
         return int(sum(a.nbytes for a in arrays) + held + self._lex.nbytes())
 
 

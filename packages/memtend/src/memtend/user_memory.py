@@ -331,7 +331,9 @@ class UserMemory:
         t = _now_default(now)
         with memory._lock:
             index = memory._user_index(self.user_id)
-            ranked = index.search(query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses, only=only)
+            ranked = index.search(
+                query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses, only=only, encode=memory.embed
+            )
             used = _clock()
             records = {rid: index.record(rid) for rid, _ in ranked}
             hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PLACEHOLDER", "about_another_thing", "masked_subject", "not_yet_or_long_ago"]
+__all__ = ["PLACEHOLDER", "about_another_thing", "masked_subject", "not_yet_or_long_ago", "reports_an_act"]
 
 PLACEHOLDER = "something"
 
@@ -108,7 +108,7 @@ _LONG_AGO = re.compile(
 )
 _OPENS_WITH_DETERMINER = re.compile(r"^\s*(?:the|a|an)\s", re.IGNORECASE)
 _BACK_REFERENCE = re.compile(
-    r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us|it|its|that|them|they|they've|she|her|he|him|his)\b",
+    r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us|it|that|them|they|they've|she|her|he|him|his)\b",
     re.IGNORECASE,
 )
 
@@ -126,3 +126,18 @@ def about_another_thing(text: str) -> bool:
     that thing's, not a change of what an older statement of the user's said."""
     body = _SPEAKER.sub("", text, count=1).replace("\u2019", "'")
     return _OPENS_WITH_DETERMINER.match(body) is not None and _BACK_REFERENCE.search(body) is None
+
+
+_ACTS = re.compile(
+    r"\b(?:re-?booked|re-?assigned|re-?registered|registered|shifted|traded|dropped|cancell?ed|canceled|signed up"
+    r"|took up|taken up|engaged|married|divorced|bought|sold|accepted|handed in|renamed|reset|installed|retired"
+    r"|graduated|promoted|put me on|ported|finished|gave up|given up)\b",
+    re.IGNORECASE,
+)
+
+
+def reports_an_act(text: str) -> bool:
+    """Does the statement report an act that ends or replaces a state ("rebooked", "traded it in", "signed up",
+    "dropped it", "got engaged")? Beside the change cues of ``retrieval.announces_change``, a cue that a newer
+    statement about the same subject replaces an older one."""
+    return _ACTS.search(_SPEAKER.sub("", text, count=1)) is not None

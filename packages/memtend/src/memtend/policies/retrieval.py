@@ -21,7 +21,9 @@ How a record's score is built, and why each part holds for any user's memory:
    does, and the context window already lends it the question's words).
 5. **Conflicts: the newest wins.** Two relevant records about the same subject stating different
    values (same fact key, or close in meaning with different numbers/names/dates): the older one is
-   placed just below the newer one, so stale values never outrank their correction.
+   placed just below the newer one, so stale values never outrank their correction. A change said in
+   other words is judged on the two notes with their values masked too ("I drive a <something>" /
+   "Traded it in for an electric <something>"; see :func:`subject_change`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ __all__ = [
     "is_question",
     "is_when_question",
     "leading_names",
+    "may_replace",
     "minmax",
     "minmax_rows",
     "paraphrased_change",
@@ -66,6 +69,7 @@ __all__ = [
     "relevance",
     "speaker_name",
     "statement_body",
+    "subject_change",
     "update_sentences",
     "value_tokens",
     "window_sum",
@@ -114,6 +118,17 @@ class RetrievalConfig:
     # is at least this close in meaning, about as close to the query (at most this much less), names nobody new
     conflict_paraphrase_cosine: float = 0.25
     conflict_paraphrase_drop: float = 0.2
+    # a change of the same subject in other words, judged on the two statements with their values masked ("I live
+    # in <something>" / "I moved to <something> last month", see policies.conflict_subject): between notes or facts
+    # at least ``conflict_subject_floor`` close as they are, whose masked forms are at least
+    # ``conflict_subject_cosine`` close (``conflict_subject_uncued`` when the newer announces no change), the newer
+    # at most ``conflict_subject_drop`` less close to the query, current (no plan, nothing long past), about the
+    # user's own thing and naming nobody new
+    conflict_subject_floor: float = 0.1
+    conflict_subject_cosine: float = 0.25
+    conflict_subject_uncued: float = 0.6
+    conflict_subject_drop: float = 0.7
+    conflict_subject_masked_weight: float = 0.5  # the closeness judged: this share masked, the rest as they are
 
     def __post_init__(self) -> None:
         check_retrieval(self)
@@ -292,6 +307,7 @@ def demote_conflicts(
     similarity: np.ndarray,
     claims: Sequence[Claim],
     config: RetrievalConfig,
+    subject_similarity: np.ndarray | None = None,
 ) -> np.ndarray:
     """Scores of the top records (``order``: indices, best first) with stale conflicting ones demoted.
 
@@ -299,7 +315,9 @@ def demote_conflicts(
     ``order``; ``scores`` and ``created_at`` are indexed by record. When a record and an older one are both
     relevant (at least ``conflict_relevance`` of the best score) and conflict (see :func:`conflicts`), the
     older is scored just below the newer; a newer record holding the same fact key needs no relevance of
-    its own (it is the current value of what the older says). Returns the new scores of ``order``.
+    its own (it is the current value of what the older says). ``subject_similarity`` (m, m), when given, holds
+    the cosine of the pairs' value-masked forms (NaN where not compared), for :func:`subject_change`. Returns the
+    new scores of ``order``.
     """
     m = len(order)
     out = np.array([scores[i] for i in order], dtype=np.float64)
@@ -310,7 +328,10 @@ def demote_conflicts(
     when = np.array([created_at[i] for i in order], dtype=np.float64)
     # Only pairs close enough in meaning, or sharing a fact key, can conflict: find them in one go.
     close = np.asarray(similarity) >= min(
-        config.conflict_cosine, config.conflict_update_cosine, config.conflict_paraphrase_cosine
+        config.conflict_cosine,
+        config.conflict_update_cosine,
+        config.conflict_paraphrase_cosine,
+        config.conflict_subject_floor if subject_similarity is not None else math.inf,
     )
     keyed = [i for i in range(m) if claims[i].key]
     for i in keyed:
@@ -327,8 +348,11 @@ def demote_conflicts(
             # the newer must be relevant too, unless it holds the same key: then it is the current value
             same_key = bool(claims[a].key) and claims[a].key == claims[b].key
             sim = float(similarity[a, b])
-            if ((relevant or same_key) and conflicts(claims[a], claims[b], sim, config)) or paraphrased_change(
-                claims[a], claims[b], sim, config
+            masked = math.nan if subject_similarity is None else float(subject_similarity[a, b])
+            if (
+                ((relevant or same_key) and conflicts(claims[a], claims[b], sim, config))
+                or paraphrased_change(claims[a], claims[b], sim, config)
+                or subject_change(claims[a], claims[b], sim, masked, config)
             ):
                 out[b] = out[a] - step[b] * max(1.0, abs(out[a]))
     return out
@@ -348,6 +372,9 @@ class Claim:
     names: frozenset[str] = frozenset()  # capitalised words opening its sentences that may be names ("Tom took")
     state: bool = False  # it describes how things are (a note or a fact), not something that happened (an event)
     first_person: bool = False  # it speaks in the first person ("I", "my", "we")
+    current: bool = True  # no plan or wish, nothing long past (see conflict_subject.not_yet_or_long_ago)
+    own_thing: bool = True  # does not open on another thing of its own (see conflict_subject.about_another_thing)
+    acts: bool = False  # reports an act that ends or replaces a state (see conflict_subject.reports_an_act)
 
 
 def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
@@ -364,6 +391,8 @@ def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalCo
       a new one, they are somewhat close in meaning (``conflict_paraphrase_cosine``), the newer is about as
       close to the query as the older (at most ``conflict_paraphrase_drop`` less), and the newer names nobody
       the older does not ("my sister moved to Berlin" is not about where the user lives).
+
+    (:func:`demote_conflicts` also applies :func:`subject_change`, which needs the value-masked forms.)
     """
     if newer.key and newer.key == older.key:
         return True
@@ -612,6 +641,33 @@ def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: Re
     )
 
 
+def may_replace(newer: Claim, older: Claim) -> bool:
+    """Could the newer statement replace the older at all, whatever its words? Both describe how things are (notes,
+    facts), the newer is current (no plan, nothing long past), about the user's own thing (not opening on another
+    thing that never refers back) and names nobody the older does not."""
+    return newer.state and older.state and newer.current and newer.own_thing and not newer.people - older.people
+
+
+def subject_change(
+    newer: Claim, older: Claim, similarity: float, subject_similarity: float, config: RetrievalConfig
+) -> bool:
+    """A change of the same subject in other words, judged with the values masked: the two statements are at least
+    ``conflict_subject_floor`` close as they are and ``conflict_subject_cosine`` close with their values masked
+    (``subject_similarity``; ``conflict_subject_uncued`` when the newer announces no change), the newer may replace
+    the older (:func:`may_replace`) and is at most ``conflict_subject_drop`` less close to the query. NaN (not
+    compared) is never a change."""
+    weight = config.conflict_subject_masked_weight
+    judged = similarity if weight == 0 else weight * subject_similarity + (1.0 - weight) * similarity
+    if not judged >= config.conflict_subject_cosine:  # NaN too
+        return False
+    return (
+        similarity >= config.conflict_subject_floor
+        and may_replace(newer, older)
+        and (newer.changes or newer.acts or judged >= config.conflict_subject_uncued)
+        and newer.query_cosine >= older.query_cosine - config.conflict_subject_drop
+    )
+
+
 _CHANGES = re.compile(
     r"\b(?:moved|moving|relocated|switched|switching|changed|started|starting|began|took over|left|quit|closed"
     r"|opened|enrolled|raised|cut|lowered|pushed|postponed|rescheduled|delayed|converted|replaced|upgraded"
@@ -620,7 +676,7 @@ _CHANGES = re.compile(
     re.IGNORECASE,
 )
 _PEOPLE = re.compile(
-    r"\b(?:sister|brother|husband|wife|son|daughter|mother|father|mum|mom|dad|parents|parent|cousin|colleague"
+    r"\b(?i:sister|brother|husband|wife|son|daughter|mother|father|mum|mom|dad|parents|parent|cousin|colleague"
     r"|coworker|co-worker|neighbou?r|friend|boss|uncle|aunt|grand(?:mother|father|ma|pa)|kids|children|child"
     r"|nephew|niece|roommate|flatmate|business partner|team|clinic|vet|support desk)s?\b|\b[A-Z][a-z]+'s\b",
 )
