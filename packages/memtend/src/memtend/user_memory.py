@@ -63,11 +63,6 @@ class _Checked:
 
     record: Record
     redacted: tuple[str, ...]
-    ahead: tuple[str, Future[np.ndarray]] | None = None  # (text, its vector being embedded meanwhile)
-
-    def vectors(self) -> dict[str, np.ndarray] | None:
-        """The vector embedded ahead, by the text it was made from (None: none, or embedding failed)."""
-        return _embedded(self.ahead[1], [self.ahead[0]]) if self.ahead is not None else None
 
 
 class UserMemory:
@@ -98,14 +93,10 @@ class UserMemory:
         metadata: dict[str, Any] | None = None,
         key: str = "",
         value: str = "",
-        ahead: bool = False,
     ) -> _Checked:
-        """Validate a new record's parts and pass its text through the gate (which may refuse or mask it).
-        ``ahead``: embed the text on a helper meanwhile (a single write: the gate and the planning overlap the
-        embedding; a text the gate masks is embedded again by the apply step)."""
+        """Validate a new record's parts and pass its text through the gate (which may refuse or mask it)."""
         source = Source.parse(source)
         text = check_text(text)
-        embedding = self.memory._embed_ahead([text]) if ahead else None
         extra = check_extra(metadata)
         session = check_name(session, "session")
         if at is not None:
@@ -132,8 +123,7 @@ class UserMemory:
             flagged=decision.flagged,
             extra=extra,
         )
-        kept = (text, embedding) if embedding is not None and decision.text == text else None
-        return _Checked(record, tuple(sorted({*decision.redacted_kinds, *masked_extra})), kept)
+        return _Checked(record, tuple(sorted({*decision.redacted_kinds, *masked_extra})))
 
     def _add(
         self, checked: list[_Checked], embedded: dict[str, np.ndarray] | None = None, batch_id: str | None = None
@@ -144,9 +134,9 @@ class UserMemory:
         if records:
             redacted = {c.record.id: c.redacted for c in checked if c.redacted}
             change = changes.add(self.user_id, records, redacted, batch_id=batch_id)
-            if embedded is None and len(checked) == 1:
-                embedded = checked[0].vectors()
-            change = _with_vectors(change, embedded)
+            if embedded:
+                vectors = {r.id: embedded[r.text] for r in change.upserts if r.text in embedded}
+                change = replace(change, vectors={**change.vectors, **vectors})
             self.memory.apply(change)
             records = list(change.upserts)
         return records
@@ -163,9 +153,7 @@ class UserMemory:
     ) -> Record:
         """Store a free-text note (``at``: when it was said, epoch seconds; default now, so a past conversation
         imported as notes keeps its dates)."""
-        checked = self._checked(
-            Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata, ahead=True
-        )
+        checked = self._checked(Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata)
         return self._add([checked])[0]
 
     def log(
@@ -179,9 +167,7 @@ class UserMemory:
         redact: bool = False,
     ) -> Record:
         """Append an event to the user's log (``at``: when it happened, epoch seconds; default now)."""
-        checked = self._checked(
-            Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata, ahead=True
-        )
+        checked = self._checked(Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata)
         return self._add([checked])[0]
 
     def log_many(
@@ -223,7 +209,7 @@ class UserMemory:
     ) -> Record:
         """Store a procedural rule (``at``: when it was said; default now). Rules are pinned: forgetting never
         archives them. A rule from an external source waits in review until approved."""
-        return self._add([self._checked(Kind.RULE, text, source, redact=redact, at=at, ahead=True)])[0]
+        return self._add([self._checked(Kind.RULE, text, source, redact=redact, at=at)])[0]
 
     # ------------------------------------------------------------------ facts and precedence
     def set_fact(
@@ -246,24 +232,24 @@ class UserMemory:
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
-        checked = self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value, ahead=True)
+        checked = self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value)
         candidate = checked.record
         if candidate.text != text:  # redacted: keep the value consistent with what is stored
             candidate = replace(candidate, value=gate.redact(value))
         if candidate.status is Status.PENDING_REVIEW:
-            self._add([_Checked(candidate, checked.redacted, checked.ahead)])
+            self._add([_Checked(candidate, checked.redacted)])
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
         said_at = candidate.created_at if at else None
         with self.memory._lock:
             if not shared_writes.shared(self.memory):
                 result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
-                self.memory.apply(_with_vectors(change, checked.vectors() if change.upserts else None))
+                self.memory.apply(change)
                 return result
             # another process may write the key at the same moment: check precedence after writing (see shared_writes)
             fid = fact_id(self.user_id, candidate.key)
             seen = {e.id for e in self._storage.get_history(self.user_id, record_id=fid)}
             result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
-            self.memory.apply(_with_vectors(change, checked.vectors() if change.upserts else None))
+            self.memory.apply(change)
             others = shared_writes.fact_writes_since(
                 self.memory, self.user_id, fid, seen, {h.id for h in change.history}
             )
@@ -680,14 +666,6 @@ def _recall_test(session: str | None, conditions: dict[str, dict[str, Any]] | No
         return conditions is None or recall_filters.matches(record, conditions)
 
     return test
-
-
-def _with_vectors(change: Change, embedded: dict[str, np.ndarray] | None) -> Change:
-    """The change with the vectors already made for its upserts (by text) that it does not hold yet."""
-    if not embedded:
-        return change
-    vectors = {r.id: embedded[r.text] for r in change.upserts if r.id not in change.vectors and r.text in embedded}
-    return replace(change, vectors={**change.vectors, **vectors}) if vectors else change
 
 
 def _embedded(ahead: Future[np.ndarray] | None, texts: list[str]) -> dict[str, np.ndarray] | None:
