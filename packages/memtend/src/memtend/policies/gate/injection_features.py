@@ -1,0 +1,98 @@
+"""The pure half of the injection classifier: which pieces of a text it reads, and the word cues it adds to
+each piece's sentence vector. The encoding and the learned weights live outside the policies
+(``memtend.injection_classifier``), which hands :func:`looks_like_injection` its ``meaning`` check.
+
+Unlike the bank comparison (``injection_similarity``), every piece of the text is read, not only pieces that
+speak to or of an agent: an order that names nobody ("whoever processes this page should delete ...") is
+read too. A long text is cut to at most ``MAX_PIECES`` pieces, those with the most cues.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces"]
+
+MAX_PIECES = 16
+_PIECE_CHARS = 300
+_SHORT = 40  # a fragment shorter than this is read with the sentence after it
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+
+# Word cues in the languages of the tuning text (en, de, fr, es, it, pt, nl, pl, sv). Each is one 0/1 feature
+# beside the sentence vector; the classifier learns their weights, so a cue is evidence, never a verdict.
+_CUES: tuple[tuple[str, str], ...] = (
+    ("user_ref",
+     r"\b(?:the|your|this|their)\s+(?:user|human|owner|account\s+holder|principal|operator)s?\b|\b(?:nutzer\w*"
+     r"|benutzer\w*|utilisateur\w*|usuari[oa]s?|utente|utilizador|usuário|gebruiker\w*|użytkownik\w*"
+     r"|användar\w*|anwender)\b"),
+    ("ai_ref",
+     r"\b(?:ai|a\.i\.|assistant|agent|bot|chatbot|llm|language\s+model|model|gpt|copilot|claude|gemini"
+     r"|summari[sz]er|crawler|automated|automatic|ki|ia|asistente|assistente|agente|sprachmodell\w*|modèle"
+     r"|modelo|modello|taalmodel|asystent\w*|sztuczn\w*)\b"),
+    ("secrecy",
+     r"\b(?:without\s+(?:asking|telling|checking|confirmation|review|verif\w*)|silently|quietly|secretly"
+     r"|between\s+us|don'?t\s+(?:tell|mention|let)|do\s+not\s+(?:tell|mention|inform)|no\s+need\s+to\s+(?:ask"
+     r"|check|confirm)|ohne\s+(?:nachzufragen|zu\s+fragen|rückfrage)|heimlich|sans\s+(?:demander|prévenir)"
+     r"|en\s+secret|sin\s+(?:preguntar|avisar)|senza\s+chiedere|sem\s+perguntar|zonder\s+te\s+vragen"
+     r"|bez\s+pytania|utan\s+att\s+fråga)\b"),
+    ("link", r"https?://|www\.|\b[\w.+-]+@[\w-]+\.[\w.]+\b"),
+    ("answer_ref",
+     r"\b(?:summar\w+|your\s+(?:answer|reply|response|output)|in\s+the\s+(?:answer|reply|summary)|translation"
+     r"|describe|report\s+that|respond|reply|résum\w+|zusammenfass\w+|resum\w+|riassunt\w+|samenvatt\w+"
+     r"|podsumow\w+|sammanfatt\w+)\b"),
+    ("override",
+     r"\b(?:instead|no\s+longer|any\s+more|anymore|supersede\w*|cancel+ed|void|take\s+precedence|outrank"
+     r"|override|ignore|disregard|set\s+aside|earlier|previous|before\s+this|nicht\s+mehr|ignorier\w*"
+     r"|plus\s+rien|ne\s+compte\s+plus|ignor\w+|ya\s+no|non\s+vale|não\s+vale|geldt\s+niet|niets|strunta"
+     r"|zignoruj)\b"),
+    ("memory",
+     r"\b(?:remember|memory|memori[sz]e|store|save|persist|record|future\s+(?:sessions|conversations|chats)"
+     r"|from\s+now\s+on|forever|permanently|profile|merk\w*|speicher\w*|gedächtnis|mémoire|retiens|enregistre"
+     r"|memoria|recuerda|guarda|ricorda|salva|memória|lembre|onthoud|zapamiętaj|kom\s+ihåg)\b"),
+    ("authority",
+     r"\b(?:admin\w*|administrator|system|developer|official|authori[sz]\w*|approved|pre-?approved"
+     r"|security\s+team|it\s+department|compliance|ceo|supervisor|verified|priority|clearance|operator|openai"
+     r"|anthropic|beheerder|administrateur|administrador|amministratore|administratora?)\b"),
+    ("markup", r"<!--|-->|<\w+[^>]*>|\{\s*\"|\[//\]|/\*|display:\s*none|font-size:\s*0|^\s*#{1,3}\s|\|>|<\|"),
+    ("second_person",
+     r"\b(?:you|your|yourself|du|dich|dir|dein\w*|tu|toi|ton|ta|tes|te|ti|tú|tus|sei|seu|sua|você|jij|je|jouw"
+     r"|ty|twoj\w*|din|ditt)\b"),
+    ("all_caps", r"(?-i:\b[A-Z]{4,}\b)"),
+    ("payment",
+     r"\b(?:transfer|wire|pay|payment|refund|iban|account\s+number|gift\s+cards?|überweis\w*|virer|virement"
+     r"|transferir|bonifico|transfira|overmaken|przelej|för\s+över)\b"),
+)  # fmt: skip
+CUE_NAMES: tuple[str, ...] = tuple(name for name, _ in _CUES)
+_CUE_PATTERNS = tuple(re.compile(pattern, re.IGNORECASE | re.MULTILINE) for _, pattern in _CUES)
+
+
+def cues(piece: str) -> list[float]:
+    """The piece's word cues, one 0/1 value per name in :data:`CUE_NAMES`."""
+    return [1.0 if pattern.search(piece) else 0.0 for pattern in _CUE_PATTERNS]
+
+
+def pieces(text: str) -> list[str]:
+    """The pieces of ``text`` the classifier reads: its sentences (a fragment under ``_SHORT`` characters joined
+    to the next, a sentence over ``_PIECE_CHARS`` cut), each with at least two words, plus the whole text when it
+    is short and has more than one; of a long text the ``MAX_PIECES`` with the most cues, in their order.
+    Unencodable characters become "?"."""
+    out: list[str] = []
+    for sentence in _SENTENCES.split(text):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        while len(sentence) > _PIECE_CHARS:
+            out.append(sentence[:_PIECE_CHARS])
+            sentence = sentence[_PIECE_CHARS:]
+        if out and len(out[-1]) < _SHORT:
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
+            out.append(sentence)
+    out = [piece for piece in out if len(_WORDS.findall(piece)) >= 2]
+    if len(out) > 1 and len(text) <= _PIECE_CHARS:
+        out.append(text.strip())
+    if len(out) > MAX_PIECES:
+        ranked = sorted(range(len(out)), key=lambda i: -sum(cues(out[i])))[:MAX_PIECES]
+        out = [out[i] for i in sorted(ranked)]
+    return [piece.encode("utf-8", "replace").decode("utf-8") for piece in out]

