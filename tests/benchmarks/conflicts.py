@@ -222,6 +222,44 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
     }
 
 
+def index_cost(rounds: int = 10) -> dict[str, dict[str, float]]:
+    """The index's own share of that cost: one user index holding the fillers and every tuning-2 pair, searched with
+    the questions once to fill the masked forms, then ``rounds`` times per arm, interleaved (the order swapped every
+    round): ``without`` the masked comparison and ``warm`` with it. Milliseconds, p50 and p95."""
+    import time
+
+    from memtend.embeddings import embed
+    from memtend.records import Kind, Record
+    from memtend.user_index import UserIndex
+
+    rows = load(SPLITS["tune2"])
+    said = [(f"f{i}", text, 60.0 + i) for i, text in enumerate(FILLERS)]
+    for i, row in enumerate(rows):
+        said += [(f"old{i}", row["old"], 40.0), (f"new{i}", row["new"], 5.0)]
+    records = [
+        Record(id=rid, user_id="u", kind=Kind.NOTE, text=text, created_at=NOW - d * DAY, updated_at=NOW - d * DAY)
+        for rid, text, d in said
+    ]
+    index = UserIndex()
+    index.upsert(records, embed([r.text for r in records]))
+    queries = sorted({row["query"] for row in rows})
+    vectors = embed(queries)
+    encode = CachedEncoder()
+    for query, vector in zip(queries, vectors, strict=True):
+        index.search(query, vector, k=5, now=NOW, encode=encode)
+    times: dict[str, list[float]] = {"without": [], "warm": []}
+    for round_ in range(rounds):
+        for query, vector in zip(queries, vectors, strict=True):
+            for arm in ("without", "warm") if round_ % 2 == 0 else ("warm", "without"):
+                started = time.perf_counter()
+                index.search(query, vector, k=5, now=NOW, encode=encode if arm == "warm" else None)
+                times[arm].append(1000 * (time.perf_counter() - started))
+    return {
+        arm: {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)), "n": float(len(ms))}
+        for arm, ms in times.items()
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -257,9 +295,10 @@ def main(argv: list[str] | None = None) -> int:
             for line in result["merged"]:
                 print(f"    MERGED {line}")
     if args.cost:
-        for arm, figures in recall_cost().items():
-            p50, p95, n = figures["p50"], figures["p95"], figures["n"]
-            print(f"recall {arm:<8} p50 {p50:.1f} ms  p95 {p95:.1f} ms  ({n:.0f} recalls)")
+        for what, cost in (("recall", recall_cost()), ("index search", index_cost())):
+            for arm, figures in cost.items():
+                p50, p95, n = figures["p50"], figures["p95"], figures["n"]
+                print(f"{what} {arm:<8} p50 {p50:.2f} ms  p95 {p95:.2f} ms  ({n:.0f} calls)")
     return 0
 
 

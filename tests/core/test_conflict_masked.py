@@ -126,5 +126,8 @@ def test_a_fact_key_keeps_the_newest_value(ephemeral_memory) -> None:  # type: i
 def test_recall_cost_benchmark_runs() -> None:
     from conftest import load_benchmark
 
-    cost = load_benchmark("conflicts").recall_cost(pairs=4, queries=2, rounds=1)
+    benchmark = load_benchmark("conflicts")
+    cost = benchmark.recall_cost(pairs=4, queries=2, rounds=1)
     assert set(cost) == {"without", "first", "warm"} and cost["warm"]["n"] == 2 and cost["warm"]["p50"] > 0
+    index = benchmark.index_cost(rounds=1)
+    assert set(index) == {"without", "warm"} and index["warm"]["n"] == index["without"]["n"] > 0

@@ -456,19 +456,22 @@ class UserIndex:
         in other words (NaN elsewhere; None when no pair may be). Only those pairs' records are encoded, each once:
         the vector is kept for the record's slot until the record changes."""
         cfg = self.config
-        best = max(float(scores[i]) for i in top)
+        picked = scores[top]
+        best = float(picked.max())
         floor = best * cfg.conflict_relevance if best > 0 else -np.inf
-        pairs = [
-            (a, b)
-            for a, newer in enumerate(claims)
-            if newer.state and newer.current and newer.own_thing
-            for b, older in enumerate(claims)
-            if self._created[top[a]] > self._created[top[b]]
-            and scores[top[b]] >= floor
-            and similarity[a, b] >= cfg.conflict_subject_floor
-            and retrieval.may_replace(newer, older)
-            and newer.query_cosine >= older.query_cosine - cfg.conflict_subject_drop
-        ]
+        created = self._created[top]
+        query_cosine = np.array([c.query_cosine for c in claims])
+        state = np.array([c.state for c in claims])
+        may_be_newer = state & np.array([c.current and c.own_thing for c in claims])
+        candidates = (
+            may_be_newer[:, None]
+            & state[None, :]
+            & (created[:, None] > created[None, :])
+            & (picked >= floor)[None, :]
+            & (similarity >= cfg.conflict_subject_floor)
+            & (query_cosine[:, None] >= query_cosine[None, :] - cfg.conflict_subject_drop)
+        )
+        pairs = [(a, b) for a, b in np.argwhere(candidates).tolist() if retrieval.may_replace(claims[a], claims[b])]
         if not pairs:
             return None
         out = np.full(similarity.shape, np.nan, dtype=np.float64)

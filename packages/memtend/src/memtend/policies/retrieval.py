@@ -328,11 +328,10 @@ def demote_conflicts(
     when = np.array([created_at[i] for i in order], dtype=np.float64)
     # Only pairs close enough in meaning, or sharing a fact key, can conflict: find them in one go.
     close = np.asarray(similarity) >= min(
-        config.conflict_cosine,
-        config.conflict_update_cosine,
-        config.conflict_paraphrase_cosine,
-        config.conflict_subject_floor if subject_similarity is not None else math.inf,
+        config.conflict_cosine, config.conflict_update_cosine, config.conflict_paraphrase_cosine
     )
+    if subject_similarity is not None:  # the pairs compared with their values masked
+        close |= ~np.isnan(subject_similarity)
     keyed = [i for i in range(m) if claims[i].key]
     for i in keyed:
         for j in keyed:
