@@ -178,6 +178,7 @@ def run(
             if not quiet:
                 print(f"  repeat {r + 1}/{repeats}: ratio {ratios[-1]:.3f}", file=sys.stderr)
         stored = memory.storage.memories.count()
+        records = sum(len(memory.user(uid).list(kinds=["event"])) for uid in dict.fromkeys(uid for uid, _ in plan))
         memory.close()
     n = repeats * batches_per_repeat
     return {
@@ -185,6 +186,7 @@ def run(
         "batch": batch,
         "users": users,
         "stored_rows": stored,
+        "stored_records": records,
         "ratio": _spread(ratios),
         "ratios": ratios,
         "batch_ratio": _spread(batch_ratios),

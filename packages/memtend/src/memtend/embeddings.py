@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
 
 __all__ = [
+    "BATCH_SIZE",
     "EMBEDDING_DIM",
     "MODEL_FILES",
     "MODEL_PATH_ENV",
@@ -77,7 +78,8 @@ MODEL_FILES = (
 WEIGHT_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 _COPIED_FILES = tuple(name for name in MODEL_FILES if name != "model.onnx")
 _PROVIDERS = ["CPUExecutionProvider"]
-_BATCH_SIZE = 32
+BATCH_SIZE = 32  # texts per forward pass, sorted by length first (so a batch pads little)
+_BATCH_SIZE = BATCH_SIZE
 _MAX_TOKENS = 256  # Chroma's (and sentence-transformers') truncation for this model
 
 _lock = threading.Lock()

@@ -9,13 +9,14 @@ itself, as it would without helpers (so a busy process never queues behind them)
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["Helpers"]
+__all__ = ["Helpers", "Parts", "embed_in_parts"]
 
 
 class Helpers:
@@ -52,3 +53,40 @@ class Helpers:
             self._closed = True
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
+
+
+class Parts:
+    """Texts embedded in parts, one after the other, on a helper thread: ``texts[n]`` is the n-th part and
+    ``futures[n]`` its vectors, set as soon as that part is done (so a writer can store one part while the next
+    is embedded). An embedding error is set on the part it happened in and on every later part.
+
+    ``share[n]``: the CPU time the helper got while embedding part n over the wall time it took. About 1 when a
+    core was free for it; well below when the machine's cores were busy, so that anything else this process does
+    meanwhile (a Chroma write) takes its CPU from the embedding instead of from an idle core."""
+
+    def __init__(self, texts: list[list[str]]) -> None:
+        self.texts = texts
+        self.futures: list[Future[Any]] = [Future() for _ in texts]
+        self.share: list[float] = [0.0 for _ in texts]
+
+    def run(self, embed: Callable[[list[str]], Any]) -> None:
+        for n, (texts, future) in enumerate(zip(self.texts, self.futures, strict=True)):
+            wall, cpu = time.perf_counter(), time.thread_time()
+            try:
+                vectors = embed(texts)
+            except BaseException as exc:
+                for later in self.futures[n:]:
+                    later.set_exception(exc)
+                return
+            self.share[n] = (time.thread_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
+            future.set_result(vectors)
+
+
+def embed_in_parts(helpers: Helpers, embed: Callable[[list[str]], Any], texts: list[str], size: int) -> Parts | None:
+    """Embed ``texts`` on a free helper in parts of ``size``, shortest texts first; None when no helper is free.
+
+    The parts are the batches an embedding model that pads each batch to its longest text makes of the whole
+    list (sorted by length, ``size`` at a time), so embedding them one by one is the same work as one call."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    parts = Parts([[texts[i] for i in order[start : start + size]] for start in range(0, len(order), size)])
+    return parts if helpers.submit(parts.run, embed) is not None else None

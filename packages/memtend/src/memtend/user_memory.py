@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from memtend.aio import no_io, run_io
 from memtend.arguments import check_callable, check_items, describe
 from memtend.document_values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
+from memtend.helpers import Parts
 from memtend.injection_meaning import reads_like_agent_instruction
 from memtend.keyed_store import KeyedStore, expired_count, export_items, sweep_expired
 from memtend.policies import changes, compaction, forgetting, gate, precedence, recall_filters
@@ -141,6 +141,13 @@ class UserMemory:
             records = list(change.upserts)
         return records
 
+    def _add_streamed(self, checked: list[_Checked], parts: Parts, batch_id: str | None) -> list[Record]:
+        """Store checked new records while ``parts`` embeds their texts (see ``Memory._apply_streamed``)."""
+        redacted = {c.record.id: c.redacted for c in checked if c.redacted}
+        change = changes.add(self.user_id, [c.record for c in checked], redacted, batch_id=batch_id)
+        self.memory._apply_streamed(change, parts)
+        return list(change.upserts)
+
     def remember(
         self,
         text: str,
@@ -185,10 +192,11 @@ class UserMemory:
         for event in items:
             if not isinstance(event, Event):
                 raise InvalidInputError(f"log_many takes Event or str items, got {type(event).__name__}")
-        # a batch that is written in one go is embedded while the gate reads it (a larger one is embedded and
-        # written in a pipeline by the apply step)
+        # a batch up to _AHEAD_MAX is embedded on a helper while the gate reads it, in the model's own batches of
+        # texts, and each part is stored while the next is embedded (a larger one is embedded and written in a
+        # pipeline by the apply step)
         texts = [e.text for e in items if isinstance(e.text, str)]
-        ahead = self.memory._embed_ahead(texts) if 1 < len(texts) == len(items) <= _AHEAD_MAX else None
+        parts = self.memory._embed_parts(texts) if 1 < len(texts) == len(items) <= _AHEAD_MAX else None
         checked = []
         for event in items:
             checked.append(
@@ -202,7 +210,9 @@ class UserMemory:
                     metadata=event.metadata,
                 )
             )
-        return self._add(checked, _embedded(ahead, texts), batch_id)
+        if parts is None or len(parts.futures) == 1:
+            return self._add(checked, _embedded(parts, texts), batch_id)
+        return self._add_streamed(checked, parts, batch_id)
 
     def add_rule(
         self, text: str, *, source: Source | str = Source.USER, redact: bool = False, at: float | None = None
@@ -668,13 +678,13 @@ def _recall_test(session: str | None, conditions: dict[str, dict[str, Any]] | No
     return test
 
 
-def _embedded(ahead: Future[np.ndarray] | None, texts: list[str]) -> dict[str, np.ndarray] | None:
-    """The vectors embedded ahead, by text; None when there are none (or embedding failed: the apply step embeds
-    again and reports the error)."""
+def _embedded(ahead: Parts | None, texts: list[str]) -> dict[str, np.ndarray] | None:
+    """The vectors embedded ahead (in one part), by text; None when there are none (or embedding failed: the apply
+    step embeds again and reports the error)."""
     if ahead is None:
         return None
     try:
-        vectors = ahead.result()
+        vectors = ahead.futures[0].result()
     except Exception:
         return None
     return dict(zip(texts, vectors, strict=True)) if len(vectors) == len(texts) else None
