@@ -2,7 +2,7 @@
 
 Four corpora of ``{"old", "new", "query", "change": bool}`` pairs (``tests/benchmarks/data/``):
 ``conflicts_tune.jsonl`` (tuned on), ``conflicts_tune2.jsonl`` (tuned on: 70 changes that share no content word
-with the value they replace and 70 look-alikes, each with its ``domain``; thresholds were chosen by
+with the value they replace and 82 look-alikes, each with its ``domain``; thresholds were chosen by
 cross-validation over the tuning sets split by domain), ``conflicts_heldout.jsonl`` (written apart, not tuned
 on in the session that wrote it; tuned on in the next) and ``conflicts_fresh.jsonl`` (25 changes and 25 look-alikes
 with other subjects and wording, written and committed before the next round of changes, measured once before and
@@ -172,8 +172,9 @@ def run(splits: tuple[str, ...] = ("tune", "tune2", "heldout", "fresh")) -> dict
 def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str, dict[str, float]]:
     """What comparing value-masked forms costs a recall, through the public API on an in-process Chroma: one user
     holding the fillers and the old and new notes of ``pairs`` tuning-2 pairs (many possible changes: the costly
-    case), recalled with their questions. ``without``: the index never encodes a masked form; ``first``: the
-    first recall of each question with it (masked forms encoded as pairs come up); ``warm``: later recalls with it.
+    case), recalled with their questions. ``without``: the default, closeness judged as the notes are (nothing
+    more encoded); ``first``: the first recall of each question with half of it judged on value-masked forms
+    (``conflict_subject_masked_weight=0.5``: masked forms encoded as pairs come up); ``warm``: later recalls so.
     Warm recalls of both arms are interleaved, the order swapped every round. Milliseconds, p50 and p95."""
     import time
 
@@ -183,7 +184,10 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
 
     rows = load(SPLITS["tune2"])
     chosen = rows[: pairs // 2] + [r for r in rows if not r["change"]][: pairs - pairs // 2]
-    memory = Memory(client=chromadb.EphemeralClient(), collection_prefix="conflictcost")
+    from memtend.policies.retrieval import RetrievalConfig
+
+    masked = RetrievalConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25)
+    memory = Memory(client=chromadb.EphemeralClient(), collection_prefix="conflictcost", retrieval=masked)
     user = memory.user("cost")
     for i, text in enumerate(FILLERS):
         user.remember(text, at=NOW - (60 + i) * DAY)
@@ -194,8 +198,11 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
     search = UserIndex.search
 
     def without(self: UserIndex, *args: Any, **kwargs: Any) -> Any:
-        kwargs["encode"] = None
-        return search(self, *args, **kwargs)
+        self.config = RetrievalConfig()
+        try:
+            return search(self, *args, **kwargs)
+        finally:
+            self.config = masked
 
     times: dict[str, list[float]] = {"without": [], "first": [], "warm": []}
 
@@ -222,10 +229,11 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
     }
 
 
-def index_cost(rounds: int = 10) -> dict[str, dict[str, float]]:
+def index_cost(rounds: int = 10, queries: int | None = None) -> dict[str, dict[str, float]]:
     """The index's own share of that cost: one user index holding the fillers and every tuning-2 pair, searched with
     the questions once to fill the masked forms, then ``rounds`` times per arm, interleaved (the order swapped every
-    round): ``without`` the masked comparison and ``warm`` with it. Milliseconds, p50 and p95."""
+    round): ``without`` (the default: judged as the notes are) and ``warm`` (half judged on value-masked forms).
+    Milliseconds, p50 and p95."""
     import time
 
     from memtend.embeddings import embed
@@ -240,19 +248,24 @@ def index_cost(rounds: int = 10) -> dict[str, dict[str, float]]:
         Record(id=rid, user_id="u", kind=Kind.NOTE, text=text, created_at=NOW - d * DAY, updated_at=NOW - d * DAY)
         for rid, text, d in said
     ]
-    index = UserIndex()
+    from memtend.policies.retrieval import RetrievalConfig
+
+    default = RetrievalConfig()
+    masked = RetrievalConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25)
+    index = UserIndex(masked)
     index.upsert(records, embed([r.text for r in records]))
-    queries = sorted({row["query"] for row in rows})
-    vectors = embed(queries)
+    asked = sorted({row["query"] for row in rows})[:queries]
+    vectors = embed(asked)
     encode = CachedEncoder()
-    for query, vector in zip(queries, vectors, strict=True):
+    for query, vector in zip(asked, vectors, strict=True):
         index.search(query, vector, k=5, now=NOW, encode=encode)
     times: dict[str, list[float]] = {"without": [], "warm": []}
     for round_ in range(rounds):
-        for query, vector in zip(queries, vectors, strict=True):
+        for query, vector in zip(asked, vectors, strict=True):
             for arm in ("without", "warm") if round_ % 2 == 0 else ("warm", "without"):
+                index.config = masked if arm == "warm" else default
                 started = time.perf_counter()
-                index.search(query, vector, k=5, now=NOW, encode=encode if arm == "warm" else None)
+                index.search(query, vector, k=5, now=NOW, encode=encode)
                 times[arm].append(1000 * (time.perf_counter() - started))
     return {
         arm: {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)), "n": float(len(ms))}

@@ -9,13 +9,15 @@ from dataclasses import replace
 
 import numpy as np
 from memtend.policies import retrieval as R
+from memtend.policies.conflict_subject import masked_subject
 from memtend.policies.retrieval import Claim, RetrievalConfig
 from memtend.records import Kind, Record
 from memtend.user_index import UserIndex
 
 DAY = 86_400.0
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc).timestamp()
-CAR = ("I drive a 2015 Ford Focus.", "Traded it in for an electric Kia last weekend.", "What car do I drive?")
+COFFEE = ("I drink three coffees a day.", "Quit caffeine entirely, herbal tea only.", "How much coffee do I drink?")
+ALLERGY = ("I'm allergic to peanuts.", "Turns out I'm allergic to shellfish as well.", "What am I allergic to?")
 FILLERS = [
     "Prefers window seats on flights.",
     "Plays five-a-side football on Thursdays.",
@@ -41,75 +43,95 @@ class CountingEncoder:
         return np.asarray(self.embed(texts))
 
 
-def ranked(old: str, new: str, query: str, encode: CountingEncoder | None) -> tuple[UserIndex, dict[str, float]]:
+# half the closeness judged on value-masked forms, at its best threshold in cross-validation
+MASKED = RetrievalConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25)
+PLAIN = RetrievalConfig(conflict_pool=0)  # no conflict handling
+
+
+def ranked(
+    old: str, new: str, query: str, encode: CountingEncoder | None, config: RetrievalConfig | None = None
+) -> tuple[UserIndex, dict[str, float]]:
     from memtend.embeddings import embed, embed_query
 
     records = [note(f"f{i}", t, 60 + i) for i, t in enumerate(FILLERS)]
     records += [note("old", old, 40), note("new", new, 5)]
-    index = UserIndex(RetrievalConfig())
+    index = UserIndex(config or RetrievalConfig())
     index.upsert(records, embed([r.text for r in records]))
     return index, dict(index.search(query, embed_query(query), k=6, now=NOW, encode=encode))
 
 
 def test_a_change_sharing_no_word_outranks_the_older_note_with_the_real_model() -> None:
-    old, new, query = CAR
-    _, with_masks = ranked(old, new, query, CountingEncoder())
-    _, without = ranked(old, new, query, None)
-    assert with_masks["new"] > with_masks["old"]
-    assert without["old"] > without["new"]  # without the masked comparison the stale car answers
+    old, new, query = COFFEE
+    encoder = CountingEncoder()
+    _, judged = ranked(old, new, query, encoder)
+    _, masked = ranked(old, new, query, CountingEncoder(), MASKED)
+    _, alone = ranked(old, new, query, None, PLAIN)
+    assert judged["new"] > judged["old"] and masked["new"] > masked["old"]
+    assert alone["old"] > alone["new"]  # by ranking alone the stale habit answers
+    assert encoder.texts == []  # by default the closeness is judged as the notes are: nothing more encoded
 
 
 def test_a_plan_is_not_merged_with_what_it_may_replace_with_the_real_model() -> None:
     old, plan, query = "Home is Lyon.", "Thinking about relocating to Montreal one day.", "Where is home?"
     encoder = CountingEncoder()
-    _, with_masks = ranked(old, plan, query, encoder)
-    _, without = ranked(old, plan, query, None)
-    assert with_masks["old"] == without["old"] and with_masks["old"] > with_masks["new"]
+    _, judged = ranked(old, plan, query, None)
+    _, masked = ranked(old, plan, query, encoder, MASKED)
+    _, alone = ranked(old, plan, query, None, PLAIN)
+    assert judged["old"] == masked["old"] == alone["old"] and judged["old"] > judged["new"]
     assert encoder.texts == []  # a plan is never a candidate: nothing encoded for it
+
+
+def test_an_added_value_is_not_merged_with_the_older_one_with_the_real_model() -> None:
+    old, more, query = ALLERGY
+    _, judged = ranked(old, more, query, None)
+    _, alone = ranked(old, more, query, None, PLAIN)
+    assert judged["old"] == alone["old"]
 
 
 def test_masked_forms_are_encoded_once_per_record_and_again_when_it_changes() -> None:
     from memtend.embeddings import embed, embed_query
 
-    old, new, query = CAR
+    old, new, query = COFFEE
     encoder = CountingEncoder()
-    index, _ = ranked(old, new, query, encoder)
-    assert sorted(encoder.texts) == ["I drive a something.", "Traded it in for an electric something last something."]
+    index, _ = ranked(old, new, query, encoder, MASKED)
+    assert sorted(encoder.texts) == sorted(masked_subject(text) for text in (old, new))
     index.search(query, embed_query(query), k=6, now=NOW, encode=encoder)
     assert len(encoder.texts) == 2  # kept for the records' slots
-    changed = note("new", "Traded it in for an electric Skoda last weekend.", 5)
+    changed = note("new", "Quit caffeine in March, rooibos only.", 5)
     index.upsert([changed], embed([changed.text]))
     index.search(query, embed_query(query), k=6, now=NOW, encode=encoder)
-    assert encoder.texts[2:] == [changed.text.replace("Skoda", "something").replace("weekend", "something")]
+    assert encoder.texts[2:] == ["Quit caffeine in something, rooibos only."]
 
 
 def test_subject_change_rule() -> None:
     config = RetrievalConfig()
     old = Claim(state=True, query_cosine=0.7)
     new = Claim(state=True, acts=True, query_cosine=0.3)
-    assert R.subject_change(new, old, 0.3, 0.3, config)  # close enough, half masked and half as they are
-    assert not R.subject_change(new, old, 0.1, 0.3, config)  # judged 0.2
-    assert not R.subject_change(new, old, 0.3, math.nan, config)  # not compared
-    assert not R.subject_change(replace(new, acts=False), old, 0.3, 0.3, config)  # no cue, not close enough
-    assert R.subject_change(replace(new, acts=False), old, 0.6, 0.6, config)  # no cue, but close
-    assert not R.subject_change(replace(new, current=False), old, 0.3, 0.3, config)  # a plan, or long past
-    assert not R.subject_change(replace(new, own_thing=False), old, 0.3, 0.3, config)  # another thing
-    assert not R.subject_change(replace(new, people=frozenset({"wife"})), old, 0.3, 0.3, config)  # someone else
-    assert not R.subject_change(replace(new, state=False), old, 0.3, 0.3, config)  # a logged event
-    assert not R.subject_change(replace(new, query_cosine=-0.1), old, 0.3, 0.3, config)  # far from the query
-    as_they_are = replace(config, conflict_subject_masked_weight=0.0)
-    assert R.subject_change(new, old, 0.3, math.nan, as_they_are)
+    assert R.subject_change(new, old, 0.3, math.nan, config)  # judged as they are: nothing masked needed
+    assert not R.subject_change(new, old, 0.25, math.nan, config)  # not close enough
+    assert R.subject_change(replace(new, acts=False, changes=True), old, 0.3, math.nan, config)  # a change cue
+    assert not R.subject_change(replace(new, acts=False), old, 0.9, math.nan, config)  # no cue, however close
+    assert not R.subject_change(replace(new, current=False), old, 0.3, math.nan, config)  # a plan, or long past
+    assert not R.subject_change(replace(new, own_thing=False), old, 0.3, math.nan, config)  # another thing
+    assert not R.subject_change(replace(new, adds=True), old, 0.3, math.nan, config)  # a value beside the older
+    assert not R.subject_change(replace(new, people=frozenset({"wife"})), old, 0.3, math.nan, config)  # another
+    assert not R.subject_change(replace(new, state=False), old, 0.3, math.nan, config)  # a logged event
+    assert not R.subject_change(replace(new, query_cosine=-0.1), old, 0.3, math.nan, config)  # far from the query
+    assert R.subject_change(new, old, 0.3, 0.3, MASKED)  # half masked, half as they are
+    assert not R.subject_change(new, old, 0.2, 0.2, MASKED)  # judged 0.2
+    assert not R.subject_change(new, old, 0.3, math.nan, MASKED)  # masked forms not compared
 
 
 def test_through_recall_the_newer_note_wins(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    user = ephemeral_memory.user("driver")
+    user = ephemeral_memory.user("coffee")
     for i, text in enumerate(FILLERS):
         user.remember(text, at=NOW - (60 + i) * DAY)
-    user.remember("I drive a 2015 Ford Focus.", at=NOW - 40 * DAY)
-    user.remember("Traded it in for an electric Kia last weekend.", at=NOW - 5 * DAY)
-    user.remember("My wife traded hers in for an electric Kia.", at=NOW - 3 * DAY)
-    texts = [hit.record.text for hit in user.recall("What car do I drive?", k=6, now=NOW)]
-    assert texts.index("Traded it in for an electric Kia last weekend.") < texts.index("I drive a 2015 Ford Focus.")
+    old, new, query = COFFEE
+    user.remember(old, at=NOW - 40 * DAY)
+    user.remember(new, at=NOW - 5 * DAY)
+    user.remember("My wife quit sugar in her tea.", at=NOW - 3 * DAY)
+    texts = [hit.record.text for hit in user.recall(query, k=6, now=NOW)]
+    assert texts.index(new) < texts.index(old)
 
 
 def test_a_fact_key_keeps_the_newest_value(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
@@ -129,5 +151,5 @@ def test_recall_cost_benchmark_runs() -> None:
     benchmark = load_benchmark("conflicts")
     cost = benchmark.recall_cost(pairs=4, queries=2, rounds=1)
     assert set(cost) == {"without", "first", "warm"} and cost["warm"]["n"] == 2 and cost["warm"]["p50"] > 0
-    index = benchmark.index_cost(rounds=1)
+    index = benchmark.index_cost(rounds=1, queries=4)
     assert set(index) == {"without", "warm"} and index["warm"]["n"] == index["without"]["n"] > 0

@@ -6,8 +6,10 @@ import pytest
 from memtend.policies.conflict_subject import (
     PLACEHOLDER,
     about_another_thing,
+    adds_to,
     masked_subject,
     not_yet_or_long_ago,
+    reports_an_act,
 )
 
 X = PLACEHOLDER
@@ -89,3 +91,15 @@ def test_a_statement_opening_on_another_thing_that_never_refers_back() -> None:
     assert not about_another_thing("The council now empties them on Fridays.")  # refers back
     assert not about_another_thing("The teacher shifted us to Saturday mornings.")  # speaks of the user
     assert not about_another_thing("Relocated to Montreal in the spring.")  # no subject of its own
+
+
+def test_acts_that_end_a_state_and_values_added_beside_one() -> None:
+    assert reports_an_act("Traded it in for an electric Kia last weekend.")
+    assert reports_an_act("Rebooked the check-up for the 20th.")
+    assert reports_an_act("Signed up for the Berlin marathon.")
+    assert not reports_an_act("I like the Berlin marathon.")
+    assert adds_to("Turns out I'm allergic to shellfish as well.")
+    assert adds_to("Now I swim on Wednesday mornings too.")
+    assert adds_to("We adopted a second cat, Tofu.")
+    assert not adds_to("The gym got too expensive, so I cancelled.")  # "too" before a word is not "as well"
+    assert not adds_to("I moved to Berlin last month.")

@@ -33,13 +33,14 @@ _STATUSES = list(Status)
 _KIND_CODE = {kind: i for i, kind in enumerate(_KINDS)}
 _STATUS_CODE = {status: i for i, status in enumerate(_STATUSES)}
 _ACTIVE = frozenset({Status.ACTIVE})
-_NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool, bool, bool, bool] = (
+_NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool, bool, bool, bool, bool] = (
     False,
     frozenset(),
     frozenset(),
     False,
     True,
     True,
+    False,
     False,
 )
 Encoder = Callable[[list[str]], np.ndarray]
@@ -58,8 +59,8 @@ class _Assertions:
         changed = retrieval.update_sentences(text)  # terms of its sentences announcing a change
         self.update_terms = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
         # for changes said in other words: (announces a change, people it names, names opening its sentences,
-        # speaks in the first person, is current, is about the user's own thing, reports an act); only notes and
-        # facts conflict in other words
+        # speaks in the first person, is current, is about the user's own thing, reports an act, adds a value);
+        # only notes and facts conflict in other words
         if record.kind in (Kind.NOTE, Kind.FACT):
             self.cues = (
                 retrieval.announces_change(text),
@@ -69,6 +70,7 @@ class _Assertions:
                 not conflict_subject.not_yet_or_long_ago(text),
                 not conflict_subject.about_another_thing(text),
                 conflict_subject.reports_an_act(text),
+                conflict_subject.adds_to(text),
             )
         else:
             self.cues = _NO_CUES
@@ -320,9 +322,9 @@ class UserIndex:
     ) -> list[tuple[str, float]]:
         """The ``k`` best records for ``query`` as ``(id, score)``, best first; ``only``: a test a returned record
         must pass (records failing it still lend their words to their neighbours' context). ``encode`` (the
-        embedding model, texts -> vectors): with it, two notes or facts among the top that may be a change of one
-        subject in other words are compared with their values masked; each record's masked form is encoded once,
-        the first time it is compared, and kept."""
+        embedding model, texts -> vectors): with it and ``RetrievalConfig.conflict_subject_masked_weight`` above 0,
+        two notes or facts among the top that may be a change of one subject in other words are also compared with
+        their values masked; each record's masked form is encoded once, the first time it is compared, and kept."""
         if k <= 0 or len(self._lex) == 0:
             return []
         n = self._lex.capacity
@@ -400,8 +402,11 @@ class UserIndex:
         if len(top) > 1 and self.config.conflict_pool > 1:
             vectors = self._emb[top]
             similarity = np.einsum("ij,kj->ik", vectors, vectors)
-            claims = self._claims(top, similarity, subject, cosine, encode is not None)
-            masked = self._subject_similarity(top, scores, similarity, claims, encode) if encode else None
+            # changes in other words are judged as the records are, or partly with their values masked (then only
+            # with an encoder to make the masked forms)
+            judged = encode is not None or self.config.conflict_subject_masked_weight == 0
+            claims = self._claims(top, similarity, subject, cosine, judged)
+            masked = self._subject_similarity(top, scores, similarity, claims, encode) if judged else None
             new = retrieval.demote_conflicts(top, scores, self._created, similarity, claims, self.config, masked)
             rescored = dict(zip(top, new.tolist(), strict=True))
             top.sort(key=lambda i: (-rescored[i], self._id(i)))
@@ -429,7 +434,7 @@ class UserIndex:
             said = self._assertions[slot]
             if said is None:
                 said = self._assertions[slot] = _Assertions(record)
-            changes, people, names, first, current, own_thing, acts = said.cues
+            changes, people, names, first, current, own_thing, acts, adds = said.cues
             claims.append(
                 Claim(
                     key=key,
@@ -445,12 +450,18 @@ class UserIndex:
                     current=current,
                     own_thing=own_thing,
                     acts=acts,
+                    adds=adds,
                 )
             )
         return claims
 
     def _subject_similarity(
-        self, top: list[int], scores: np.ndarray, similarity: np.ndarray, claims: list[Claim], encode: Encoder
+        self,
+        top: list[int],
+        scores: np.ndarray,
+        similarity: np.ndarray,
+        claims: list[Claim],
+        encode: Encoder | None,
     ) -> np.ndarray | None:
         """Cosines of the value-masked forms of the top records, for the pairs that may be a change of one subject
         in other words (NaN elsewhere; None when no pair may be). Only those pairs' records are encoded, each once:
@@ -462,7 +473,7 @@ class UserIndex:
         created = self._created[top]
         query_cosine = np.array([c.query_cosine for c in claims])
         state = np.array([c.state for c in claims])
-        may_be_newer = state & np.array([c.current and c.own_thing for c in claims])
+        may_be_newer = state & np.array([c.current and c.own_thing and not c.adds for c in claims])
         candidates = (
             may_be_newer[:, None]
             & state[None, :]
@@ -475,7 +486,7 @@ class UserIndex:
         if not pairs:
             return None
         out = np.full(similarity.shape, np.nan, dtype=np.float64)
-        if cfg.conflict_subject_masked_weight == 0:  # judged as they are: nothing to encode
+        if cfg.conflict_subject_masked_weight == 0 or encode is None:  # judged as they are: nothing to encode
             for a, b in pairs:
                 out[a, b] = 0.0
             return out

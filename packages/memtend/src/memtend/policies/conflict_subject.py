@@ -23,7 +23,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PLACEHOLDER", "about_another_thing", "masked_subject", "not_yet_or_long_ago", "reports_an_act"]
+__all__ = [
+    "PLACEHOLDER",
+    "about_another_thing",
+    "adds_to",
+    "masked_subject",
+    "not_yet_or_long_ago",
+    "reports_an_act",
+]
 
 PLACEHOLDER = "something"
 
@@ -141,3 +148,15 @@ def reports_an_act(text: str) -> bool:
     "dropped it", "got engaged")? Beside the change cues of ``retrieval.announces_change``, a cue that a newer
     statement about the same subject replaces an older one."""
     return _ACTS.search(_SPEAKER.sub("", text, count=1)) is not None
+
+
+_ADDS = re.compile(
+    r"\b(?:as well|also|another|a second|additionally|in addition|besides|added|on top of)\b|\btoo\s*(?:[.!,;)]|$)",
+    re.IGNORECASE,
+)
+
+
+def adds_to(text: str) -> bool:
+    """Does the statement add to what holds rather than replace it ("I'm allergic to shellfish as well", "Now I swim
+    on Wednesdays too", "We adopted a second cat")? Then it is another value beside the older one, not its change."""
+    return _ADDS.search(_SPEAKER.sub("", text, count=1)) is not None
