@@ -1,12 +1,13 @@
 """One write at a time: memtend's ``remember``, ``log`` and ``set_fact`` beside a raw Chroma ``collection.add`` of one
 document and the embedding alone, measured interleaved in one run with the same embedding function.
 
-Each round times every operation once, in an order that rotates from round to round (so no side always gets the
-warm or the busy turn). The raw peer is what a caller of Chroma would write: a collection with the same embedding
-function, created with Chroma's defaults, one ``add`` per document. Printed: p50/p95 in milliseconds and the
-ratios of the p50s (and p95s) to the raw add and of the p50s to the embedding alone; and, per memtend call, how many
-Chroma write calls (add, upsert, update, delete on any collection) it made. ``--backend server`` starts a local
-``chroma run`` in a temporary folder (a store other processes may share: memtend also marks its writes for them).
+Each round times every operation once, in an order shuffled from round to round (so no side always gets the warm or
+the busy turn, nor always follows the same operation: a rotated order keeps who follows whom). The raw peer is what
+a caller of Chroma would write: a collection with the same embedding function, created with Chroma's defaults, one
+``add`` per document. Printed: p50/p95 in milliseconds and the ratios of the p50s (and p95s) to the raw add and of
+the p50s to the embedding alone; and, per memtend call, how many Chroma write calls (add, upsert, update, delete on
+any collection) it made. ``--backend server`` starts a local ``chroma run`` in a temporary folder (a store other
+processes may share: memtend also marks its writes for them).
 
     uv run python tests/benchmarks/single_write.py [--n 200] [--backend persistent|ephemeral|server] [--json]
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import random
 import shutil
 import socket
 import statistics
@@ -113,8 +115,9 @@ def run(
         times: dict[str, list[float]] = {op: [] for op in OPERATIONS}
         writes: dict[str, list[int]] = {op: [] for op in ("remember", "log", "set_fact")}
         order = list(OPERATIONS)
+        shuffler = random.Random(0)
         for round_no in range(warmup + n):
-            order = order[1:] + order[:1]
+            shuffler.shuffle(order)
             for op in order:
                 with counting_writes(memory) as calls:
                     start = time.perf_counter()
