@@ -77,7 +77,9 @@ def guarded(
     replaced = {r.id: (r, vectors[i]) for i, r in enumerate(stored) if vectors is not None}
     memory.apply(change)
     own = {h.id for h in change.history}
-    after = [e for rid in record_ids for e in storage.get_history(user_id, record_id=rid)]
+    # (another process's change is a history row: the rows alone, a read fewer; an entry that moved from a record's
+    # own row into a history row meanwhile is in ``seen``)
+    after = [e for rid in record_ids for e in storage.get_history(user_id, record_id=rid, rows_only=True)]
     lost = erasing_seen(memory, user_id, marks_before)
     deleted = {e.record_id for e in after if e.id not in seen and e.id not in own and e.op in _WINS_OVER_REVIEW}
     if lost or deleted:
@@ -131,8 +133,9 @@ def _same(stored: Record, written: Record) -> bool:
 
 # ---------------------------------------------------------------------------------------------------- precedence
 def fact_writes_since(memory: Memory, user_id: str, fid: str, seen: set[str], own: set[str]) -> list[HistoryEntry]:
-    """Writes of the fact slot ``fid`` made by others since ``seen`` was read."""
-    entries = memory.storage.get_history(user_id, record_id=fid)
+    """Writes of the fact slot ``fid`` made by others since ``seen`` was read (``seen``: every entry of the slot then,
+    creation entries kept in record rows included; others' writes are history rows, so those alone are read now)."""
+    entries = memory.storage.get_history(user_id, record_id=fid, rows_only=True)
     return [
         e
         for e in entries

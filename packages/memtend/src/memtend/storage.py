@@ -591,9 +591,11 @@ class Storage:
 
     @guarded
     def get_history(
-        self, user_id: str, *, record_id: str | None = None, since: float | None = None
+        self, user_id: str, *, record_id: str | None = None, since: float | None = None, rows_only: bool = False
     ) -> list[HistoryEntry]:
-        """The user's history entries in order (of one record, or written at or after ``since``)."""
+        """The user's history entries in order (of one record, or written at or after ``since``). ``rows_only``:
+        the entries of history rows alone, without the creation entries records keep in their own rows (a read
+        fewer; enough to find another process's change, which is always a history row on a shared store)."""
         rows = self._history_rows(user_id, record_ids=[record_id] if record_id is not None else (), since=since)
         entries: list[HistoryEntry] = []
         seen: set[str] = set()
@@ -617,7 +619,7 @@ class Storage:
                     )
                 )
         # creation entries records keep in their own rows (see write_records)
-        for entry in self._creation_history(user_id, record_id):
+        for entry in () if rows_only else self._creation_history(user_id, record_id):
             if entry.id not in seen and (since is None or entry.at >= since):
                 seen.add(entry.id)
                 entries.append(replace(entry, after=_expanded(entry.after)))
