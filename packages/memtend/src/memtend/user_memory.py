@@ -257,8 +257,11 @@ class UserMemory:
                 return result
             # another process may write the key at the same moment: check precedence after writing (see shared_writes)
             fid = fact_id(self.user_id, candidate.key)
-            seen = {e.id for e in self._storage.get_history(self.user_id, record_id=fid)}
+            seen = {e.id for e in self._storage.get_history(self.user_id, record_id=fid, rows_only=True)}
             result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
+            slot = change.stored.get(fid) or (result.record if result.record.id == fid else None)
+            if slot is not None and slot.origin is not None:  # its creation entry, kept in its row when read
+                seen.add(str(slot.origin.get("id")))
             self.memory.apply(change)
             others = shared_writes.fact_writes_since(
                 self.memory, self.user_id, fid, seen, {h.id for h in change.history}
