@@ -106,6 +106,11 @@ class Record:
     origin: dict[str, Any] | None = field(default=None, init=False, compare=False, repr=False)
     stored_keys: frozenset[str] = field(default=frozenset(), init=False, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        # last_used_at is the one time kept as a Chroma float (usage stamps merge it alone): to the microsecond, so
+        # the record a write returns equals the one read back
+        self.last_used_at = chroma_float(self.last_used_at)
+
     def to_metadata(self, origin: Mapping[str, Any] | None = None) -> dict[str, str | int | float | bool]:
         """The metadata Chroma stores: ``user_id`` (every read filters on it), ``last_used_at`` (usage stamps
         update it alone, by a metadata merge) and ``r``, every other field as one JSON value, fields at their
@@ -237,6 +242,13 @@ def expand_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
     if snapshot.get("removed"):
         return dict(snapshot)
     return {**copy.deepcopy(_SNAPSHOT_DEFAULTS), **snapshot}
+
+
+def chroma_float(value: float) -> float:
+    """``value`` rounded to the microsecond. Chroma keeps float metadata to about 16 significant digits, so an
+    epoch time in full precision reads back one unit off in the last place about one time in eight; rounded, it
+    reads back exactly."""
+    return round(float(value), 6)
 
 
 def now() -> float:

@@ -46,7 +46,7 @@ from chromadb.api.models.Collection import Collection
 from memtend.document_values import PARTIAL
 from memtend.errors import StorageUnavailableError, StoreDamagedError
 from memtend.policies import history_scrub
-from memtend.records import Kind, Record, Status, expand_snapshot
+from memtend.records import Kind, Record, Status, chroma_float, expand_snapshot
 from memtend.results import HistoryEntry
 
 T = TypeVar("T")
@@ -441,7 +441,9 @@ class Storage:
         """Set last_used_at on records by id. Chroma merges metadata on update and skips unknown ids, so this
         changes nothing else and cannot revive a deleted record."""
         if last_used:
-            self.memories.update(ids=list(last_used), metadatas=[{"last_used_at": t} for t in last_used.values()])
+            self.memories.update(
+                ids=list(last_used), metadatas=[{"last_used_at": chroma_float(t)} for t in last_used.values()]
+            )
 
     @guarded
     def get_records(
