@@ -524,3 +524,22 @@ def test_a_password_written_before_its_key_is_found_and_masked(text: str, value:
 )
 def test_a_clause_that_names_no_value_before_the_key_is_not_a_password(text: str) -> None:
     assert find_sensitive(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "9c33f140-ad97-44d7-af53-765f955cacf4",  # holds an Andorran IBAN's shape and checksum by chance
+        "68214948-4549-4169-9385-721a9868b1f8",  # its first 16 digits pass Luhn with a card prefix
+        "68214948-4549-4169-9385-721A9868B1F8".upper(),
+        "thread 9c33f140-ad97-44d7-af53-765f955cacf4 resumed",
+    ],
+)
+def test_a_uuid_is_not_a_card_or_an_iban(text: str) -> None:
+    assert find_sensitive(text) == []
+
+
+def test_a_card_beside_a_uuid_is_still_found() -> None:
+    text = "order 68214948-4549-4169-9385-721a9868b1f8 paid with card 4111-1111-1111-1111"
+    [hit] = find_sensitive(text)
+    assert (hit.kind, text[hit.start : hit.end]) == ("card", "4111-1111-1111-1111")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 from memtend.errors import InvalidInputError
@@ -28,6 +29,18 @@ _DETECTORS: tuple[Callable[[str, str], Iterator[Hit]], ...] = (
     secret_hits,
 )
 _GENERIC_KINDS = {"secret": 3, "password": 2, "pin": 2, "national_id": 1}
+_NUMBER_DETECTORS = frozenset((card_hits, iban_hits, national_id_hits))
+# Generated identifiers: a UUID (8-4-4-4-12 hex), or a hex hash of 32 characters or more holding a letter. Their
+# digits and letters can pass a card's Luhn check or an IBAN's checksum by chance (about one UUID in 20,000), but a
+# number inside one is never a card, IBAN or national id.
+_GENERATED_ID = re.compile(
+    r"(?<![0-9A-Za-z])(?:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9A-F]{8}(?:-[0-9A-F]{4}){3}-[0-9A-F]{12}"
+    r"|(?=[0-9]*[a-f])[0-9a-f]{32,}|(?=[0-9]*[A-F])[0-9A-F]{32,})(?![0-9A-Za-z])"
+)
+
+
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(a <= start and end <= b for a, b in spans)
 
 
 def _rank(kind: str) -> int:
@@ -49,8 +62,12 @@ def _all_hits(masked: str, policy: GatePolicy) -> Iterator[Hit]:
     scan = normal.text
     lower = scan.lower()
     hits: list[Hit] = []
+    generated = [m.span() for m in _GENERATED_ID.finditer(scan)]
     for detector in _DETECTORS:
-        hits.extend(detector(scan, lower))
+        found = detector(scan, lower)
+        if generated and detector in _NUMBER_DETECTORS:
+            found = (hit for hit in found if not _inside(generated, hit[0], hit[1]))
+        hits.extend(found)
     for start, end, kind in hits:
         # Never let a span start or end inside an earlier marker.
         while start < end and scan[start] == OPAQUE:
