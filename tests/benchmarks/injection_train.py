@@ -53,8 +53,9 @@ def tuning_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def fit(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: float = L2) -> tuple[np.ndarray, float]:
+def fit(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: float | None = None) -> tuple[np.ndarray, float]:
     """Class-balanced L2 logistic regression on standardised features; weights for the raw features."""
+    l2 = L2 if l2 is None else l2
     n, d = x.shape
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
     z = np.hstack([(x - mean) / scale, np.ones((n, 1))])
@@ -162,7 +163,7 @@ def rates(flagged: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     from memtend.injection_classifier import WEIGHTS, Weights, save_weights
-    from memtend.injection_meaning import reads_like_agent_instruction
+    from memtend.injection_meaning import close_to_agent_bank
     from memtend.policies.gate import looks_like_injection
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = tuning_rows()
     truth = np.array([bool(row["injection"]) for row in rows])
-    others = np.array([looks_like_injection(str(r["text"]), meaning=reads_like_agent_instruction) for r in rows])
+    others = np.array([looks_like_injection(str(r["text"]), meaning=close_to_agent_bank) for r in rows])
     features = Featuriser()
     print(f"{len(rows)} tuning texts ({truth.sum()} injections); patterns + MiniLM bank alone: "
           "recall {:.3f}, false flags {:.3f}".format(*rates(others, truth)))  # fmt: skip

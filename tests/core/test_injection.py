@@ -62,6 +62,9 @@ def test_other_phrasings_and_languages_are_flagged(text: str) -> None:
         "Vergeet niet de regels van het zwembad te lezen.",
         "You no longer need to confirm your booking by phone.",
         "Sicherheitsforscher fanden versteckte Anweisungen an KI-Modelle in Bewerbungen.",
+        # a description of an attack speaks of the model in the third person
+        "Our red team tried role-play prompts to get the model to ignore its safety rules.",
+        "A security audit found that the chatbot would reveal its system prompt when asked politely.",
     ],
 )
 def test_ordinary_text_and_writing_about_attacks_is_not_flagged(text: str) -> None:

@@ -134,11 +134,15 @@ _INJECTION = [
 # Text about attacks, not an attack: its quotations are examples, and naming a jailbreak is not one.
 _ABOUT_ATTACKS = re.compile(
     r"\b(?:prompt[\s-]injections?|jailbreaks?|jailbreaking|researchers?|attackers?|attacks?|article|paper|study"
-    r"|report|blog|demo|talk|owasp|vulnerabilit(?:y|ies)|exploit|meme|security|hijack\w*|phishing|forscher\w*"
+    r"|report|blog|demo|talk|owasp|vulnerabilit(?:y|ies)|exploit|meme|security|hijack\w*|phishing|payloads?"
+    r"|red[\s-]team\w*|audit|forscher\w*"
     r"|angreifer|angriff\w*|artikel|bericht|studie|chercheurs?|pirates?|attaques?|rapport|étude|investigador\w*"
     r"|atacantes?|ataques?|artículo|estudio|informe|noticia)\b",
     re.IGNORECASE,
 )
+# In such text, a match that speaks of the model in the third person ("got the model to ignore its rules")
+# describes an attack rather than making one.
+_DESCRIBED = re.compile(r"\b(?:its|their|ihre?n?|leurs?|sus?)\b", re.IGNORECASE)
 _QUOTED = re.compile(r"'[^'\n]{3,300}'|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“\n]{3,300}“")
 _NAMING_ONLY = re.compile(  # what a pattern may match in such text without it being an attack
     r"jailbreak(?:ed|ing|s)?|developer\s+mode|system\s+prompt|system-?prompt|(?:hidden|secret)\s+instructions"
@@ -176,6 +180,8 @@ def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
     for anchors, pattern in _INJECTION:
         if any(anchor in lower for anchor in anchors):
             match = pattern.search(text)
-            if match is not None and not (about_attacks and _NAMING_ONLY.fullmatch(match.group(0))):
+            if match is not None and not (
+                about_attacks and (_NAMING_ONLY.fullmatch(match.group(0)) or _DESCRIBED.search(match.group(0)))
+            ):
                 return True
     return bool(meaning is not None and text.strip() and meaning(text))
