@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from memtend.policies.retrieval import starts_sentence, statement_body, without_speaker
+
 __all__ = [
     "PLACEHOLDER",
     "about_another_thing",
@@ -34,7 +36,6 @@ __all__ = [
 
 PLACEHOLDER = "something"
 
-_SPEAKER = re.compile(r"^\s*[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,2}\s*:\s")
 _ADDRESSES = re.compile(r"\S+@\S+\.\w+|https?://\S+|www\.\S+|(?<![\w@#])[@#][\w.-]+")
 _NUMBER_WORDS = (
     r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fifteen|twenty|thirty|forty"
@@ -52,10 +53,10 @@ _TIMES = re.compile(
 )
 _CAPITALISED = re.compile(r"\b[A-Z][\w'&.+-]*|\b[a-z]+[A-Z][\w'+-]*")
 _BRAND = re.compile(r"^(?:[A-Z]{2,}[\w+]*|[a-z]+[A-Z]\w*|[A-Z]\w*[A-Z]\w*|\w*\d\w*)$")
-_SENTENCE_ENDS = frozenset(".!?:;\"'([")
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "TV"})
 _COPULA_VALUE = re.compile(r"\b(?:is|are|am|'m|'re)\s+([A-Za-z][\w-]*)(?=\s*(?:[.!?;,]|$))")
 _TOKEN = "\x00"  # stands for a masked value until runs are collapsed
+_SENTENCE_OR_MASK = frozenset(".!?:;\"'([" + _TOKEN)  # a sentence opens after these, or after a masked value
 
 
 def masked_subject(text: str) -> str:
@@ -64,7 +65,7 @@ def masked_subject(text: str) -> str:
     >>> masked_subject("I moved to Berlin last month.")
     'I moved to something last month.'
     """
-    body = _SPEAKER.sub("", text, count=1).strip()
+    body = statement_body(text)
     body = _ADDRESSES.sub(_TOKEN, body)
     body = _NUMBERS.sub(_TOKEN, body)
     body = _TIMES.sub(_TOKEN, body)
@@ -82,7 +83,7 @@ def _mask_names(text: str) -> str:
         word = m.group(0).rstrip(".")
         if word in _NOT_NAMES:
             continue
-        if _starts_sentence(text, m.start()):
+        if starts_sentence(text, m.start(), _SENTENCE_OR_MASK):
             following = matches[index + 1] if index + 1 < len(matches) else None
             joined = following is not None and text[m.end() : following.start()].strip() == ""
             if not (_BRAND.match(word) or joined):
@@ -92,12 +93,6 @@ def _mask_names(text: str) -> str:
         last = m.start() + len(word)
     out.append(text[last:])
     return "".join(out)
-
-
-def _starts_sentence(text: str, position: int) -> bool:
-    while position > 0 and text[position - 1].isspace():
-        position -= 1
-    return position == 0 or text[position - 1] in _SENTENCE_ENDS or text[position - 1] == _TOKEN
 
 
 # -- is the newer statement a current change of the user's own thing? ------------------------------------------
@@ -123,7 +118,7 @@ _BACK_REFERENCE = re.compile(
 def not_yet_or_long_ago(text: str) -> bool:
     """Does the statement speak of a plan or wish ("might", "thinking of", "someday") or of a time long past ("back
     in 2016", "two summers ago", "when I was a student")? Neither replaces how things are now."""
-    body = _SPEAKER.sub("", text, count=1).replace("\u2019", "'")
+    body = without_speaker(text).replace("\u2019", "'")
     return _NOT_YET.search(body) is not None or _LONG_AGO.search(body) is not None
 
 
@@ -131,7 +126,7 @@ def about_another_thing(text: str) -> bool:
     """Does the statement open on a thing of its own ("The canteen now opens at 10pm", "A new café opened") and
     never speak of the user or refer back ("I", "my", "we", "it", "them", "her")? Then a change it announces is
     that thing's, not a change of what an older statement of the user's said."""
-    body = _SPEAKER.sub("", text, count=1).replace("\u2019", "'")
+    body = without_speaker(text).replace("\u2019", "'")
     return _OPENS_WITH_DETERMINER.match(body) is not None and _BACK_REFERENCE.search(body) is None
 
 
@@ -147,7 +142,7 @@ def reports_an_act(text: str) -> bool:
     """Does the statement report an act that ends or replaces a state ("rebooked", "traded it in", "signed up",
     "dropped it", "got engaged")? Beside the change cues of ``retrieval.announces_change``, a cue that a newer
     statement about the same subject replaces an older one."""
-    return _ACTS.search(_SPEAKER.sub("", text, count=1)) is not None
+    return _ACTS.search(without_speaker(text)) is not None
 
 
 _ADDS = re.compile(
@@ -159,4 +154,4 @@ _ADDS = re.compile(
 def adds_to(text: str) -> bool:
     """Does the statement add to what holds rather than replace it ("I'm allergic to shellfish as well", "Now I swim
     on Wednesdays too", "We adopted a second cat")? Then it is another value beside the older one, not its change."""
-    return _ADDS.search(_SPEAKER.sub("", text, count=1)) is not None
+    return _ADDS.search(without_speaker(text)) is not None

@@ -68,11 +68,13 @@ __all__ = [
     "recency",
     "relevance",
     "speaker_name",
+    "starts_sentence",
     "statement_body",
     "subject_change",
     "update_sentences",
     "value_tokens",
     "window_sum",
+    "without_speaker",
 ]
 
 
@@ -599,9 +601,14 @@ _UPDATE_CUES = re.compile(
 )
 
 
+def without_speaker(text: str) -> str:
+    """The text without a leading "Name: " speaker label (nothing else touched)."""
+    return _SPEAKER.sub("", text, count=1)
+
+
 def statement_body(text: str) -> str:
-    """The text without a leading "Name: " speaker label."""
-    return _SPEAKER.sub("", text, count=1).strip()
+    """The text without a leading "Name: " speaker label, stripped."""
+    return without_speaker(text).strip()
 
 
 def value_tokens(text: str) -> frozenset[str]:
@@ -614,15 +621,16 @@ def value_tokens(text: str) -> frozenset[str]:
         token = m.group(0)
         if token[0].isdigit():
             out.add(token)
-        elif token != "I" and not _starts_sentence(body, m.start()):
+        elif token != "I" and not starts_sentence(body, m.start()):
             out.add(token.lower())
     return frozenset(out)
 
 
-def _starts_sentence(text: str, position: int) -> bool:
+def starts_sentence(text: str, position: int, marks: frozenset[str] = _SENTENCE_ENDS) -> bool:
+    """Does ``text[position:]`` open a sentence: nothing but spaces before it, or one of ``marks``?"""
     while position > 0 and text[position - 1].isspace():
         position -= 1
-    return position == 0 or text[position - 1] in _SENTENCE_ENDS
+    return position == 0 or text[position - 1] in marks
 
 
 def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
