@@ -132,8 +132,7 @@ class UserMemory:
         changed is not among them and is embedded by the apply step); ``batch_id``: see ``log_many``."""
         records = [c.record for c in checked]
         if records:
-            redacted = {c.record.id: c.redacted for c in checked if c.redacted}
-            change = changes.add(self.user_id, records, redacted, batch_id=batch_id)
+            change = self._adding(checked, batch_id)
             if embedded:
                 vectors = {r.id: embedded[r.text] for r in change.upserts if r.text in embedded}
                 change = replace(change, vectors={**change.vectors, **vectors})
@@ -143,10 +142,14 @@ class UserMemory:
 
     def _add_streamed(self, checked: list[_Checked], parts: Parts, batch_id: str | None) -> list[Record]:
         """Store checked new records while ``parts`` embeds their texts (see ``Memory._apply_streamed``)."""
-        redacted = {c.record.id: c.redacted for c in checked if c.redacted}
-        change = changes.add(self.user_id, [c.record for c in checked], redacted, batch_id=batch_id)
+        change = self._adding(checked, batch_id)
         self.memory._apply_streamed(change, parts)
         return list(change.upserts)
+
+    def _adding(self, checked: list[_Checked], batch_id: str | None) -> changes.Change:
+        """The change that adds checked new records, with what the gate masked in each."""
+        redacted = {c.record.id: c.redacted for c in checked if c.redacted}
+        return changes.add(self.user_id, [c.record for c in checked], redacted, batch_id=batch_id)
 
     def remember(
         self,
