@@ -1046,26 +1046,28 @@ def _fill_peers(mem: Memory, peers: list[_Peer], embed: _Embedder, corpus: Corpu
         embed.known.clear()
 
 
+@dataclass(frozen=True)
+class PeerSizes:
+    """How much is measured beside the peers: users recalled, single writes, and batches of ``batch`` memories."""
+
+    users: int
+    writes: int
+    batches: int
+    batch: int
+
+
 def _beside_peers(
-    mem: Memory,
-    corpus: Corpus,
-    ef: Any,
-    folder: Path,
-    users: int,
-    writes: int,
-    batches: int,
-    batch: int,
-    rng: random.Random,
+    mem: Memory, corpus: Corpus, ef: Any, folder: Path, sizes: PeerSizes, rng: random.Random
 ) -> dict[str, Any]:
     """memtend and every peer, interleaved (the order rotates from one user to the next): first and second recall
     of users memtend has not cached, single writes, and batches of new memories, each beside the embedding model
     alone on the same texts."""
     embed = _Embedder(ef)
     with _raw_chroma(mem) as raw:
-        peers = _make_peers(mem, raw, embed, folder, batch)
+        peers = _make_peers(mem, raw, embed, folder, sizes.batch)
         try:
             _fill_peers(mem, peers, embed, corpus)
-            return _measure_beside(mem, corpus, peers, embed, users, writes, batches, batch, rng)
+            return _measure_beside(mem, corpus, peers, embed, sizes, rng)
         finally:
             for peer in peers:
                 peer.close()
@@ -1102,16 +1104,9 @@ class _EmbedderAlone(_Peer):
 
 
 def _measure_beside(
-    mem: Memory,
-    corpus: Corpus,
-    peers: list[_Peer],
-    embed: _Embedder,
-    users: int,
-    writes: int,
-    batches: int,
-    batch: int,
-    rng: random.Random,
+    mem: Memory, corpus: Corpus, peers: list[_Peer], embed: _Embedder, sizes: PeerSizes, rng: random.Random
 ) -> dict[str, Any]:
+    users, writes, batches, batch = sizes.users, sizes.writes, sizes.batches, sizes.batch
     systems: list[_Peer] = [_Memtend(mem), *peers, _EmbedderAlone(embed)]
     times: dict[str, dict[str, list[float]]] = {
         p.name: {"first": [], "second": [], "single": [], "batch": []} for p in systems
@@ -1246,8 +1241,8 @@ def run(
                 print("beside the peers", file=sys.stderr)
             load.phase("peers")
             peers_started = time.perf_counter()
-            sizes = (peer_users, peer_writes, peer_batches, peer_batch or batch)
-            result["peers"] = _beside_peers(mem, corpus, ef, folder, *sizes, rng)
+            sizes = PeerSizes(peer_users, peer_writes, peer_batches, peer_batch or batch)
+            result["peers"] = _beside_peers(mem, corpus, ef, folder, sizes, rng)
             result["peers"]["peak_rss_mb"] = _peak_rss_mb()
             result["peers"]["seconds"] = time.perf_counter() - peers_started
     finally:
