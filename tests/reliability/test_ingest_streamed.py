@@ -1,20 +1,20 @@
-"""A ``log_many`` batch stored part by part while the next part is embedded (when a core is free for it) is still
-all or nothing: several Chroma calls, the first with the journal row, the journal row deleted in the background
-after the last call. Killed before the last call or before the journal row is deleted, the batch is whole after
-the next open; an embedding error midway takes back what was stored. The free-core test is switched off here
-(``_FREE_CORE_SHARE = 0``) and the embedder made slow enough that parts finish one at a time."""
+"""A ``log_many`` batch stored part by part while the next part is embedded (when the embedding function announces
+its model runs, as memtend's does) is still all or nothing: several Chroma calls, the first with the journal row,
+the journal row deleted in the background after the last call. Killed before the last call or before the journal
+row is deleted, the batch is whole after the next open; an embedding error midway takes back what was stored. The
+embedder here announces its run, then sleeps (outside the GIL, as a model's run is), so parts finish one at a
+time; one that does not announce gets the batch stored in one call."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from memtend import Event, Memory
-from memtend import memory as memory_module
+from memtend.embeddings import announce_compute
 from memtend.testing import HashEmbedder
 from memtend.testing.chroma_calls import counting_writes
 
@@ -22,28 +22,30 @@ N = 100  # events per batch: four parts of the model's batch size (32)
 
 
 class SlowHash(HashEmbedder):
-    """HashEmbedder that takes a while per call (as a real model does), optionally failing from call ``fail_from``."""
+    """HashEmbedder that takes a while per call (as a real model does, announcing its run unless ``announces`` is
+    False), optionally failing from call ``fail_from``."""
 
-    def __init__(self, delay: float = 0.05, fail_from: int | None = None) -> None:
+    def __init__(self, delay: float = 0.05, fail_from: int | None = None, announces: bool = True) -> None:
         super().__init__()
-        self.delay, self.fail_from, self.calls = delay, fail_from, 0
+        self.delay, self.fail_from, self.announces, self.calls = delay, fail_from, announces, 0
+        self.running = False  # between its announcement and its return
 
     def __call__(self, input: Any) -> Any:
         self.calls += 1
         if self.fail_from is not None and self.calls >= self.fail_from:
             raise RuntimeError("the embedding service is down")
-        time.sleep(self.delay)
+        if self.announces:
+            announce_compute()
+        self.running = True
+        try:
+            time.sleep(self.delay)
+        finally:
+            self.running = False
         return super().__call__(input)
 
 
 class _Killed(BaseException):
     """The process dying just before a Chroma call."""
-
-
-@pytest.fixture(autouse=True)
-def stream_always(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(memory_module, "_FREE_CORE_SHARE", 0.0)
-    yield
 
 
 def _events(tag: str, n: int = N) -> list[Event]:
@@ -81,6 +83,41 @@ def test_a_batch_is_stored_in_parts_and_whole(tmp_path: Path) -> None:
     mem._settle_journal_ends()
     _check_whole(mem, "ann", "lake")
     assert {h.record_id for h in u.history()} == {r.id for r in records}
+    mem.close()
+
+
+def test_an_embedder_that_does_not_announce_its_runs_gets_one_call(tmp_path: Path) -> None:
+    mem = Memory(path=tmp_path / "store", embedding_function=SlowHash(delay=0.01, announces=False))
+    u = mem.user("al")
+    with counting_writes(mem) as calls:
+        u.log_many(_events("pond"))
+    assert calls.count("memories.add") + calls.count("memories.upsert") == 1, "one call, after the embedding"
+    assert mem.storage.journals() == [] and mem._state.journal_ends == []
+    _check_whole(mem, "al", "pond")
+    mem.close()
+
+
+def test_the_writes_wait_for_the_next_parts_model_run(tmp_path: Path) -> None:
+    """A Chroma write holds the GIL for its whole call: each is started only once the next part's run was
+    announced, never while the helper is between runs."""
+    ef = SlowHash()
+    mem = Memory(path=tmp_path / "store", embedding_function=ef)
+    col = mem.storage.memories
+    during: list[tuple[int, bool]] = []  # at each write: how many parts were begun, and whether one was running
+    real_add = col.add
+
+    def add(*args: Any, **kwargs: Any) -> Any:
+        during.append((ef.calls, ef.running))
+        return real_add(*args, **kwargs)
+
+    col.add = add  # type: ignore[method-assign]
+    mem.user("bo").log_many(_events("dune"))
+    del col.add
+    assert len(during) >= 2, "stored in parts"
+    assert all(running for _, running in during[:-1]), "every write but the last beside a running part"
+    assert during[-1] == (4, False), "the last write after the last part"
+    mem._settle_journal_ends()
+    _check_whole(mem, "bo", "dune")
     mem.close()
 
 

@@ -35,6 +35,8 @@ import importlib.util
 import os
 import tempfile
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,6 +57,8 @@ __all__ = [
     "MODEL_PATH_ENV",
     "WEIGHT_FILES",
     "ModelSource",
+    "announce_compute",
+    "announcing_compute",
     "chroma_model_dir",
     "default_embedding_function",
     "embed",
@@ -84,6 +88,28 @@ _MAX_TOKENS = 256  # Chroma's (and sentence-transformers') truncation for this m
 
 _lock = threading.Lock()
 _held: ONNXMiniLM_L6_V2 | None = None
+_listeners = threading.local()  # what this thread's embedding calls announce their model runs to
+
+
+def announce_compute() -> None:
+    """Called by an embedding function right before its long GIL-free work (the model's forward pass): tells a
+    ``log_many`` embedding on this thread that the GIL is free for a while, so a Chroma write (which holds the GIL
+    for its whole call) can run beside it without stalling the embedding. memtend's model calls it; another
+    embedding function may call it too (without it, ``log_many`` stores a batch in one call once embedded)."""
+    listener = getattr(_listeners, "callback", None)
+    if listener is not None:
+        listener()
+
+
+@contextmanager
+def announcing_compute(callback: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, :func:`announce_compute` on this thread calls ``callback``."""
+    previous = getattr(_listeners, "callback", None)
+    _listeners.callback = callback
+    try:
+        yield
+    finally:
+        _listeners.callback = previous
 
 
 @dataclass(frozen=True)
@@ -240,6 +266,7 @@ def _encode(ef: ONNXMiniLM_L6_V2, texts: list[str], batch_size: int = _BATCH_SIZ
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        announce_compute()  # onnxruntime's run releases the GIL
         hidden = ef.model.run(None, feed)[0]
         weights = mask.astype(np.float32)[:, :, None]
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)

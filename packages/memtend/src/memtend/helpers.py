@@ -1,6 +1,6 @@
 """Helper threads that let one call do two things at once: load a user's index while the query is embedded, or
-embed a batch while the write gate reads it. The model (onnxruntime) and Chroma's reads run outside the GIL, so
-the two overlap.
+embed a batch while the write gate reads it. The model's run (onnxruntime) releases the GIL, so the two overlap;
+a Chroma call (its Rust bindings) holds the GIL from start to end, so it overlaps only with the model's run.
 
 A task is handed over only when a helper is free; otherwise ``submit`` returns None and the caller does the work
 itself, as it would without helpers (so a busy process never queues behind them).
@@ -9,10 +9,11 @@ itself, as it would without helpers (so a busy process never queues behind them)
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
+
+from memtend.embeddings import announcing_compute
 
 T = TypeVar("T")
 
@@ -60,26 +61,30 @@ class Parts:
     ``futures[n]`` its vectors, set as soon as that part is done (so a writer can store one part while the next
     is embedded). An embedding error is set on the part it happened in and on every later part.
 
-    ``share[n]``: the CPU time the helper got while embedding part n over the wall time it took. About 1 when a
-    core was free for it; well below when the machine's cores were busy, so that anything else this process does
-    meanwhile (a Chroma write) takes its CPU from the embedding instead of from an idle core."""
+    ``computing[n]`` is set when part n's model run has started (the embedding function announced it with
+    :func:`memtend.embeddings.announce_compute`), or else once part n has ended. A Chroma write holds the GIL for
+    its whole call, so a writer waits for it before storing: a write started while the model runs (outside the
+    GIL) does not stall the embedding; one started while the helper needs the GIL (tokenizing, pooling) stalls
+    it for the whole write."""
 
     def __init__(self, texts: list[list[str]]) -> None:
         self.texts = texts
         self.futures: list[Future[Any]] = [Future() for _ in texts]
-        self.share: list[float] = [0.0 for _ in texts]
+        self.computing = [threading.Event() for _ in texts]
 
     def run(self, embed: Callable[[list[str]], Any]) -> None:
         for n, (texts, future) in enumerate(zip(self.texts, self.futures, strict=True)):
-            wall, cpu = time.perf_counter(), time.thread_time()
             try:
-                vectors = embed(texts)
+                with announcing_compute(self.computing[n].set):
+                    vectors = embed(texts)
             except BaseException as exc:
                 for later in self.futures[n:]:
                     later.set_exception(exc)
+                for event in self.computing[n:]:
+                    event.set()
                 return
-            self.share[n] = (time.thread_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
-            future.set_result(vectors)
+            future.set_result(vectors)  # before ``computing``: a writer that wakes on it sees the part done
+            self.computing[n].set()
 
 
 def embed_in_parts(helpers: Helpers, embed: Callable[[list[str]], Any], texts: list[str], size: int) -> Parts | None:

@@ -56,11 +56,6 @@ __all__ = [
 
 DEFAULT_PATH = ".memtend"
 _PIPELINE_CHUNK = 256  # a fresh change with more new records than this is embedded and written in a pipeline
-# A log_many batch stores a part while the next is embedded only when the embedding got at least this share of a
-# core (helpers.Parts.share): on a machine whose cores are all busy, a write beside the embedding slows it by as
-# much as it saves (measured here: 4.4 Chroma calls per batch of 100 instead of 1, ingest 0.83-0.88 of the
-# embedder's speed against 0.87-0.93 with one write after the embedding).
-_FREE_CORE_SHARE = 0.85
 _log = logging.getLogger("memtend")
 _open_memories: weakref.WeakSet[Memory] = weakref.WeakSet()
 
@@ -487,8 +482,11 @@ class Memory:
             for text, vector in zip(texts, got, strict=True):
                 for r in by_text.get(text, ()):
                     vectors[r.id] = vector
-            if n == last or parts.futures[n + 1].done() or parts.share[n] < _FREE_CORE_SHARE:
-                continue  # the last part; the next is ready too (stored together); or no core to spare
+            if n == last:
+                continue
+            parts.computing[n + 1].wait()  # the next part's model run holds no GIL: a write now does not stall it
+            if parts.futures[n + 1].done():
+                continue  # the next part is ready too (its run was not announced): stored together
             done = set(sent)
             ready = tuple(r for r in change.upserts if r.id in vectors and r.id not in done)
             if not ready:
