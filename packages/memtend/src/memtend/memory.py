@@ -138,6 +138,8 @@ class Memory:
         # every handle on this store in this process shares one state: storage, lock, index cache, usage stamps
         self._state = store_state.attach(key, build, max_cached_users)
         self.storage: Storage = self._state.storage
+        # no other process writes an exclusive store: fact slots are known without reading them (Storage.fact_slot)
+        self.storage.slots.enabled = self._state.exclusive
         self._lock = self._state.lock
         self._usage = self._state.usage
         self._closed = False

@@ -45,6 +45,7 @@ from chromadb.api.models.Collection import Collection
 
 from memtend.document_values import PARTIAL
 from memtend.errors import StorageUnavailableError, StoreDamagedError
+from memtend.fact_slots import FactSlots
 from memtend.policies import history_scrub
 from memtend.records import Kind, Record, Status, chroma_float, expand_snapshot
 from memtend.results import HistoryEntry
@@ -224,6 +225,9 @@ class Storage:
         # where change marks were kept before they moved into the memories collection (erasure still clears it)
         self.changes_collection: Collection = self._collection(f"{prefix}_changes", None, hnsw)
         self.changes = ChangeMarks(self.memories, self._store_dimension)
+        # fact slots as stored, so set_fact need not read its slot first (enabled by Memory when no other process
+        # can write the store: every write of it then passes here)
+        self.slots = FactSlots()
 
     @guarded
     def _count(self, collection: Collection) -> int:
@@ -301,6 +305,7 @@ class Storage:
         for meta, rid in zip(metas, ids, strict=True):
             for name in stored[rid].keys if rid in stored else ():
                 meta.setdefault(name, None)  # Chroma merges metadata: a key the new version lacks is removed
+        slots = [(r, origins.get(r.id), metas[n], embeddings[n]) for n, r in enumerate(records)]
         for r in archives:
             if r.id not in stored:
                 continue
@@ -312,6 +317,7 @@ class Storage:
             docs.append(r.text)
             metas.append(meta)
             embeddings.append(vector)
+            slots.append((r, None, meta, vector))
         rest = [h for h in history if h.record_id not in origins]
         rows = [_history_row(rest)] if rest else []
         # a stored row that held its own creation entry is replaced or deleted: the entry moves to a history row
@@ -348,11 +354,18 @@ class Storage:
         # (a mark row is rewritten with each write: upserted)
         new_rows = fresh and not archives and journal is None and mark is None
         write = self.memories.add if new_rows else self.memories.upsert
-        for start in range(0, len(ids), self.max_batch):
-            part = slice(start, start + self.max_batch)
-            self.write_calls += 1
-            write(ids=ids[part], documents=docs[part], metadatas=metas[part], embeddings=np.asarray(embeddings[part]))
-            calls += 1
+        try:
+            for start in range(0, len(ids), self.max_batch):
+                part = slice(start, start + self.max_batch)
+                self.write_calls += 1
+                write(
+                    ids=ids[part], documents=docs[part], metadatas=metas[part], embeddings=np.asarray(embeddings[part])
+                )
+                calls += 1
+        except BaseException:
+            self.slots.drop(r.id for r, _, _, _ in slots)  # stored or not: read again
+            raise
+        self.slots.written(user_id, slots)
         if embeddings:
             self._dimension_seen = len(embeddings[0])
         return calls
@@ -443,9 +456,14 @@ class Storage:
         """Set last_used_at on records by id. Chroma merges metadata on update and skips unknown ids, so this
         changes nothing else and cannot revive a deleted record."""
         if last_used:
-            self.memories.update(
-                ids=list(last_used), metadatas=[{"last_used_at": chroma_float(t)} for t in last_used.values()]
-            )
+            try:
+                self.memories.update(
+                    ids=list(last_used), metadatas=[{"last_used_at": chroma_float(t)} for t in last_used.values()]
+                )
+            except BaseException:
+                self.slots.drop(last_used)
+                raise
+            self.slots.stamped(last_used)
 
     @guarded
     def get_records(
@@ -483,7 +501,22 @@ class Storage:
     @guarded
     def delete_records(self, user_id: str, ids: Sequence[str]) -> int:
         self.write_calls += 1
-        return _delete_existing(self.memories, list(ids), where(user_id))
+        try:
+            return _delete_existing(self.memories, list(ids), where(user_id))
+        finally:
+            self.slots.drop(ids)
+
+    @guarded
+    def fact_slot(self, user_id: str, slot_id: str) -> tuple[Record | None, np.ndarray | None]:
+        """The record stored at a fact's slot (any status) and its vector; (None, None) when the slot is empty."""
+        known = self.slots.get(slot_id) if self.slots.enabled else None
+        if known is not None:
+            return known
+        found, vectors = self.get_records(user_id, [slot_id], with_embeddings=True)
+        slot = found[0] if found else None
+        vector = vectors[0] if found and vectors is not None else None
+        self.slots.put(user_id, slot_id, slot, vector)
+        return slot, vector
 
     # ---------------------------------------------------------------- history
     @guarded
@@ -520,6 +553,12 @@ class Storage:
         entries filed under another id that quote them (a fact's earlier value under the fact's id, summaries that
         folded them in; see :mod:`memtend.policies.history_scrub`). The entries stay, so the history still says
         what happened and when, but no longer what the record said. Returns the number of entries scrubbed."""
+        try:
+            return self._scrub_history(user_id, record_ids)
+        finally:
+            self.slots.drop_user(user_id)  # a slot's row may have been rewritten without its creation entry
+
+    def _scrub_history(self, user_id: str, record_ids: Sequence[str]) -> int:
         gone = set(record_ids)
         rows: dict[str, list[dict[str, Any]]] = {}  # row id -> its entries (a row may name several records)
         places: dict[str, Collection] = {}  # row id -> the collection holding it
@@ -662,6 +701,13 @@ class Storage:
         (``embeddings_queue``) up to that point (``purge_log=False`` leaves that to a later :meth:`purge_log`, for
         erasing many users at once). What SQLite keeps in the database file is cleared by
         :mod:`memtend.store_purge` (run by ``Memory.erase_user`` on a local folder)."""
+        self.slots.drop_user(user_id)
+        try:
+            return self._erase_user(user_id, purge_log)
+        finally:
+            self.slots.drop_user(user_id)
+
+    def _erase_user(self, user_id: str, purge_log: bool) -> dict[str, int]:
         counts: dict[str, int] = {"history": self._count_creation_entries(user_id)}
         on_disk = self._keeps_files()
         for name, col, flt in self._user_rows(user_id):

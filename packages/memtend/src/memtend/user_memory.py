@@ -277,11 +277,7 @@ class UserMemory:
         self, candidate: Record, redacted: tuple[str, ...] = (), *, said_at: float | None = None
     ) -> tuple[FactResult, Change]:
         """Read the key's slot and plan the new value against it (hold the memory's lock through the apply)."""
-        found, vectors = self._storage.get_records(
-            self.user_id, [fact_id(self.user_id, candidate.key)], with_embeddings=True
-        )
-        slot = found[0] if found else None
-        slot_vector = vectors[0] if found and vectors is not None else None
+        slot, slot_vector = self._storage.fact_slot(self.user_id, fact_id(self.user_id, candidate.key))
         return changes.fact(self.user_id, candidate, slot, slot_vector, now(), redacted, said_at=said_at)
 
     def get_fact(self, key: str) -> Record | None:

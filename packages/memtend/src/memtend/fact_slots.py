@@ -1,0 +1,106 @@
+"""What the store holds at each fact key's slot (``fact:<hash>``), kept in memory so that ``set_fact`` need not read
+the slot from Chroma before it writes (a Chroma get with the vector: about 1 ms of a 15-20 ms call).
+
+Kept only while no other process can write the store (an embedded folder whose lock this process holds): every
+write of the memories collection then goes through :class:`~memtend.storage.Storage`, which tells this cache what it
+wrote (the record as it reads back, with the creation entry its row keeps, its metadata keys and its vector),
+deleted, stamped or rewrote. A write that fails (it may or may not have landed) and any rewrite the cache does not
+follow drop the entries concerned, so the next ``set_fact`` reads them from Chroma again. An entry of None means
+the slot is known to be empty.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from memtend.records import Record, chroma_float
+
+__all__ = ["FactSlots", "is_slot"]
+
+MAX_SLOTS = 2_048  # entries kept (each holds one record and one vector: about 2 KB with a 384-d vector)
+_SLOT_PREFIX = "fact:"
+
+Slot = tuple[Record | None, np.ndarray | None]
+
+
+def is_slot(record_id: str) -> bool:
+    return record_id.startswith(_SLOT_PREFIX)
+
+
+class FactSlots:
+    """Fact slots by id (a fact id names its user too), with their owner; off until ``enabled``."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self._lock = threading.Lock()  # usage stamps are written from a background thread
+        self._slots: OrderedDict[str, tuple[str, Record | None, np.ndarray | None]] = OrderedDict()
+
+    def get(self, slot_id: str) -> Slot | None:
+        """(record, vector) as stored at the slot (a copy: the caller may change it), or None when not known."""
+        with self._lock:
+            found = self._slots.get(slot_id)
+            if found is None:
+                return None
+            self._slots.move_to_end(slot_id)
+            _, record, vector = found
+        return _copied(record), None if vector is None else vector.copy()
+
+    def put(self, user_id: str, slot_id: str, record: Record | None, vector: np.ndarray | None) -> None:
+        """What the slot holds now (as read, or as just written: ``record`` with its row's ``origin`` and
+        ``stored_keys`` set)."""
+        if not self.enabled:
+            return
+        kept = (user_id, _copied(record), None if vector is None else np.array(vector, dtype=np.float32))
+        with self._lock:
+            self._slots[slot_id] = kept
+            self._slots.move_to_end(slot_id)
+            while len(self._slots) > MAX_SLOTS:
+                self._slots.popitem(last=False)
+
+    def written(
+        self, user_id: str, rows: Iterable[tuple[Record, Mapping[str, Any] | None, Mapping[str, Any], Any]]
+    ) -> None:
+        """Rows a write stored: (record, the creation entry its row keeps, the metadata sent, its vector). A
+        metadata key sent as None is removed by Chroma."""
+        for record, origin, meta, vector in rows:
+            if self.enabled and is_slot(record.id):
+                stored = copy.copy(record)
+                stored.origin = dict(origin) if origin is not None else None
+                stored.stored_keys = frozenset(k for k, v in meta.items() if v is not None)
+                self.put(user_id, record.id, stored, vector)
+
+    def stamped(self, last_used: Mapping[str, float]) -> None:
+        """Usage stamps written: the slots' ``last_used_at`` moves (an empty slot stays empty: Chroma skips it)."""
+        with self._lock:
+            for rid, at in last_used.items():
+                found = self._slots.get(rid)
+                if found is not None and found[1] is not None:
+                    found[1].last_used_at = chroma_float(at)
+
+    def drop(self, ids: Iterable[str]) -> None:
+        with self._lock:
+            for rid in ids:
+                self._slots.pop(rid, None)
+
+    def drop_user(self, user_id: str) -> None:
+        with self._lock:
+            for rid in [rid for rid, (owner, _, _) in self._slots.items() if owner == user_id]:
+                del self._slots[rid]
+
+
+def _copied(record: Record | None) -> Record | None:
+    """A copy keeping what the record knows of its row (``replace`` would reset it)."""
+    if record is None:
+        return None
+    out = copy.copy(record)
+    out.derived_from = list(record.derived_from)
+    out.extra = dict(record.extra)
+    out.origin = dict(record.origin) if record.origin is not None else None
+    out.stored_keys = record.stored_keys
+    return out
