@@ -9,7 +9,8 @@ the p50s to the embedding alone; and, per memtend call, how many Chroma write ca
 any collection) it made. ``--backend server`` starts a local ``chroma run`` in a temporary folder (a store other
 processes may share: memtend also marks its writes for them).
 
-    uv run python tests/benchmarks/single_write.py [--n 200] [--backend persistent|ephemeral|server] [--json]
+    uv run python tests/benchmarks/single_write.py [--n 200] [--backend persistent|ephemeral|server] [--runs 3]
+        [--json]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
 import shutil
 import socket
@@ -145,23 +147,51 @@ def run(
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=200, help="timed rounds (each times every operation once)")
-    parser.add_argument("--backend", choices=("persistent", "ephemeral", "server"), default="persistent")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    results = run(n=args.n, backend=args.backend)
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return
-    print(f"{args.n} rounds on {args.backend} Chroma, one interleaved run, the same embedding function")
+def _load() -> str:
+    """The machine's load averages over 1, 5 and 15 minutes (figures taken on a busy machine say little)."""
+    try:
+        return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
+    except OSError:
+        return "load average unknown"
+
+
+def _table(results: dict[str, dict[str, float]]) -> None:
     head = f"{'operation':<10} {'p50 ms':>8} {'p95 ms':>8} {'p50/raw add':>12} {'p95/raw add':>12} {'p50/embed':>10}"
     print(f"{head} {'writes':>7}")
     for op, r in results.items():
         writes = f"{int(r['chroma_writes'])}" if "chroma_writes" in r else ""
         ratios = f"{r['vs_raw_add']:12.2f} {r['p95_vs_raw_add']:12.2f} {r['vs_embed']:10.2f}"
         print(f"{op:<10} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {ratios} {writes:>7}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=200, help="timed rounds (each times every operation once)")
+    parser.add_argument("--backend", choices=("persistent", "ephemeral", "server"), default="persistent")
+    parser.add_argument("--runs", type=int, default=1, help="independent runs (a fresh store each), then a summary")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    runs = []
+    for number in range(1, args.runs + 1):
+        before = _load()
+        results = run(n=args.n, backend=args.backend)
+        runs.append(results)
+        if args.json:
+            continue
+        print(f"run {number}/{args.runs}: {args.n} rounds on {args.backend} Chroma, one interleaved run, the same")
+        print(f"embedding function; {before} at the start, {_load().removeprefix('load average ')} at the end")
+        _table(results)
+        print()
+    if args.json:
+        print(json.dumps(runs[0] if args.runs == 1 else runs, indent=2))
+        return
+    print(f"p50 over raw Chroma's add of one document (<= 1.00: at or below it), {args.runs} run(s):")
+    for op in ("remember", "log", "set_fact"):
+        ratios = [r[op]["vs_raw_add"] for r in runs]
+        spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else f"{ratios[0]:.2f}"
+        verdict = "at or below" if max(ratios) <= 1.0 else ("above in some runs" if min(ratios) <= 1.0 else "above")
+        writes = max(int(r[op]["chroma_writes"]) for r in runs)
+        print(f"  {op:<9} {spread:>10}  ({verdict}; Chroma write calls per call: {writes})")
 
 
 if __name__ == "__main__":
