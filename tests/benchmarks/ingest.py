@@ -5,9 +5,9 @@ on the same list of texts (so the same ONNX session, threads, batching by length
 store is an embedded folder (``PersistentClient`` on disk) that grows as the run goes: ``--repeats`` repeats of
 ``--batches`` batches of ``--batch`` events each, round robin over ``--users`` users, with the texts, times and
 sessions of the scale benchmark's generated corpus. Every batch is timed both ways, one right after the other,
-the order alternating from batch to batch, so the machine's load hits both sides alike. ``log_many``'s time
-includes the deletion of its journal row, which it leaves to a helper thread (a Chroma call holds the GIL, so
-left running it would stall whatever comes next, the peer included).
+the order alternating from batch to batch, so the machine's load hits both sides alike. Nothing of ``log_many``
+runs on after it returns (which would stall the peer: a Chroma call holds the GIL): on an embedded folder the
+journal row of a batch stored in several calls is deleted inside the next batch's call, and timed there.
 
 Printed: per repeat, the embedder's time over ``log_many``'s (the ingest ratio: 1.0 means ``log_many`` runs at
 the embedding model's own speed), and their median and spread over the repeats and over single batches; and
@@ -166,7 +166,6 @@ def run(
                         with _clocked(memory) as clock:
                             start = time.perf_counter()
                             records = user.log_many(events)
-                            memory._settle_journal_ends()  # its journal row's deletion, left to a helper thread
                             i_time = time.perf_counter() - start
                         inner_embed_s += clock.embed_s
                         write_s += clock.write_s

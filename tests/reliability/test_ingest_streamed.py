@@ -1,6 +1,7 @@
 """A ``log_many`` batch stored part by part while the next part is embedded (when the embedding function announces
 its model runs, as memtend's does) is still all or nothing: several Chroma calls, the first with the journal row,
-the journal row deleted in the background after the last call. Killed before the last call or before the journal
+the journal row deleted after the last call (on an embedded folder, beside the next streamed batch's model run,
+before any other write, on close or at exit). Killed before the last call or before the journal
 row is deleted, the batch is whole after the next open; an embedding error midway takes back what was stored. The
 embedder here announces its run, then sleeps (outside the GIL, as a model's run is), so parts finish one at a
 time; one that does not announce gets the batch stored in one call."""
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from memtend import Event, Memory
+from memtend import memory as memory_module
 from memtend.embeddings import announce_compute
 from memtend.testing import HashEmbedder
 from memtend.testing.chroma_calls import counting_writes
@@ -165,6 +167,46 @@ def test_the_next_write_waits_for_the_journal_row_to_go(tmp_path: Path) -> None:
     u.log_many(_events("wood"))
     u.remember("a note after the batch")
     assert mem.storage.journals() == [] and mem._state.journal_ends == []
+    mem.close()
+
+
+def test_the_journal_row_goes_beside_the_next_batchs_model_run(tmp_path: Path) -> None:
+    """On an embedded folder a finished batch's journal row is deleted inside the next streamed batch's call, while
+    its model runs (a Chroma call holds the GIL: beside anything else it would stall it), never on a thread left
+    running after the call returns."""
+    ef = SlowHash()
+    mem = Memory(path=tmp_path / "store", embedding_function=ef)
+    u = mem.user("gus")
+    u.log_many(_events("reef"))
+    first = mem.storage.journals()
+    assert len(first) == 1 and mem._journal_thread is None, "left to delete, no thread running"
+    col = mem.storage.memories
+    deletes: list[tuple[list[str], bool]] = []
+    real_delete = col.delete
+
+    def delete(*args: Any, **kwargs: Any) -> Any:
+        deletes.append((list(kwargs.get("ids") or args[0]), ef.running))
+        return real_delete(*args, **kwargs)
+
+    col.delete = delete  # type: ignore[method-assign]
+    mem.user("ida").log_many(_events("reef"))  # another user's batch: the row is the store's to delete
+    del col.delete
+    assert deletes == [([first[0][0]], True)], "the first batch's journal row, deleted while a part ran"
+    assert [j[0] for j in mem.storage.journals()] != [first[0][0]]
+    mem.close()
+    mem = Memory(path=tmp_path / "store", embedding_function=SlowHash(delay=0))
+    assert mem.storage.journals() == [], "close deleted the second one"
+    _check_whole(mem, "gus", "reef")
+    _check_whole(mem, "ida", "reef")
+    mem.close()
+
+
+def test_a_journal_row_left_to_delete_goes_at_exit(tmp_path: Path) -> None:
+    mem = Memory(path=tmp_path / "store", embedding_function=SlowHash())
+    mem.user("hal").log_many(_events("glen"))
+    assert len(mem.storage.journals()) == 1
+    memory_module._flush_open_memories()  # what runs at interpreter exit for a Memory never closed
+    assert mem.storage.journals() == []
     mem.close()
 
 

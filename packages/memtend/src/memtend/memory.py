@@ -67,6 +67,7 @@ T = TypeVar("T")
 def _flush_open_memories() -> None:
     for memory in list(_open_memories):
         with contextlib.suppress(Exception):  # the store may already be gone at exit
+            memory._settle_journal_ends(on_close=True)
             memory.flush_usage()
 
 
@@ -452,6 +453,9 @@ class Memory:
         self._check_open()
         if not (change.fresh and change.upserts) or change.archives or change.deletes or change.erase:
             raise InvalidInputError("a streamed change stores new records only")
+        running = next((n for n, f in enumerate(parts.futures) if not f.done()), None)
+        if running is not None and self._state.journal_ends:
+            parts.computing[running].wait()  # an earlier batch's journal row is deleted beside this model run
         self._settle_journal_ends()
         self._finish_interrupted(change.user_id)
         jid = journal.JOURNAL_ID_PREFIX + new_id()
@@ -522,25 +526,34 @@ class Memory:
             self.storage.end_journal(user_id, jid)
 
     def _end_journal_later(self, user_id: str, jid: str) -> None:
-        """Delete the journal row of a change stored whole on a background thread: the call returns without waiting.
-        A row a crash leaves meanwhile is replayed on open, which writes nothing new (the same ids, added only
-        where missing). Every later write of the store in this process first waits for the deletion
-        (:meth:`_settle_journal_ends`), so nothing is written between the change and it."""
+        """Delete the journal row of a change stored whole later: the call returns without waiting. On a store only
+        this process writes, it is deleted beside the model run of the next streamed batch (a Chroma call holds the
+        GIL, so beside anything else it would stall it), or before any other write, on close, or at exit; on a
+        shared store, at once on a background thread. A row a crash leaves meanwhile is replayed on open, which
+        writes nothing new (the same ids, added only where missing). Every later write of the store in this
+        process first waits for the deletion (:meth:`_settle_journal_ends`), so nothing is written between the
+        change and it."""
         with self._lock:
-            if self._journal_thread is None:
-                self._journal_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memtend-journal")
-            future = self._journal_thread.submit(self.storage.end_journal, user_id, jid)
+            future: Future[None] | None = None
+            if not self._exclusive:
+                if self._journal_thread is None:
+                    self._journal_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memtend-journal")
+                future = self._journal_thread.submit(self.storage.end_journal, user_id, jid)
             self._state.journal_ends.append((user_id, jid, future))
 
     def _settle_journal_ends(self, on_close: bool = False) -> None:
-        """Wait for the journal rows being deleted in the background; one whose deletion failed is deleted again
-        now (raising StorageUnavailableError when Chroma still does not answer; logged on close)."""
+        """Delete the journal rows left to delete now (waiting for those being deleted in the background); one whose
+        deletion failed is deleted again (raising StorageUnavailableError when Chroma still does not answer; logged
+        on close)."""
         with self._lock:
             ends = self._state.journal_ends
             while ends:
                 user_id, jid, future = ends[0]
                 try:
-                    future.result()
+                    if future is None:
+                        self.storage.end_journal(user_id, jid)
+                    else:
+                        future.result()
                 except Exception:
                     try:
                         self.storage.end_journal(user_id, jid)

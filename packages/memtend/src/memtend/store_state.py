@@ -49,8 +49,8 @@ class StoreState:
         self.writer_id = uuid.uuid4().hex  # names this process's change marks on a shared store
         self.handles = 0
         self._written: OrderedDict[str, _Writes] = OrderedDict()  # this process's recent writes, per user
-        # journal rows of finished changes being deleted in the background: (user id, row id, the deletion)
-        self.journal_ends: list[tuple[str, str, Future[None]]] = []
+        # journal rows of finished changes left to delete: (user id, row id, the deletion; None: not begun)
+        self.journal_ends: list[tuple[str, str, Future[None] | None]] = []
 
     def note_write(self, user_id: str, ids: list[str]) -> tuple[str, str]:
         """Count a write of the user's records: the mark token (``epoch:seq``) and the recent writes to publish
