@@ -123,6 +123,26 @@ def test_the_writes_wait_for_the_next_parts_model_run(tmp_path: Path) -> None:
     mem.close()
 
 
+def test_the_gate_reads_the_batch_while_the_first_part_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate keeps the GIL but for moments, so it waits for the first model run to begin (else the helper could
+    not start the embedding before the gate ended)."""
+    from memtend import user_memory
+
+    ef = SlowHash()
+    mem = Memory(path=tmp_path / "store", embedding_function=ef)
+    seen: list[tuple[int, bool]] = []
+    real_check = user_memory.gate.check_write
+
+    def check_write(*args: Any, **kwargs: Any) -> Any:
+        seen.append((ef.calls, ef.running))
+        return real_check(*args, **kwargs)
+
+    monkeypatch.setattr(user_memory.gate, "check_write", check_write)
+    mem.user("jo").log_many(_events("fen"))
+    assert len(seen) == N and seen[0] == (1, True), "the gate began while the first part ran"
+    mem.close()
+
+
 def test_killed_before_the_last_part_is_finished_on_open(tmp_path: Path) -> None:
     mem = Memory(path=tmp_path / "store", embedding_function=SlowHash())
     u = mem.user("bob")
