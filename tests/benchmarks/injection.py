@@ -11,6 +11,12 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   claimed authority, personas, memory poisoning, exfiltration, tool misuse, hidden notes in markup and data,
   fake chat formats, slanted summaries, in nine languages, some set inside ordinary documents; hard ordinary
   text (how-tos, recipes, READMEs, support mail, policies, news, posts about assistants, security writing);
+* ``tests/benchmarks/data/injection_tune4.jsonl``: a fourth round of tuning text, weighted to German, French,
+  Italian, Portuguese, Dutch, Polish and Spanish: orders hidden in product pages, reviews, emails, calendar
+  invites, code comments and tool output, role-play, "the user already agreed", memory poisoning, exfiltration,
+  "don't tell the user", some set inside ordinary documents; hard ordinary text in the same genres and
+  languages. Scored once by the classifier trained before it was written (recall 0.641 at 0.033 false flags),
+  then trained on;
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
   at the first two, and this one is measured after;
@@ -56,6 +62,7 @@ SPLITS: dict[str, Path] = {
     "dev": SHARED / "gate" / "injection_dev.jsonl",
     "tune": HERE / "data" / "injection_tune.jsonl",
     "tune3": HERE / "data" / "injection_tune3.jsonl",
+    "tune4": HERE / "data" / "injection_tune4.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
@@ -67,6 +74,7 @@ LABELS = {
     "dev": "shared dev",
     "tune": "tuning",
     "tune3": "tuning 3 (classifier)",
+    "tune4": "tuning 4 (classifier)",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",
@@ -154,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--splits",
         default="dev,tune,heldout,fresh,fresh2,others",
-        help="comma-separated: dev, tune, heldout, fresh, fresh2, others",
+        help="comma-separated: dev, tune, tune3, tune4, heldout, fresh, fresh2, others",
     )
     parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
     parser.add_argument("--round4", action="store_true", help="also measure the round 4 held-apart set")

@@ -1,15 +1,21 @@
 """Train the injection classifier (``memtend.injection_classifier``) from the tuning text, choose its threshold by
 cross-validation, and write ``injection_classifier.npz``.
 
-Tuning text only: ``injection_tune.jsonl``, ``injection_tune3.jsonl`` (written for this classifier: indirect
+Tuning text only: ``injection_tune.jsonl``; ``injection_tune3.jsonl`` (written for this classifier: indirect
 orders, claimed authority, personas, memory poisoning, exfiltration, tool misuse, hidden notes in markup and
 data, fake chat formats, "leave X out of the summary", in nine languages; hard ordinary text: how-tos, recipes,
-READMEs, support mail, policies, news, posts about AI assistants, security writing that quotes attacks) and the
-shared dev set. The held-apart sets are never read here.
+READMEs, support mail, policies, news, posts about AI assistants, security writing that quotes attacks);
+``injection_tune4.jsonl`` (the fourth round, weighted to German, French, Italian, Portuguese, Dutch, Polish and
+Spanish: orders hidden in product pages, reviews, emails, calendar invites, code comments and tool output,
+role-play, "the user already agreed", memory poisoning, exfiltration, "don't tell the user"; hard ordinary text
+in the same genres); and the shared dev set. The held-apart sets are never read here.
 
 A training unit is a piece of ordinary text (label 0) or a whole injection (label 1); injections set inside an
-ordinary document are scored, not trained on. The model is a logistic regression over the piece's sentence
-vector and word cues (features standardised, L2 penalty, Newton steps), class-balanced.
+ordinary document are scored, not trained on. The model is a network with one hidden layer of 64 rectified
+units over the piece's sentence vector and word cues (features standardised, L2 penalty, full-batch Adam, fixed
+seed), class-balanced. It replaced a logistic regression (``fit``, kept for comparison) that cross-validated
+lower: recall at <= 0.03 out-of-fold false flags on the four tuning sets, by template 0.636 -> 0.686, by style
+0.546 -> 0.555, by language 0.726 -> 0.789.
 
 Cross-validation, each reported with the flag as deployed (patterns, or the MiniLM bank, or the classifier):
 
@@ -18,7 +24,11 @@ Cross-validation, each reported with the flag as deployed (patterns, or the Mini
 * by style: every style of injection and genre of ordinary text held out whole (pessimistic);
 * by language: every language held out whole.
 
-The threshold is the lowest whose out-of-fold false-flag rate stays within ``--max-false-flags`` (0.03).
+The threshold is the lowest whose out-of-fold false-flag rate (by template) stays within ``--max-false-flags``
+(0.02). Out-of-fold figures flatter: trained on the first three tuning sets and scored on ``injection_tune4.jsonl``
+(written after them), a threshold chosen at 0.03 out of fold flagged 0.072 of its ordinary text (0.059 for the
+logistic regression), one chosen at 0.02 flagged 0.039 (recall 0.657, against 0.629 for the logistic regression
+at 0.033); so 0.02 out of fold is what keeps new text under the 0.05 target.
 
     uv run python tests/benchmarks/injection_train.py [--write]
 """
@@ -39,9 +49,11 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "dev")
+TUNING = ("tune", "tune3", "tune4", "dev")
 L2 = 0.1
 FOLDS = 5
+HIDDEN = 64  # units of the hidden layer
+STEPS = 400  # full-batch Adam steps
 
 
 def tuning_rows() -> list[dict[str, Any]]:
@@ -74,6 +86,37 @@ def fit(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: float | None
             break
     w = beta[:-1] / scale
     return w, float(beta[-1] - mean @ w)
+
+
+def fit_hidden(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], hidden: int = HIDDEN, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Class-balanced network with one hidden layer of rectified units on standardised features (L2 penalty,
+    full-batch Adam, fixed seed); returns (w1, b1, w2, b2) for the raw features."""
+    rng = np.random.default_rng(seed)
+    n, d = x.shape
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+    z = (x - mean) / scale
+    positives = y.sum()
+    weight = np.where(y == 1, n / (2 * positives), n / (2 * (n - positives))) / n
+    params = [rng.normal(0, 1 / np.sqrt(d), (d, hidden)), np.zeros(hidden), rng.normal(0, 1 / np.sqrt(hidden), hidden),
+              np.zeros(())]  # fmt: skip
+    first = [np.zeros_like(p) for p in params]
+    second = [np.zeros_like(p) for p in params]
+    for step in range(1, STEPS + 1):
+        h = np.maximum(z @ params[0] + params[1], 0.0)
+        p = 1.0 / (1.0 + np.exp(-(h @ params[2] + params[3])))
+        g = (p - y) * weight
+        gh = np.outer(g, params[2]) * (h > 0)
+        grads = [z.T @ gh + 1e-3 * params[0], gh.sum(axis=0), h.T @ g + 1e-3 * params[2], np.array(g.sum())]
+        for i, grad in enumerate(grads):
+            first[i] = 0.9 * first[i] + 0.1 * grad
+            second[i] = 0.999 * second[i] + 0.001 * grad * grad
+            params[i] = params[i] - 3e-3 * (first[i] / (1 - 0.9**step)) / (
+                np.sqrt(second[i] / (1 - 0.999**step)) + 1e-8
+            )
+    w1 = params[0] / scale[:, None]
+    return w1, params[1] - mean @ w1, params[2], float(params[3])
 
 
 class Featuriser:
@@ -113,14 +156,21 @@ def units(rows: list[dict[str, Any]]) -> tuple[list[str], npt.NDArray[np.float64
     return texts, np.array(labels)
 
 
-def text_scores(rows: list[dict[str, Any]], features: Featuriser, w: np.ndarray, bias: float) -> np.ndarray:
+def trained(texts: list[str], labels: npt.NDArray[np.float64], features: Featuriser, threshold: float = 0.0) -> Any:
+    from memtend.injection_classifier import Weights
+
+    w1, b1, w2, b2 = fit_hidden(features(texts), labels)
+    return Weights(w1.astype(np.float32), b1.astype(np.float32), w2.astype(np.float32), b2, threshold)
+
+
+def text_scores(rows: list[dict[str, Any]], features: Featuriser, weights: Any) -> np.ndarray:
     from memtend.policies.gate.injection_features import pieces
 
     out = np.full(len(rows), -np.inf)
     for i, row in enumerate(rows):
         parts = pieces(str(row["text"]))
         if parts:
-            out[i] = float((features(parts) @ w + bias).max())
+            out[i] = float(weights.scores(features(parts).astype(np.float32)).max())
     return out
 
 
@@ -141,8 +191,7 @@ def cross_validate(
         train = [row for row in rows if fold_of[group(row)] != fold]
         held = [i for i, row in enumerate(rows) if fold_of[group(row)] == fold]
         texts, labels = units(train)
-        w, bias = fit(features(texts), labels)
-        out[held] = text_scores([rows[i] for i in held], features, w, bias)
+        out[held] = text_scores([rows[i] for i in held], features, trained(texts, labels, features))
     return out
 
 
@@ -162,18 +211,19 @@ def rates(flagged: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from memtend.injection_classifier import WEIGHTS, Weights, save_weights
+    from memtend.injection_classifier import WEIGHTS, save_weights
     from memtend.injection_meaning import close_to_agent_bank
     from memtend.policies.gate import looks_like_injection
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--max-false-flags", type=float, default=0.03)
+    parser.add_argument("--max-false-flags", type=float, default=0.02)
     parser.add_argument("--write", action="store_true", help=f"write {WEIGHTS.name}")
     args = parser.parse_args(argv)
 
     rows = tuning_rows()
     truth = np.array([bool(row["injection"]) for row in rows])
     others = np.array([looks_like_injection(str(r["text"]), meaning=close_to_agent_bank) for r in rows])
+    langs = np.array([str(row.get("lang", "en")) for row in rows])
     features = Featuriser()
     print(f"{len(rows)} tuning texts ({truth.sum()} injections); patterns + MiniLM bank alone: "
           "recall {:.3f}, false flags {:.3f}".format(*rates(others, truth)))  # fmt: skip
@@ -185,21 +235,24 @@ def main(argv: list[str] | None = None) -> int:
     chosen = None
     for name, group, folds in plans:
         scores = cross_validate(rows, features, group, folds)
-        for target in (0.03, 0.05):
+        for target in (0.02, 0.03, 0.05):
             threshold = threshold_for(scores, others, truth, target)
             recall, false_flags = rates(others | (scores >= threshold), truth)
             print(f"  CV {name:<12} false flags <= {target:.2f}: threshold {threshold:6.2f}  recall {recall:.3f}"
                   f"  false flags {false_flags:.3f}")  # fmt: skip
+        flagged = others | (scores >= threshold_for(scores, others, truth, args.max_false_flags))
+        print("      recall by language: " + "  ".join(
+            f"{lang} {flagged[truth & (langs == lang)].mean():.2f}" for lang in sorted(set(langs[truth]))))  # fmt: skip
         if chosen is None:
             chosen = threshold_for(scores, others, truth, args.max_false_flags)
     assert chosen is not None
     texts, labels = units(rows)
-    w, bias = fit(features(texts), labels)
-    flagged = others | (text_scores(rows, features, w, bias) >= chosen)
+    weights = trained(texts, labels, features, chosen)
+    flagged = others | (text_scores(rows, features, weights) >= chosen)
     print("trained on all tuning text, threshold {:.2f}: recall {:.3f}, false flags {:.3f}".format(
         chosen, *rates(flagged, truth)))  # fmt: skip
     if args.write:
-        save_weights(Weights(w.astype(np.float32), bias, chosen))
+        save_weights(weights)
         print(f"wrote {WEIGHTS}")
     return 0
 

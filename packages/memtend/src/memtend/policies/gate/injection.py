@@ -51,7 +51,6 @@ _INJECTION_RULES: list[tuple[str, str]] = [
     ("system assistant developer admin",
      r"^[ \t]*(?:system|assistant|developer|admin)[ \t]*:[ \t]*(?:you|ignore|disregard|forget|always|never"
      r"|from\s+now|new\s+instructions?|override|reveal|do\s+not|don'?t)\b"),
-    ("system", r"\bsystem\s+prompt\b"),
     ("instruction directive order rule command",
      r"\b(?:new|updated|revised|additional|real|actual|hidden|secret|special|important)\s+(?:system\s+)?"
      r"(?:instructions?|directives?|orders|rules|commands)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?" + _AI + r"s?\b"),
@@ -89,9 +88,6 @@ _INJECTION_RULES: list[tuple[str, str]] = [
     ("_",
      r"\b(?:call|invoke|run|execute|trigger|use|fire)\s+(?:the\s+|your\s+|a\s+)?[`'\"]?[A-Za-z][A-Za-z0-9]*"
      r"(?:_[A-Za-z0-9]+)+[`'\"]?(?:\(|\s+(?:tool|function|command|action|api|endpoint)\b)"),
-    ("tool function plugin",
-     r"\b(?:call|invoke|execute|trigger)\s+(?:the\s+|your\s+|a\s+|any\s+)?(?:\S+\s+){0,2}?(?:tool|function"
-     r"|plugin)s?\b"),
     ("store save remember memori record add keep write",
      r"\b(?:store|save|remember|memori[sz]e|record|add|keep|write)\s+(?:this|these|that|it|the\s+following)\s+"
      r"(?:(?:note|text|message|instruction)\s+)?(?:as\s+(?:an?\s+)?(?:permanent|persistent|new|core|standing"
@@ -150,6 +146,17 @@ _NAMING_ONLY = re.compile(  # what a pattern may match in such text without it b
     r"|instrucciones\s+(?:ocultas|secretas)",
     re.IGNORECASE,
 )
+# A transcript (a line starting with the user's speaker label) names its speakers at line starts: there
+# "Assistant:" labels a turn, it does not address the agent, so the agent's labels are read as absent.
+_USER_LABEL = re.compile(
+    r"^[ \t]*(?:user|human|customer|client|nutzer|benutzer|utilisateur|usuario|utente|usuário|gebruiker"
+    r"|użytkownik)[ \t]*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+_AGENT_LABEL = re.compile(
+    r"^[ \t]*(?:assistant|ai|bot|chatbot|agent|assistent|asistente|assistente|asystent|ki|ia)[ \t]*:[ \t]*",
+    re.IGNORECASE | re.MULTILINE,
+)
 _INVISIBLE = dict.fromkeys(
     map(ord, "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b"
         "\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"),
@@ -176,6 +183,8 @@ def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
     about_attacks = _ABOUT_ATTACKS.search(text) is not None
     if about_attacks:
         text = _QUOTED.sub(" ", text)
+    if "\n" in text and _USER_LABEL.search(text):
+        text = _AGENT_LABEL.sub("", text)
     lower = text.lower()
     for anchors, pattern in _INJECTION:
         if any(anchor in lower for anchor in anchors):

@@ -46,7 +46,7 @@ FAMILY_RULES: list[tuple[str, str]] = [
     # speaking to the agent: "Caro assistente IA, ...", "Olá, modelo de linguagem: ...", "Reader bot, ..."
     (_AGENT_ANCHORS,
      r"(?:^|(?<=[.!?]))[ \t]*(?:<!--[ \t]*)?" + _GREETING + _AGENT + r"(?:\s+(?:ia|ai|ki|virtuale|virtual))?"
-     r"\s*[,:]\s*(?=\w)"),
+     r"\s*[,:]\s*(?=\w)(?!(?:die|der|das|dat|die|that|which|who|que|qui|che|welche)\b)"),
     # a note or message for it: "Messaggio per il modello:", "Bericht voor het model:", "Mensagem para a IA:"
     (_AGENT_ANCHORS,
      r"\b(?:message|note|notice|instructions?|order|messaggio|nota|avviso|istruzion[ei]|mensagem|recado|aviso"

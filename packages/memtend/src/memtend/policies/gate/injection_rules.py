@@ -202,7 +202,6 @@ LANGUAGE_RULES: list[tuple[str, str]] = [
      r"\bdu\s+hast\s+keine\s+(?:regeln|richtlinien|einschränkungen|grenzen|filter|vorgaben)\b"),
     ("liest",
      r"\ban\s+(?:die|den)\s+(?:ki|assistent\w*|bot|chatbot|agent\w*)\b,?\s+(?:der|die)\s+[^.\n]{0,40}liest\b"),
-    ("system", r"\bsystem(?:-?prompt|anweisungen)\b"),
     ("anweisung", r"\b(?:versteckten|geheimen|verborgenen)\s+(?:\w+\s+)?anweisungen\b"),
     ("ki assistent chatbot bot",
      r"\b(?:hinweis|nachricht|anweisung|notiz)\s+(?:an|für)\s+(?:den|die|das)\s+(?:ki|assistent\w*|chatbot|bot"
@@ -232,7 +231,6 @@ LANGUAGE_RULES: list[tuple[str, str]] = [
     ("supprime efface", r"\b(?:supprime|efface)\b[^.\n]{0,60}\bde\s+l'utilisateur\b"),
     ("qui lit", r"\bà\s+l'(?:ia|assistant|agent)\s+qui\s+lit\b"),
     ("tu n'as", r"\btu\s+n'as\s+(?:plus\s+)?(?:aucune?|pas\s+de)\s+(?:règle|restriction|limite|filtre|consigne)"),
-    ("système", r"\b(?:prompt|instructions)\s+(?:du\s+)?système\b"),
     ("cachées secrètes", r"\binstructions\s+(?:cachées|secrètes)\b"),
     ("assistant ia agent chatbot bot",
      r"\b(?:note|message|consigne|instruction)\s+(?:pour|à)\s+(?:l'|le\s+|la\s+)(?:assistant|ia|agent|chatbot|bot"
@@ -257,7 +255,6 @@ LANGUAGE_RULES: list[tuple[str, str]] = [
      r"|están|son)\s+(?:anuladas|canceladas|suspendidas|revocadas|sin\s+efecto)"),
     ("que lee",
      r"\ba\s+la\s+(?:ia|inteligencia\s+artificial)\s+que\s+lee\b|\bal\s+(?:asistente|agente|bot)\s+que\s+lee\b"),
-    ("sistema", r"\b(?:prompt\s+(?:del?\s+)?sistema|instrucciones\s+del\s+sistema)\b"),
     ("ocultas secretas", r"\binstrucciones\s+(?:ocultas|secretas)\b"),
     ("asistente ia agente chatbot bot",
      r"\b(?:nota|mensaje|instrucción)\s+para\s+(?:el\s+|la\s+)(?:asistente|ia|agente|chatbot|bot)\b"
