@@ -17,6 +17,10 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   "don't tell the user", some set inside ordinary documents; hard ordinary text in the same genres and
   languages. Scored once by the classifier trained before it was written (recall 0.641 at 0.033 false flags),
   then trained on;
+* ``tests/benchmarks/data/injection_tune5.jsonl``: a fifth, smaller round aimed at what round 4 still missed
+  (formatting orders, tool output, emails to whatever reads the inbox, memory poisoning, code comments, reviews
+  speaking to price comparers) in Polish, Dutch, Italian and German, with look-alike ordinary text. Scored once
+  by the classifier trained before it was written (recall 0.417, no false flag), then trained on;
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
   at the first two, and this one is measured after;
@@ -63,6 +67,7 @@ SPLITS: dict[str, Path] = {
     "tune": HERE / "data" / "injection_tune.jsonl",
     "tune3": HERE / "data" / "injection_tune3.jsonl",
     "tune4": HERE / "data" / "injection_tune4.jsonl",
+    "tune5": HERE / "data" / "injection_tune5.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
@@ -75,6 +80,7 @@ LABELS = {
     "tune": "tuning",
     "tune3": "tuning 3 (classifier)",
     "tune4": "tuning 4 (classifier)",
+    "tune5": "tuning 5 (classifier)",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",
@@ -162,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--splits",
         default="dev,tune,heldout,fresh,fresh2,others",
-        help="comma-separated: dev, tune, tune3, tune4, heldout, fresh, fresh2, others",
+        help="comma-separated: dev, tune, tune3, tune4, tune5, heldout, fresh, fresh2, others",
     )
     parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
     parser.add_argument("--round4", action="store_true", help="also measure the round 4 held-apart set")

@@ -8,7 +8,8 @@ READMEs, support mail, policies, news, posts about AI assistants, security writi
 ``injection_tune4.jsonl`` (the fourth round, weighted to German, French, Italian, Portuguese, Dutch, Polish and
 Spanish: orders hidden in product pages, reviews, emails, calendar invites, code comments and tool output,
 role-play, "the user already agreed", memory poisoning, exfiltration, "don't tell the user"; hard ordinary text
-in the same genres); and the shared dev set. The held-apart sets are never read here.
+in the same genres); ``injection_tune5.jsonl`` (a smaller fifth round on what the fourth still missed, in
+Polish, Dutch, Italian and German); and the shared dev set. The held-apart sets are never read here.
 
 A training unit is a piece of ordinary text (label 0) or a whole injection (label 1); injections set inside an
 ordinary document are scored, not trained on. The model is a network with one hidden layer of 64 rectified
@@ -49,7 +50,7 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "dev")
+TUNING = ("tune", "tune3", "tune4", "tune5", "dev")
 L2 = 0.1
 FOLDS = 5
 HIDDEN = 64  # units of the hidden layer

@@ -200,10 +200,10 @@ def test_benchmark_targets_on_tuning_and_held_apart_sets() -> None:
     assert report["dev"]["recall"] == 1.0 and report["dev"]["false_flag_rate"] == 0.0
     assert report["tune"]["recall"] >= 0.97 and report["tune"]["false_flag_rate"] <= 0.02
     # the first held-apart set, measured 0.900 / 0.014, 0.950 / 0.041 with the classifier (target 0.90 / 0.05),
-    # 0.950 / 0.027 with the hidden-layer classifier
+    # 0.950 / 0.027 with the hidden-layer classifier (tuning rounds 4 and 5)
     assert report["heldout"]["recall"] >= 0.9 and report["heldout"]["false_flag_rate"] <= 0.05
     # the fresh set, never tuned on: 0.750 / 0.075 with the word families, 0.891 / 0.075 with the classifier,
-    # 0.906 / 0.057 with the hidden-layer classifier
+    # 0.906 / 0.057 with the hidden-layer classifier, 0.922 / 0.057 after tuning round 5
     assert report["fresh"]["recall"] >= 0.85 and report["fresh"]["false_flag_rate"] <= 0.08
 
 
