@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,7 +60,6 @@ _log = logging.getLogger("memtend")
 _open_memories: weakref.WeakSet[Memory] = weakref.WeakSet()
 
 ChangeHook = Callable[[ChangeEvent], None]
-T = TypeVar("T")
 
 
 @atexit.register
@@ -434,11 +433,6 @@ class Memory:
     # and stores each part while the next is embedded, so that only the last, small write is left when the
     # embedding ends. A change written in more than one call is journaled as any other: the journal row goes
     # in the first call; it is deleted in the background once the last call is made (see _end_journal_later).
-    def _beside(self, task: Callable[[], T]) -> Future[T] | None:
-        """Run ``task`` on a helper while the caller does something else (a single write's gate while its text is
-        embedded); None when no core is idle or no helper is free: the caller then runs it itself."""
-        return self._helpers.submit(task) if _idle_core() else None
-
     def _embed_parts(self, texts: Sequence[str]) -> Parts | None:
         """Start embedding a batch on a helper, part by part (None when no helper is free)."""
         return embed_in_parts(self._helpers, self.embed, list(texts), BATCH_SIZE)
@@ -768,19 +762,6 @@ class _ClosedStorage:
 
     def __getattr__(self, name: str) -> Any:
         raise MemoryClosedError(_CLOSED_MESSAGE)
-
-
-def _idle_core() -> bool:
-    """Whether the machine has a core to spare for a helper thread: the load average over the last minute (which
-    counts the caller's own running thread) at least half a core below the cores this process may run on. When
-    every core is busy a helper only takes CPU time from the caller, and waking it takes longer than the work it
-    would overlap (measured on a 2-core machine under a load of 8: a single write's embedding took 12.0 ms p50 on a
-    helper against 10.2 ms inline)."""
-    try:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        return os.getloadavg()[0] < cores - 0.5
-    except OSError:  # no load average on this platform
-        return False
 
 
 def _never_sent(exc: BaseException) -> bool:

@@ -9,7 +9,6 @@ applying is ``Memory.apply``, the one function that writes.
 from __future__ import annotations
 
 import builtins
-import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -64,11 +63,6 @@ class _Checked:
 
     record: Record
     redacted: tuple[str, ...]
-    embedded: tuple[str, np.ndarray] | None = None  # (text, its vector) when embedded while the gate ran
-
-    def vectors(self) -> dict[str, np.ndarray] | None:
-        """The vector embedded beside the gate, by the text it was made from."""
-        return {self.embedded[0]: self.embedded[1]} if self.embedded is not None else None
 
 
 class UserMemory:
@@ -99,17 +93,15 @@ class UserMemory:
         metadata: dict[str, Any] | None = None,
         key: str = "",
         value: str = "",
-        single: bool = False,
     ) -> _Checked:
-        """Validate a new record's parts and pass its text through the gate (which may refuse or mask it).
-        ``single``: a single write, whose text may be embedded while the gate reads it (see ``_gate``)."""
+        """Validate a new record's parts and pass its text through the gate (which may refuse or mask it)."""
         source = Source.parse(source)
         text = check_text(text)
         extra = check_extra(metadata)
         session = check_name(session, "session")
         if at is not None:
             at = check_time(at, "at")
-        decision, vector = self._gate(text, source, redact=redact, beside=single)
+        decision = gate.check_write(text, source, redact=redact, meaning=reads_like_agent_instruction)
         if session:  # a label names what is stored: refused, never masked
             gate_identifier(session, "the session label")
         extra, masked_extra = gated_metadata(extra, redact=redact)
@@ -131,26 +123,7 @@ class UserMemory:
             flagged=decision.flagged,
             extra=extra,
         )
-        embedded = (text, vector) if vector is not None and decision.text == text else None
-        return _Checked(record, tuple(sorted({*decision.redacted_kinds, *masked_extra})), embedded)
-
-    def _gate(
-        self, text: str, source: Source, *, redact: bool, beside: bool
-    ) -> tuple[gate.GateDecision, np.ndarray | None]:
-        """The gate's decision on a text, and with ``beside`` maybe its vector: when the machine has an idle core
-        and the gate cannot change the text (``redact`` off: it stores the text as given or refuses it), the gate
-        runs on a helper while this thread embeds the text, so a single write's gate costs no time of its own. A
-        refusal is raised as without (the vector made meanwhile is dropped); an embedding error is left for the
-        apply step, which embeds again and raises it."""
-        check = functools.partial(gate.check_write, text, source, redact=redact, meaning=reads_like_agent_instruction)
-        pending = self.memory._beside(check) if beside and not redact else None
-        if pending is None:
-            return check(), None
-        try:
-            vector: np.ndarray | None = self.memory.embed([text])[0]
-        except Exception:
-            vector = None
-        return pending.result(), vector
+        return _Checked(record, tuple(sorted({*decision.redacted_kinds, *masked_extra})))
 
     def _add(
         self, checked: list[_Checked], embedded: dict[str, np.ndarray] | None = None, batch_id: str | None = None
@@ -160,9 +133,10 @@ class UserMemory:
         records = [c.record for c in checked]
         if records:
             change = self._adding(checked, batch_id)
-            if embedded is None and len(checked) == 1:
-                embedded = checked[0].vectors()
-            self.memory.apply(_with_vectors(change, embedded))
+            if embedded:
+                vectors = {r.id: embedded[r.text] for r in change.upserts if r.text in embedded}
+                change = replace(change, vectors={**change.vectors, **vectors})
+            self.memory.apply(change)
             records = list(change.upserts)
         return records
 
@@ -189,9 +163,7 @@ class UserMemory:
     ) -> Record:
         """Store a free-text note (``at``: when it was said, epoch seconds; default now, so a past conversation
         imported as notes keeps its dates)."""
-        checked = self._checked(
-            Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata, single=True
-        )
+        checked = self._checked(Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata)
         return self._add([checked])[0]
 
     def log(
@@ -205,9 +177,7 @@ class UserMemory:
         redact: bool = False,
     ) -> Record:
         """Append an event to the user's log (``at``: when it happened, epoch seconds; default now)."""
-        checked = self._checked(
-            Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata, single=True
-        )
+        checked = self._checked(Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata)
         return self._add([checked])[0]
 
     def log_many(
@@ -258,7 +228,7 @@ class UserMemory:
     ) -> Record:
         """Store a procedural rule (``at``: when it was said; default now). Rules are pinned: forgetting never
         archives them. A rule from an external source waits in review until approved."""
-        return self._add([self._checked(Kind.RULE, text, source, redact=redact, at=at, single=True)])[0]
+        return self._add([self._checked(Kind.RULE, text, source, redact=redact, at=at)])[0]
 
     # ------------------------------------------------------------------ facts and precedence
     def set_fact(
@@ -281,18 +251,18 @@ class UserMemory:
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
-        checked = self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value, single=True)
+        checked = self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value)
         candidate = checked.record
         if candidate.text != text:  # redacted: keep the value consistent with what is stored
             candidate = replace(candidate, value=gate.redact(value))
         if candidate.status is Status.PENDING_REVIEW:
-            self._add([_Checked(candidate, checked.redacted, checked.embedded)])
+            self._add([_Checked(candidate, checked.redacted)])
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
         said_at = candidate.created_at if at else None
         with self.memory._lock:
             if not shared_writes.shared(self.memory):
                 result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
-                self.memory.apply(_with_vectors(change, checked.vectors()))
+                self.memory.apply(change)
                 return result
             # another process may write the key at the same moment: check precedence after writing (see shared_writes)
             fid = fact_id(self.user_id, candidate.key)
@@ -301,7 +271,7 @@ class UserMemory:
             slot = change.stored.get(fid) or (result.record if result.record.id == fid else None)
             if slot is not None and slot.origin is not None:  # its creation entry, kept in its row when read
                 seen.add(str(slot.origin.get("id")))
-            self.memory.apply(_with_vectors(change, checked.vectors()))
+            self.memory.apply(change)
             others = shared_writes.fact_writes_since(
                 self.memory, self.user_id, fid, seen, {h.id for h in change.history}
             )
@@ -714,14 +684,6 @@ def _recall_test(session: str | None, conditions: dict[str, dict[str, Any]] | No
         return conditions is None or recall_filters.matches(record, conditions)
 
     return test
-
-
-def _with_vectors(change: Change, embedded: dict[str, np.ndarray] | None) -> Change:
-    """The change with the vectors already made for its upserts (by text) that it does not hold yet."""
-    if not embedded:
-        return change
-    vectors = {r.id: embedded[r.text] for r in change.upserts if r.id not in change.vectors and r.text in embedded}
-    return replace(change, vectors={**change.vectors, **vectors}) if vectors else change
 
 
 def _embedded(ahead: Parts | None, texts: list[str]) -> dict[str, np.ndarray] | None:
