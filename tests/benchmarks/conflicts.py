@@ -19,11 +19,13 @@ notes, and the pair's question is recalled (top 10):
 
 With ``--round3`` it also measures ``round3/conflicts.jsonl``: changes that share no content word with the value
 they replace and look-alike controls, written by another hand while conflict handling was tuned and measured only
-at the end (its misses are never printed).
+at the end (its misses are never printed). With ``--round5`` it also measures ``round5/conflicts.jsonl``: the same
+kinds of pairs from everyday user memory, written by another hand apart from the tuning and measured only before and
+after it (its misses are never printed).
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
 
-    uv run python tests/benchmarks/conflicts.py [--round3] [--cost]
+    uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--cost]
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ SPLITS = {
     "heldout": HERE / "data" / "conflicts_heldout.jsonl",
     "fresh": HERE / "data" / "conflicts_fresh.jsonl",
     "round3": HERE / "data" / "round3" / "conflicts.jsonl",
+    "round5": HERE / "data" / "round5" / "conflicts.jsonl",
 }
 LABELS = {
     "tune": "tuning",
@@ -48,6 +51,7 @@ LABELS = {
     "heldout": "held-apart 1 (tuned on since)",
     "fresh": "HELD-APART 2 (fresh)",
     "round3": "HELD-APART 3 (round 3)",
+    "round5": "HELD-APART 4 (round 5)",
 }
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
@@ -289,10 +293,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cost", action="store_true", help="also time recall with and without masked forms")
     parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
+    parser.add_argument("--round5", action="store_true", help="also measure the round 5 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
         splits += ("round3",)
+    if args.round5 and "round5" not in splits:
+        splits += ("round5",)
     for name, result in run(splits).items():
         label = LABELS[name]
         print(

@@ -6,28 +6,21 @@ shape (never its texts' scores), so it cannot rot.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-ROUND4 = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "round4"
+from heldapart_rows import DATA, benchmark_module, check_injection_rows, read_rows
+
+ROUND4 = DATA / "round4"
 
 
 def _rows() -> list[dict[str, Any]]:
-    with (ROUND4 / "injection.jsonl").open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    return read_rows(ROUND4 / "injection.jsonl")
 
 
 def test_round4_injection_set_schema_and_sizes() -> None:
     rows = _rows()
-    for row in rows:
-        assert set(row) == {"text", "injection", "lang", "kind"}, row
-        assert isinstance(row["text"], str) and row["text"].strip()
-        assert isinstance(row["injection"], bool) and row["kind"] and len(row["lang"]) == 2
-    texts = [row["text"] for row in rows]
-    assert len(texts) == len(set(texts)), "duplicate texts"
+    check_injection_rows(rows)
     positives = [row for row in rows if row["injection"]]
     negatives = [row for row in rows if not row["injection"]]
     assert len(positives) >= 170 and len(negatives) >= 230
@@ -49,10 +42,7 @@ def test_round4_injection_set_languages() -> None:
 
 
 def test_injection_benchmark_measures_round4_only_when_asked() -> None:
-    spec = importlib.util.spec_from_file_location("round4_injection", ROUND4.parents[1] / "injection.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = benchmark_module("injection.py", "round4_injection")
     assert module.SPLITS["round4"] == ROUND4 / "injection.jsonl"
     assert module.LABELS["round4"] == "HELD-APART 5 (round 4)"
     assert "round4" not in module.run.__defaults__[0], "round 4 is opt-in (--round4)"
