@@ -6,6 +6,8 @@ write) read the same and are rewritten in the new format."""
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +117,87 @@ def test_a_creation_entry_quoting_a_deleted_record_is_scrubbed(mem: Memory) -> N
     assert [h.op for h in entries] == ["add"] and entries[0].after is not None and entries[0].after.get("removed")
     assert u.get(summary.id).text == summary.text
     assert json.loads(_rows(mem)[summary.id]["r"]).get("h") is None
+
+
+def test_a_fact_update_keeps_its_entry_in_the_archived_row(mem: Memory) -> None:
+    """A fact's update writes two rows: the new value and the old one, archived under a new id, which keeps the
+    update's history entry (no history row). History, scrubbing on delete, purge and erasure see it as before."""
+    u = mem.user("dee")
+    first = u.set_fact("contact.method", "email")
+    u.set_fact("contact.method", "phone")  # the slot's creation entry moves to a history row (as before)
+    before = set(_rows(mem))
+    third = u.set_fact("contact.method", "pager")
+    rows = _rows(mem)
+    new_rows = set(rows) - before
+    assert len(new_rows) == 1, "the new value rewrites the slot; the old one is one new archived row"
+    archived_id = new_rows.pop()
+    assert not archived_id.startswith(HISTORY_ID_PREFIX) and rows[archived_id]["h_record"] == first.record.id
+    kept = json.loads(rows[archived_id]["r"])["h"]
+    assert kept["op"] == "update" and kept["before"]["value"] == "phone" and kept["after"]["value"] == "pager"
+    entries = u.history(first.record.id)
+    assert [(h.op, (h.before or {}).get("value"), (h.after or {}).get("value")) for h in entries] == [
+        ("add", None, "email"),
+        ("update", "email", "phone"),
+        ("update", "phone", "pager"),
+    ]
+    assert entries[2].before == u.history()[-1].before and entries[2].after is not None
+    assert entries[2].after["key"] == "contact.method" and entries[2].after["extra"] == {}  # expanded as read
+    assert entries[2].id == kept["id"] and third.record.value == "pager"
+    assert [h.id for h in u.history()] == [h.id for h in entries]
+    assert mem.storage.count_user("dee")["history"] == 3
+
+    # the archived "phone" deleted for good: its value goes from every entry quoting it, the kept one included
+    assert u.delete(archived_id).record.value == "phone"
+    assert "phone" not in json.dumps([h.to_dict() for h in u.history()])
+    assert "phone" not in json.dumps(list(_rows(mem).values()))
+    assert [h.op for h in u.history(first.record.id)] == ["add", "update", "update"]
+
+    # the fact itself deleted: the entries kept in its archived values lose its value too
+    u.set_fact("contact.method", "fax")
+    u.delete(first.record.id)
+    assert "fax" not in json.dumps(list(_rows(mem).values()))
+    assert "fax" not in json.dumps([h.to_dict() for h in u.history()])
+    counted = mem.storage.count_user("dee")["history"]
+    assert mem.erase_user("dee").counts["history"] == counted
+    assert mem.storage.memories.count() == 0
+
+
+def test_entries_kept_in_archived_rows_survive_restore_and_purge(mem: Memory) -> None:
+    """A restore rewrites the slot and archives the value it replaces; a purge deletes the archived values: every
+    entry an archived row kept moves to a history row first, so the fact's history reads the same."""
+    u = mem.user("fay")
+    fid = u.set_fact("contact.method", "email").record.id
+    u.set_fact("contact.method", "phone")
+    u.set_fact("contact.method", "pager")
+    old = [r for r in u.list(status="archived") if r.value == "email"]
+    assert len(old) == 1
+    u.restore(old[0].id)
+    assert u.get_fact("contact.method").value == "email"  # type: ignore[union-attr]
+    ops = [(h.id, h.op) for h in u.history(fid)]
+    assert [op for _, op in ops] == ["add", "update", "update", "restore"]
+    counted = mem.storage.count_user("fay")["history"]
+    assert u.purge(grace_days=0, now=time.time() + 10 * 86_400) >= 2
+    assert not any("h_record" in m for m in _rows(mem).values()), "no archived row left keeps an entry"
+    assert [(h.id, h.op) for h in u.history(fid)] == ops
+    assert "pager" not in json.dumps(list(_rows(mem).values()))  # purged for good: scrubbed from the history
+    assert mem.storage.count_user("fay")["history"] >= counted
+
+
+def test_a_shared_store_keeps_a_history_row_for_a_fact_update(mem: Memory) -> None:
+    """Processes sharing a store find each other's writes by their history rows: there an update writes one (the
+    write as Memory makes it on a shared store, sent to the storage directly: a shared store needs a server)."""
+    u = mem.user("eve")
+    fact = u.set_fact("contact.method", "email")
+    slot, vector = mem.storage.fact_slot("eve", fact.record.id)
+    candidate = replace(fact.record, value="phone", text="contact method: phone")
+    _, change = changes.fact("eve", candidate, slot, vector, T0)
+    vectors = np.vstack([change.vectors.get(r.id, vector) for r in change.upserts])  # type: ignore[arg-type]
+    history = [replace(h, at=time.time()) for h in change.history]  # stamped as Memory stamps them
+    mem.storage.write_records("eve", change.upserts, vectors, history, known=change.stored, shared=True)
+    rows = _rows(mem)
+    assert not any("h_record" in m for m in rows.values())
+    assert [m["record_ids"] for m in rows.values() if m.get(HISTORY_OWNER) == "eve"] == [[fact.record.id]] * 2
+    assert [h.op for h in mem.storage.get_history("eve", record_id=fact.record.id)] == ["add", "update"]
 
 
 # ----------------------------------------------------------------------------- rows written by earlier versions

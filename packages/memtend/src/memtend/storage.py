@@ -66,6 +66,7 @@ _SAVE_ID = "memtend-save-index-"  # ids that never exist: updates of them only m
 _SAVE_KEY = "memtend_save_index"
 HISTORY_OWNER = "h_user"  # the owner field of history rows in the memories collection
 HISTORY_ID_PREFIX = "h:"
+KEPT_FOR = "h_record"  # on an archived record row keeping another record's history entry: that record's id
 JOURNAL_OWNER = "j_user"  # the owner field of journal rows (see memtend.journal)
 
 
@@ -301,7 +302,16 @@ class Storage:
             if record is not None and rid not in stored:
                 stored[rid] = _Stored(record.stored_keys or frozenset(record.to_metadata()), None, record)
         origins = _creation_entries(records, history, stored) if fresh or not shared else {}
-        metas: list[dict[str, Any]] = [dict(r.to_metadata(origins.get(r.id))) for r in records]
+        # the entries left that replace a record whose old version is archived under a new id in this write (a
+        # fact's update): each is kept in that archived row, so the write needs no history row (not on a shared
+        # store: other processes find each other's writes by their history rows)
+        kept = {} if shared else _kept_entries(records, [h for h in history if h.record_id not in origins], stored)
+        metas: list[dict[str, Any]] = [
+            dict(r.to_metadata(origins.get(r.id)))
+            if r.id not in kept
+            else {**r.to_metadata(kept[r.id].stored() | {"at": kept[r.id].at}), KEPT_FOR: kept[r.id].record_id}
+            for r in records
+        ]
         for meta, rid in zip(metas, ids, strict=True):
             for name in stored[rid].keys if rid in stored else ():
                 meta.setdefault(name, None)  # Chroma merges metadata: a key the new version lacks is removed
@@ -318,11 +328,11 @@ class Storage:
             metas.append(meta)
             embeddings.append(vector)
             slots.append((r, None, meta, vector))
-        rest = [h for h in history if h.record_id not in origins]
+        rest = [] if kept else [h for h in history if h.record_id not in origins]
         rows = [_history_row(rest)] if rest else []
-        # a stored row that held its own creation entry is replaced or deleted: the entry moves to a history row
-        # of its own (named by the entry, so a replay writes the same row), in this same call
-        written = {h.id for h in rest}
+        # a stored row that held its own creation entry (or a kept entry) is replaced or deleted: the entry moves
+        # to a history row of its own (named by the entry, so a replay writes the same row), in this same call
+        written = {h.id for h in rest} | {h.id for h in kept.values()}
         for item in stored.values():
             entry = _origin_entry(item.record) if item.record is not None else None
             if entry is not None and entry.id not in written and entry.record_id not in origins:
@@ -587,11 +597,11 @@ class Storage:
         """Scrub the creation entries records keep in their own rows (a summary over a purged event, a fact slot
         first set to a deleted value): each one that quotes what went moves, scrubbed, to a history row of its own,
         written in one call with its record's row rewritten without it."""
-        moving: dict[str, tuple[HistoryEntry, dict[str, Any]]] = {}
-        for entry in self._creation_history(user_id):
+        moving: dict[str, tuple[HistoryEntry, dict[str, Any]]] = {}  # row id -> (entry, scrubbed body)
+        for row_id, entry in self._creation_history(user_id):
             body = entry.stored()
-            if entry.record_id not in gone and history_scrub.scrub([body], user_id, gone, facts):
-                moving[entry.record_id] = (entry, body)
+            if row_id not in gone and history_scrub.scrub([body], user_id, gone, facts):
+                moving[row_id] = (entry, body)
         if not moving:
             return 0
         stored = self._stored(user_id, list(moving), with_embeddings=True)
@@ -662,26 +672,32 @@ class Storage:
                     )
                 )
         # creation entries records keep in their own rows (see write_records)
-        for entry in () if rows_only else self._creation_history(user_id, record_id):
+        for _row, entry in () if rows_only else self._creation_history(user_id, record_id):
             if entry.id not in seen and (since is None or entry.at >= since):
                 seen.add(entry.id)
-                entries.append(replace(entry, after=_expanded(entry.after)))
+                entries.append(replace(entry, before=_expanded(entry.before), after=_expanded(entry.after)))
         entries.sort(key=lambda e: e.at)  # stable: the entries of one row keep their order
         return entries
 
-    def _creation_history(self, user_id: str, record_id: str | None = None) -> list[HistoryEntry]:
-        """The creation entries the user's record rows (or one record's) keep in themselves, in stored order."""
-        got = self.memories.get(
-            ids=[record_id] if record_id is not None else None,
-            where=where(user_id),
-            include=["documents", "metadatas"],
-        )
+    def _creation_history(self, user_id: str, record_id: str | None = None) -> list[tuple[str, HistoryEntry]]:
+        """(row id, entry) of the entries the user's record rows keep in themselves (their creation entries, and
+        the entries archived rows keep for the record they were replaced in), or of one record's, in stored
+        order."""
+        include: Any = ["documents", "metadatas"]
+        if record_id is None:
+            found = [self.memories.get(where=where(user_id), include=include)]
+        else:
+            found = [
+                self.memories.get(ids=[record_id], where=where(user_id), include=include),
+                self.memories.get(where=where(user_id, **{KEPT_FOR: record_id}), include=include),
+            ]
         out = []
-        for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
-            if m and _keeps_origin(m):
-                entry = _origin_entry(Record.from_chroma(i, d, dict(m)))
-                if entry is not None:
-                    out.append(entry)
+        for got in found:
+            for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
+                if m and _keeps_origin(m):
+                    entry = _origin_entry(Record.from_chroma(i, d, dict(m)))
+                    if entry is not None and (record_id is None or entry.record_id == record_id):
+                        out.append((i, entry))
         return out
 
     def _count_creation_entries(self, user_id: str) -> int:
@@ -1001,6 +1017,28 @@ def _creation_entries(
     return out
 
 
+def _kept_entries(
+    records: Sequence[Record], entries: Sequence[HistoryEntry], stored: Mapping[str, _Stored]
+) -> dict[str, HistoryEntry]:
+    """Row id -> the history entry a new archived row of the write keeps: when every entry of ``entries`` replaces
+    a record of the write (``before`` and ``after`` set) whose old version the write archives under a new id
+    (``superseded_by`` naming the record), one entry per such row; else none (the entries go in a history row)."""
+    if not entries:
+        return {}
+    written = {r.id for r in records}
+    homes: dict[str, Record] = {}
+    for r in records:
+        if r.status is Status.ARCHIVED and r.superseded_by and r.id not in stored and r.origin is None:
+            homes.setdefault(r.superseded_by, r)
+    out: dict[str, HistoryEntry] = {}
+    for h in entries:
+        home = homes.pop(h.record_id, None)
+        if home is None or h.before is None or h.after is None or h.record_id not in written:
+            return {}
+        out[home.id] = h
+    return out
+
+
 def _keeps_origin(meta: Mapping[str, Any]) -> bool:
     """Whether a stored record row keeps its creation entry (``h`` in its packed fields)."""
     packed = meta.get("r")
@@ -1017,6 +1055,20 @@ def _origin_entry(record: Record) -> HistoryEntry | None:
     origin = record.origin
     if origin is None:
         return None
+    if "record_id" in origin:  # a whole entry an archived row keeps for the record it replaced (see _kept_entries)
+        try:
+            return HistoryEntry(
+                id=str(origin["id"]),
+                user_id=record.user_id,
+                op=str(origin["op"]),
+                record_id=str(origin["record_id"]),
+                before=origin.get("before"),
+                after=origin.get("after"),
+                source=str(origin.get("source", "")),
+                at=float(origin["at"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
     try:
         first = replace(record, last_used_at=float(origin["last_used_at"]))
         return HistoryEntry(
