@@ -15,7 +15,9 @@ notes, and the pair's question is recalled (top 10):
 - detected (newer wins): the newer note of a change pair ranks above the older one, beside the same figure by
   ranking alone (no conflict handling);
 - false merges: the older note of an unrelated pair is demoted by conflict handling (placed just below the newer
-  one), with how many ranks it fell on average.
+  one), with how many ranks it fell on average;
+- fillers demoted: filler notes among the top 10 by ranking alone that conflict handling demoted (each is a false
+  merge of unrelated records too), summed over all pairs.
 
 With ``--round3`` it also measures ``round3/conflicts.jsonl``: changes that share no content word with the value
 they replace and look-alike controls, written by another hand while conflict handling was tuned and measured only
@@ -40,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 SPLITS = {
     "tune": HERE / "data" / "conflicts_tune.jsonl",
     "tune2": HERE / "data" / "conflicts_tune2.jsonl",
+    "tune3": HERE / "data" / "conflicts_tune3.jsonl",
     "heldout": HERE / "data" / "conflicts_heldout.jsonl",
     "fresh": HERE / "data" / "conflicts_fresh.jsonl",
     "round3": HERE / "data" / "round3" / "conflicts.jsonl",
@@ -48,6 +51,7 @@ SPLITS = {
 LABELS = {
     "tune": "tuning",
     "tune2": "tuning 2 (by domain)",
+    "tune3": "tuning 3 (by domain)",
     "heldout": "held-apart 1 (tuned on since)",
     "fresh": "HELD-APART 2 (fresh)",
     "round3": "HELD-APART 3 (round 3)",
@@ -135,7 +139,15 @@ def score(rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder
     vectors = dict(zip(texts, embed(texts), strict=True))
     encode = encoder or CachedEncoder()
     default, plain = config or RetrievalConfig(), RetrievalConfig(conflict_pool=0)
-    counts = {"changes": 0, "detected": 0, "demoted": 0, "newer_wins_plain": 0, "unrelated": 0, "false_merges": 0}
+    counts = {
+        "changes": 0,
+        "detected": 0,
+        "demoted": 0,
+        "newer_wins_plain": 0,
+        "unrelated": 0,
+        "false_merges": 0,
+        "fillers_demoted": 0,
+    }
     missed: list[str] = []
     merged: list[str] = []
     lost: list[int] = []  # ranks a falsely merged older note fell (10: out of the top 10)
@@ -143,6 +155,11 @@ def score(rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder
         with_conflicts, alone = _ranked(row, default, vectors, encode), _ranked(row, plain, vectors)
         far = (10, -np.inf)
         demoted = "old" in alone and with_conflicts.get("old", far)[1] < alone["old"][1] - 1e-12
+        counts["fillers_demoted"] += sum(
+            1
+            for rid, (_, was) in alone.items()
+            if rid.startswith("f") and with_conflicts.get(rid, far)[1] < was - 1e-12
+        )
         if row["change"]:
             counts["changes"] += 1
             wins = with_conflicts.get("new", far)[0] < with_conflicts.get("old", far)[0]
@@ -283,10 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("tune", "tune2", "heldout"),
+        choices=("tune", "tune2", "tune3", "heldout", "round3"),
         action="append",
         default=[],
-        help="list misses and false merges of a set tuned on (never the fresh set)",
+        help="list misses and false merges of a set tuned on (round 3: tuning data since round 5; never fresh)",
     )
     parser.add_argument(
         "--splits", default="tune,tune2,heldout,fresh", help="comma-separated: tune, tune2, heldout, fresh"
@@ -307,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({result['detection_rate']:.2f}; ranking alone {result['newer_wins_plain_rate']:.2f})  "
             f"false merges {result['false_merges']}/{result['unrelated']} ({result['false_merge_rate']:.2f}"
             + (f"; the older fell {np.mean(result['merge_ranks_lost']):.1f} ranks" if result["false_merges"] else "")
-            + ")"
+            + f")  fillers demoted {result['fillers_demoted']}"
         )
         if name in args.show_errors:
             for line in result["missed"]:

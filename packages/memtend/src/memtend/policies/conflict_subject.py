@@ -133,7 +133,8 @@ def about_another_thing(text: str) -> bool:
 _ACTS = re.compile(
     r"\b(?:re-?booked|re-?assigned|re-?registered|registered|shifted|traded|dropped|cancell?ed|canceled|signed up"
     r"|took up|taken up|engaged|married|divorced|bought|sold|accepted|handed in|renamed|reset|installed|retired"
-    r"|graduated|promoted|put me on|ported|finished|gave up|given up)\b",
+    r"|graduated|promoted|put me on|ported|finished|gave up|given up|signed|ditched|swapped|got rid of"
+    r"|gave (?:\w+ ){0,2}away)\b",
     re.IGNORECASE,
 )
 

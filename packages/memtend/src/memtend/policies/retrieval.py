@@ -696,7 +696,8 @@ _CHANGES = re.compile(
 _PEOPLE = re.compile(
     r"\b(?i:sister|brother|husband|wife|son|daughter|mother|father|mum|mom|dad|parents|parent|cousin|colleague"
     r"|coworker|co-worker|neighbou?r|friend|boss|uncle|aunt|grand(?:mother|father|ma|pa)|kids|children|child"
-    r"|nephew|niece|roommate|flatmate|business partner|team|clinic|vet|support desk)s?\b|\b[A-Z][a-z]+'s\b",
+    r"|nephew|niece|roommate|flatmate|business partner|team|clinic|vet|support desk|partner|in-law|visitor|guest"
+    r"|designer|baby|youngest|eldest|next door)s?\b|\b[A-Z][a-z]+'s\b",
 )
 
 

@@ -1,0 +1,98 @@
+"""Cross-validation of the conflict thresholds, held out by domain, over the tuning sets of ``conflicts.py``.
+
+Each pair is ranked under every configuration of a small grid (``RetrievalConfig`` fields); the folds are the
+pairs' domains (a set without domains is one fold of its own). For each fold the configuration with the best score
+on the other folds (changes detected minus ``--merge-cost`` times false merges) is chosen and measured on the fold;
+the held-out results are summed over the folds. Only tuning sets: never the fresh or held-apart sets.
+
+    uv run python tests/benchmarks/conflicts_cv.py [--sets tune,tune2,heldout,round3,tune3] [--merge-cost 3]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+from conflicts import FILLERS, SPLITS, CachedEncoder, _ranked, load
+
+TUNING = ("tune", "tune2", "tune3", "heldout", "round3")
+GRID: dict[str, tuple[float, ...]] = {
+    "conflict_subject_cosine": (0.2, 0.25, 0.3, 0.35),
+    "conflict_subject_drop": (0.5, 0.7),
+}
+
+
+def outcomes(rows: list[dict[str, Any]], configs: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(configs, rows) twice: 1 where a change was detected or a look-alike merged, else 0; and how many filler
+    notes among the top 10 by ranking alone conflict handling demoted (false merges of unrelated records too)."""
+    from memtend.embeddings import embed
+    from memtend.policies.retrieval import RetrievalConfig
+
+    texts = sorted({t for row in rows for t in (row["old"], row["new"], row["query"])} | set(FILLERS))
+    vectors = dict(zip(texts, embed(texts), strict=True))
+    encode = CachedEncoder()
+    plain = RetrievalConfig(conflict_pool=0)
+    far = (10, -np.inf)
+    out = np.zeros((len(configs), len(rows)), dtype=np.int8)
+    fillers = np.zeros((len(configs), len(rows)), dtype=np.int16)
+    for j, row in enumerate(rows):
+        alone = _ranked(row, plain, vectors)
+        for i, config in enumerate(configs):
+            ranked = _ranked(row, config, vectors, encode)
+            fillers[i, j] = sum(
+                1 for rid, (_, was) in alone.items() if rid[0] == "f" and ranked.get(rid, far)[1] < was - 1e-12
+            )
+            if row["change"]:
+                out[i, j] = ranked.get("new", far)[0] < ranked.get("old", far)[0]
+            else:
+                out[i, j] = "old" in alone and ranked.get("old", far)[1] < alone["old"][1] - 1e-12
+    return out, fillers
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from memtend.policies.retrieval import RetrievalConfig
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", default="tune,tune2,heldout,round3", help="comma-separated tuning sets")
+    parser.add_argument("--merge-cost", type=float, default=3.0, help="a false merge costs this many detections")
+    args = parser.parse_args(argv)
+    names = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if any(name not in TUNING for name in names):
+        parser.error(f"tuning sets only: {', '.join(TUNING)}")
+    rows = [dict(row, set=name) for name in names for row in load(SPLITS[name])]
+    settings = [dict(zip(GRID, values, strict=True)) for values in itertools.product(*GRID.values())]
+    got, fillers = outcomes(rows, [RetrievalConfig(**s) for s in settings])  # type: ignore[arg-type]
+    change = np.array([row["change"] for row in rows])
+    folds: dict[str, list[int]] = defaultdict(list)
+    for j, row in enumerate(rows):
+        folds[row.get("domain") or row["set"]].append(j)
+    gain = np.where(change, 1.0, -args.merge_cost)
+    value = got * gain - args.merge_cost * fillers
+    held = np.zeros(len(rows), dtype=np.int8)
+    held_fillers = np.zeros(len(rows), dtype=np.int16)
+    for fold, members in sorted(folds.items()):
+        train = np.ones(len(rows), dtype=bool)
+        train[members] = False
+        best = int(np.argmax(value[:, train].sum(axis=1)))
+        held[members] = got[best, members]
+        held_fillers[members] = fillers[best, members]
+        print(f"  fold {fold:<12} chose {settings[best]}")
+    for i, setting in enumerate(settings):
+        print(
+            f"  all pairs {setting}: {int(got[i, change].sum())}/{int(change.sum())} detected, "
+            f"{int(got[i, ~change].sum())}/{int((~change).sum())} merged, {int(fillers[i].sum())} fillers demoted"
+        )
+    print(
+        f"held out by domain: {int(held[change].sum())}/{int(change.sum())} detected "
+        f"({held[change].mean():.2f}), {int(held[~change].sum())}/{int((~change).sum())} false merges, "
+        f"{int(held_fillers.sum())} fillers demoted"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
