@@ -20,10 +20,11 @@ notes, and the pair's question is recalled (top 10):
   merge of unrelated records too), summed over all pairs.
 
 With ``--round3`` it also measures ``round3/conflicts.jsonl``: changes that share no content word with the value
-they replace and look-alike controls, written by another hand while conflict handling was tuned and measured only
-at the end (its misses are never printed). With ``--round5`` it also measures ``round5/conflicts.jsonl``: the same
-kinds of pairs from everyday user memory, written by another hand apart from the tuning and measured only before and
-after it (its misses are never printed).
+they replace and look-alike controls, written by another hand and measured once before and once after a round of
+changes; tuning data since (its errors may be shown). ``conflicts_tune3.jsonl`` (39 changes, 39 look-alikes, by
+domain) was written for the next round, before its changes. With ``--round5`` it also measures
+``round5/conflicts.jsonl``: the same kinds of pairs from everyday user memory, written by another hand apart from the
+tuning and measured only before and after it (its misses are never printed).
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
 
@@ -54,7 +55,7 @@ LABELS = {
     "tune3": "tuning 3 (by domain)",
     "heldout": "held-apart 1 (tuned on since)",
     "fresh": "HELD-APART 2 (fresh)",
-    "round3": "HELD-APART 3 (round 3)",
+    "round3": "tuned on since (round 3)",
     "round5": "HELD-APART 4 (round 5)",
 }
 DAY = 86_400.0

@@ -19,8 +19,8 @@ from conflicts import FILLERS, SPLITS, CachedEncoder, _ranked, load
 
 TUNING = ("tune", "tune2", "tune3", "heldout", "round3")
 GRID: dict[str, tuple[float, ...]] = {
-    "conflict_subject_cosine": (0.2, 0.25, 0.3, 0.35),
-    "conflict_subject_drop": (0.5, 0.7),
+    "conflict_subject_near_cosine": (0.2, 0.25, 0.3),
+    "conflict_state_cosine": (0.4, 0.5, 0.6, 2.0),
 }
 
 

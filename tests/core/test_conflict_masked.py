@@ -46,6 +46,8 @@ class CountingEncoder:
 # half the closeness judged on value-masked forms, at its best threshold in cross-validation
 MASKED = RetrievalConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25)
 PLAIN = RetrievalConfig(conflict_pool=0)  # no conflict handling
+# no lower cosine for two statements closest to each other, and never a change without a cue
+NOT_NEAR = RetrievalConfig(conflict_subject_near_cosine=0.3, conflict_state_cosine=2.0)
 
 
 def ranked(
@@ -120,6 +122,53 @@ def test_subject_change_rule() -> None:
     assert R.subject_change(new, old, 0.3, 0.3, MASKED)  # half masked, half as they are
     assert not R.subject_change(new, old, 0.2, 0.2, MASKED)  # judged 0.2
     assert not R.subject_change(new, old, 0.3, math.nan, MASKED)  # masked forms not compared
+
+
+def test_subject_change_between_statements_closest_to_each_other() -> None:
+    config = RetrievalConfig()
+    old = Claim(state=True, query_cosine=0.7, values=frozenset({"lastpass"}))
+    new = Claim(state=True, acts=True, query_cosine=0.3, occasion=False, own_voice=True)
+    assert not R.subject_change(new, old, 0.22, math.nan, config)  # below the cosine for any two statements
+    assert R.subject_change(new, old, 0.22, math.nan, config, nearest=True)  # enough for two closest to each other
+    assert not R.subject_change(new, old, 0.15, math.nan, config, nearest=True)
+    # "Chess club is hosted by Jonas from now on": speaks of others, needs the cosine for any two statements
+    assert not R.subject_change(replace(new, own_voice=False), old, 0.22, math.nan, config, nearest=True)
+    # no change cue: only between statements closest to each other, closer, the newer telling how things stand
+    state = replace(new, acts=False)
+    assert R.subject_change(state, old, 0.65, math.nan, config, nearest=True)
+    assert not R.subject_change(state, old, 0.65, math.nan, config)  # not each other's closest
+    assert not R.subject_change(state, old, 0.55, math.nan, config, nearest=True)  # not close enough
+    assert not R.subject_change(replace(state, occasion=True), old, 0.65, math.nan, config, nearest=True)
+    lastpass = replace(state, names=frozenset({"lastpass"}))  # "LastPass sent a survey": about the older's value
+    assert not R.subject_change(lastpass, old, 0.65, math.nan, config, nearest=True)
+
+
+def test_closest_to_each_other() -> None:
+    when = np.array([3.0, 2.0, 1.0])  # 0 newest, 2 oldest
+    similarity = np.array([[1.0, 0.2, 0.5], [0.2, 1.0, 0.4], [0.5, 0.4, 1.0]])
+    older, newer = R.closest_to_each_other(similarity, when)
+    assert older == [2, 2, -1]  # 0 is closest to 2 of those before it; 2 has none before it
+    assert newer == [-1, 0, 0]  # 2 is closest to 0 of those after it; 0 has none after it
+    # 0 and 2 are each other's closest; 1 is closest to 2 but 2 is closer to 0
+    assert older[0] == 2 and newer[2] == 0
+    assert not (older[1] == 2 and newer[2] == 1)
+
+
+def test_a_change_each_others_closest_wins_with_the_real_model() -> None:
+    # 0.29 close as they are: below the cosine for any two statements, enough for two closest to each other
+    _, scores = ranked("Home is Lyon.", "Relocated to Montreal in the spring.", "Where is home?", None)
+    assert scores["new"] >= scores["old"]
+    _, scores = ranked("Home is Lyon.", "Relocated to Montreal in the spring.", "Where is home?", None, NOT_NEAR)
+    assert scores["old"] > scores["new"]
+
+
+def test_a_state_said_without_a_change_cue_wins_and_an_occasion_does_not() -> None:
+    _, scores = ranked("I commute by train.", "I commute by bike every day.", "How do I commute?", None)
+    assert scores["new"] >= scores["old"]
+    _, scores = ranked("I commute by train.", "I commute by bike every day.", "How do I commute?", None, NOT_NEAR)
+    assert scores["old"] > scores["new"]
+    _, scores = ranked("I commute by train.", "On holiday we cycled to the beach every day.", "How do I commute?", None)
+    assert scores["old"] > scores["new"]
 
 
 def test_through_recall_the_newer_note_wins(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]

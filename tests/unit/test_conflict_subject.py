@@ -10,6 +10,8 @@ from memtend.policies.conflict_subject import (
     masked_subject,
     not_yet_or_long_ago,
     reports_an_act,
+    speaks_of_the_user,
+    tells_an_occasion,
 )
 
 X = PLACEHOLDER
@@ -103,3 +105,49 @@ def test_acts_that_end_a_state_and_values_added_beside_one() -> None:
     assert adds_to("We adopted a second cat, Tofu.")
     assert not adds_to("The gym got too expensive, so I cancelled.")  # "too" before a word is not "as well"
     assert not adds_to("I moved to Berlin last month.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Cooked a roast chicken for my in-laws on Sunday.",
+        "We adopted a kitten, Pepper, last week.",
+        "Last night I only got four hours because of the storm.",
+        "On holiday in Amsterdam we cycled everywhere.",
+        "Ran the Berlin marathon as a relay in 2018.",
+        "Went to a spin class once and hated it.",
+        "Our old landlord in Leeds never returned the deposit.",
+        "Book club picked a Murakami novel for next month.",
+    ],
+)
+def test_one_occasion_is_told(text: str) -> None:
+    assert tells_an_occasion(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Credentials live in Bitwarden.",
+        "Cycling to the office every day.",
+        "Food gets delivered from Ocado on Sunday evenings.",  # days in the plural: a habit
+        "Counselling sessions are with Maya Ortiz every other Monday.",
+        "We swim once a week.",
+    ],
+)
+def test_how_things_stand_is_no_occasion(text: str) -> None:
+    assert not tells_an_occasion(text)
+
+
+def test_more_acts_that_end_a_state() -> None:
+    assert reports_an_act("Signed the lease on a two-bedroom by the canal.")
+    assert reports_an_act("Gave the e-reader away; paper books only.")
+    assert reports_an_act("Ditched the gym for running.")
+    assert not reports_an_act("The lease is long.")
+
+
+def test_who_a_statement_speaks_of() -> None:
+    assert speaks_of_the_user("I've joined a climbing wall instead.")
+    assert speaks_of_the_user("Finished it, onto a Murakami novel.")  # refers back
+    assert speaks_of_the_user("Relocated to Montreal in the spring.")  # a note's verb with no subject
+    assert not speaks_of_the_user("Chess club is hosted by Jonas from now on.")
+    assert not speaks_of_the_user("Marketing shifted their review to Thursday.")

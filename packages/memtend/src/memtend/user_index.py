@@ -33,7 +33,7 @@ _STATUSES = list(Status)
 _KIND_CODE = {kind: i for i, kind in enumerate(_KINDS)}
 _STATUS_CODE = {status: i for i, status in enumerate(_STATUSES)}
 _ACTIVE = frozenset({Status.ACTIVE})
-_NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool, bool, bool, bool, bool] = (
+_NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool, bool, bool, bool, bool, bool, bool] = (
     False,
     frozenset(),
     frozenset(),
@@ -41,6 +41,8 @@ _NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool, bool, bool, bool, bo
     True,
     True,
     False,
+    False,
+    True,
     False,
 )
 Encoder = Callable[[list[str]], np.ndarray]
@@ -59,7 +61,8 @@ class _Assertions:
         changed = retrieval.update_sentences(text)  # terms of its sentences announcing a change
         self.update_terms = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
         # for changes said in other words: (announces a change, people it names, names opening its sentences,
-        # speaks in the first person, is current, is about the user's own thing, reports an act, adds a value);
+        # speaks in the first person, is current, is about the user's own thing, reports an act, adds a value,
+        # tells of one occasion, speaks of the user);
         # only notes and facts conflict in other words
         if record.kind in (Kind.NOTE, Kind.FACT):
             self.cues = (
@@ -71,6 +74,8 @@ class _Assertions:
                 not conflict_subject.about_another_thing(text),
                 conflict_subject.reports_an_act(text),
                 conflict_subject.adds_to(text),
+                conflict_subject.tells_an_occasion(text),
+                conflict_subject.speaks_of_the_user(text),
             )
         else:
             self.cues = _NO_CUES
@@ -434,7 +439,7 @@ class UserIndex:
             said = self._assertions[slot]
             if said is None:
                 said = self._assertions[slot] = _Assertions(record)
-            changes, people, names, first, current, own_thing, acts, adds = said.cues
+            changes, people, names, first, current, own_thing, acts, adds, occasion, own_voice = said.cues
             claims.append(
                 Claim(
                     key=key,
@@ -451,6 +456,8 @@ class UserIndex:
                     own_thing=own_thing,
                     acts=acts,
                     adds=adds,
+                    occasion=occasion,
+                    own_voice=own_voice,
                 )
             )
         return claims

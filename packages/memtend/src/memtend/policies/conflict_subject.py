@@ -32,6 +32,8 @@ __all__ = [
     "masked_subject",
     "not_yet_or_long_ago",
     "reports_an_act",
+    "speaks_of_the_user",
+    "tells_an_occasion",
 ]
 
 PLACEHOLDER = "something"
@@ -134,7 +136,7 @@ _ACTS = re.compile(
     r"\b(?:re-?booked|re-?assigned|re-?registered|registered|shifted|traded|dropped|cancell?ed|canceled|signed up"
     r"|took up|taken up|engaged|married|divorced|bought|sold|accepted|handed in|renamed|reset|installed|retired"
     r"|graduated|promoted|put me on|ported|finished|gave up|given up|signed|ditched|swapped|got rid of"
-    r"|gave (?:\w+ ){0,2}away)\b",
+    r"|gave (?:[\w-]+ ){0,2}away)\b",
     re.IGNORECASE,
 )
 
@@ -144,6 +146,49 @@ def reports_an_act(text: str) -> bool:
     "dropped it", "got engaged")? Beside the change cues of ``retrieval.announces_change``, a cue that a newer
     statement about the same subject replaces an older one."""
     return _ACTS.search(without_speaker(text)) is not None
+
+
+_PAST_OPENING = re.compile(
+    r"^\W*(?:(?:i|we|they|he|she|my \w+|our \w+)\s+)?(?:\w+ed|went|got|took|ran|made|bought|spent|had|saw|did|came"
+    r"|gave|drove|test-drove|flew|ate|met|set up|caught|wore|won|lost|read|heard|found|sent|brought|kept|told)\b",
+    re.IGNORECASE,
+)
+_DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_OCCASION = re.compile(
+    r"\b(?:yesterday|last (?:night|week|weekend|month|year|summer|winter|spring|autumn|time)|this morning|tonight"
+    r"|next (?:week|weekend|month|year|summer|time)|on (?:holiday|vacation|a trip)|for the weekend|not sure"
+    r"|(?:in|during) (?:19|20)\d\d|(?:my|our|the) (?:old|former|previous)"
+    rf"|on (?:{_DAYS})(?!s|\s+(?:morning|afternoon|evening|night)s))\b"
+    r"|\bonce\b(?!\s+(?:a|an|every|per|each)\b)",
+    re.IGNORECASE,
+)
+
+
+def tells_an_occasion(text: str) -> bool:
+    """Does the statement tell of one occasion rather than how things stand: it opens on a verb in the past ("Cooked
+    a roast for my in-laws", "We adopted a kitten") or names one time ("last night", "on Sunday", "in 2018", "once",
+    "next month", "on holiday", "our old landlord")? Said without a change cue, such a statement does not replace
+    an older one; said in the present ("Credentials live in Bitwarden") it may."""
+    body = without_speaker(text).replace("\u2019", "'")
+    return _PAST_OPENING.search(body) is not None or _OCCASION.search(body) is not None
+
+
+_FIRST_PERSON_OR_BACK = re.compile(
+    r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us|it|that|them|they|they've|she|her|he|him|his)\b",
+    re.IGNORECASE,
+)
+_VERB_OPENING = re.compile(
+    r"^\W*(?:\w+ed|went|got|took|made|bought|spent|gave|broke|quit|left|sold|switched|moved|swapped|joined)\b",
+    re.IGNORECASE,
+)
+
+
+def speaks_of_the_user(text: str) -> bool:
+    """Does the statement speak of the user or of what was said before: in the first person, referring back ("it",
+    "that", "her"), or opening on a verb with no subject, as notes do ("Relocated to Montreal", "Broke up")? "Chess
+    club is hosted by Jonas" and "Marketing shifted their review" speak of others."""
+    body = without_speaker(text).replace("\u2019", "'")
+    return _FIRST_PERSON_OR_BACK.search(body) is not None or _VERB_OPENING.match(body) is not None
 
 
 _ADDS = re.compile(

@@ -48,6 +48,7 @@ __all__ = [
     "RetrievalConfig",
     "announces_change",
     "bm25",
+    "closest_to_each_other",
     "conflicts",
     "date_match",
     "demote_conflicts",
@@ -133,6 +134,13 @@ class RetrievalConfig:
     conflict_subject_cosine: float = 0.3
     conflict_subject_drop: float = 0.7
     conflict_subject_masked_weight: float = 0.0
+    # ... or only ``conflict_subject_near_cosine`` close when each is the other's closest in meaning (of the records
+    # older than the newer, and newer than the older, among the top of the ranking); and with no change cue at all,
+    # when each is the other's closest, ``conflict_state_cosine`` close and the newer tells how things stand (see
+    # conflict_subject.tells_an_occasion). Chosen by cross-validation held out by domain over the five tuning sets,
+    # filler notes demoted counted as false merges (tests/benchmarks/conflicts_cv.py).
+    conflict_subject_near_cosine: float = 0.2
+    conflict_state_cosine: float = 0.6
 
     def __post_init__(self) -> None:
         check_retrieval(self)
@@ -340,6 +348,7 @@ def demote_conflicts(
     for i in keyed:
         for j in keyed:
             close[i, j] |= claims[i].key == claims[j].key
+    closest_older, closest_newer = closest_to_each_other(similarity, when)
     # Records pushed below the same newer one keep their order: each lands a rank-sized step below it.
     step = [1e-9 * (1 + position) for position in np.argsort(np.argsort(-out, kind="stable")).tolist()]
     # Newest first: a record is only ever pushed below newer ones, so one pass settles every pair.
@@ -355,10 +364,23 @@ def demote_conflicts(
             if (
                 ((relevant or same_key) and conflicts(claims[a], claims[b], sim, config))
                 or paraphrased_change(claims[a], claims[b], sim, config)
-                or subject_change(claims[a], claims[b], sim, masked, config)
+                or subject_change(
+                    claims[a], claims[b], sim, masked, config, nearest=closest_older[a] == b and closest_newer[b] == a
+                )
             ):
                 out[b] = out[a] - step[b] * max(1.0, abs(out[a]))
     return out
+
+
+def closest_to_each_other(similarity: np.ndarray, when: np.ndarray) -> tuple[list[int], list[int]]:
+    """For each record, the closest in meaning of the records older than it, and of those newer than it (-1: none),
+    indexed like ``when``: ``b`` and a newer ``a`` are closest to each other when ``older[a] == b and newer[b] == a``.
+    """
+    is_older = when[None, :] < when[:, None]  # [a, b]: b is older than a
+    sim = np.asarray(similarity, dtype=np.float64)
+    older = np.where(is_older.any(axis=1), np.where(is_older, sim, -np.inf).argmax(axis=1), -1)
+    newer = np.where(is_older.T.any(axis=1), np.where(is_older.T, sim, -np.inf).argmax(axis=1), -1)
+    return older.tolist(), newer.tolist()
 
 
 @dataclass(frozen=True)
@@ -379,6 +401,8 @@ class Claim:
     own_thing: bool = True  # does not open on another thing of its own (see conflict_subject.about_another_thing)
     acts: bool = False  # reports an act that ends or replaces a state (see conflict_subject.reports_an_act)
     adds: bool = False  # adds a value beside what holds ("as well", "too"; see conflict_subject.adds_to)
+    occasion: bool = True  # tells of one occasion, not how things stand (see conflict_subject.tells_an_occasion)
+    own_voice: bool = False  # speaks of the user or refers back (see conflict_subject.speaks_of_the_user)
 
 
 def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
@@ -667,21 +691,43 @@ def may_replace(newer: Claim, older: Claim) -> bool:
 
 
 def subject_change(
-    newer: Claim, older: Claim, similarity: float, subject_similarity: float, config: RetrievalConfig
+    newer: Claim,
+    older: Claim,
+    similarity: float,
+    subject_similarity: float,
+    config: RetrievalConfig,
+    *,
+    nearest: bool = False,
 ) -> bool:
     """A change of the same subject in other words: the two statements are at least ``conflict_subject_floor`` close
-    as they are and ``conflict_subject_cosine`` close as judged (a ``conflict_subject_masked_weight`` share of it
-    the cosine of their value-masked forms, ``subject_similarity``, the rest ``similarity``), the newer announces a
-    change or reports an act, may replace the older (:func:`may_replace`) and is at most ``conflict_subject_drop``
-    less close to the query. A NaN masked cosine (not compared) is never a change, unless the masked share is 0."""
+    as they are and, as judged (a ``conflict_subject_masked_weight`` share of it the cosine of their value-masked
+    forms, ``subject_similarity``, the rest ``similarity``), either
+
+    - ``conflict_subject_cosine`` close, or ``conflict_subject_near_cosine`` when they are ``nearest`` (each is the
+      other's closest, see :func:`closest_to_each_other`) and the newer speaks of the user or refers back, and the
+      newer announces a change or reports an act; or
+    - ``conflict_state_cosine`` close, ``nearest``, and the newer, with no change cue, tells how things stand (no
+      single occasion: "Credentials live in Bitwarden") and does not open on a name the older holds as its value;
+
+    and the newer may replace the older (:func:`may_replace`) and is at most ``conflict_subject_drop`` less close
+    to the query. A NaN masked cosine (not compared) is never a change, unless the masked share is 0."""
     weight = config.conflict_subject_masked_weight
     judged = similarity if weight == 0 else weight * subject_similarity + (1.0 - weight) * similarity
-    if not judged >= config.conflict_subject_cosine:  # NaN too
+    if newer.changes or newer.acts:
+        needed = config.conflict_subject_cosine
+        if nearest and newer.own_voice:
+            needed = min(needed, config.conflict_subject_near_cosine)
+    elif nearest and not newer.occasion and not newer.names & older.values:
+        # how things stand now, said without a change cue, and not of the older's value ("Gemma recommended a
+        # broker" is about the accountant Gemma, not a new one)
+        needed = config.conflict_state_cosine
+    else:
+        return False
+    if not judged >= needed:  # NaN too
         return False
     return (
         similarity >= config.conflict_subject_floor
         and may_replace(newer, older)
-        and (newer.changes or newer.acts)
         and newer.query_cosine >= older.query_cosine - config.conflict_subject_drop
     )
 
