@@ -58,7 +58,7 @@ import psutil
 from memtend import memory as memory_module
 from memtend.embeddings import default_embedding_function
 from memtend.memory import Event, Memory
-from memtend.records import Status
+from memtend.records import Record, Status
 from memtend.storage import HISTORY_ID_PREFIX
 
 K = 10
@@ -174,6 +174,11 @@ TIME_PHRASES = [t.strip() for t in TIMES.split("|") if t.strip()]
 
 # Made-up but pronounceable words (project codenames, pets, streets, dishes): a long tail for BM25.
 SYLLABLES = "ka lo mi ra ven tor sel da nu fi bri zan gol pe qua rix tam ol ur ash ind mer cor vy lu".split()
+
+
+def _stored_text(got: Any, n: int) -> str:
+    """The text of row ``n`` of a Chroma get of memtend's records (kept in its metadata; older rows: the document)."""
+    return Record.from_chroma(got["ids"][n], got["documents"][n], dict(got["metadatas"][n] or {})).text
 
 
 def _coined(rng: random.Random, count: int) -> list[str]:
@@ -599,7 +604,7 @@ def _raw_chroma(mem: Memory) -> Iterator[Any]:
                 peer.add(
                     ids=[got["ids"][n] for n in part],
                     embeddings=[got["embeddings"][n] for n in part],
-                    documents=[got["documents"][n] for n in part],
+                    documents=[_stored_text(got, n) for n in part],
                     metadatas=[got["metadatas"][n] for n in part],
                 )
         yield peer
@@ -1029,9 +1034,10 @@ def _fill_peers(mem: Memory, peers: list[_Peer], embed: _Embedder, corpus: Corpu
         got = mem.storage.memories.get(limit=5_000, offset=offset, include=["embeddings", "documents", "metadatas"])
         if not got["ids"]:
             break
-        for doc, vector, meta in zip(got["documents"], got["embeddings"], got["metadatas"], strict=True):
+        for n, (vector, meta) in enumerate(zip(got["embeddings"], got["metadatas"], strict=True)):
             uid = (meta or {}).get("user_id")
             if uid in by_user:
+                doc = _stored_text(got, n)
                 by_user[uid].append(doc)
                 embed.known[doc] = np.asarray(vector, dtype=np.float32)
         offset += len(got["ids"])

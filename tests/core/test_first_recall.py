@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from memtend import Memory
+from memtend.records import Record
 
 TURNS = [
     "We booked the cabin by the lake for the first week of July.",
@@ -72,8 +73,11 @@ def test_a_batch_embedded_while_the_gate_reads_it_stores_what_the_gate_let_throu
     texts = ["We hiked up to the glacier on Sunday.", "My card is 4111 1111 1111 1111, use it for the tickets."]
     records = ephemeral_memory.user("ann").log_many(texts, redact=True)
     assert records[1].text != texts[1] and "4111" not in records[1].text
-    got = ephemeral_memory.storage.memories.get(ids=[r.id for r in records], include=["embeddings", "documents"])
-    stored = dict(zip(got["ids"], zip(got["documents"], got["embeddings"], strict=True), strict=True))
+    ids = [r.id for r in records]
+    got = ephemeral_memory.storage.memories.get(ids=ids, include=["embeddings", "documents", "metadatas"])
+    rows = zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+    kept = [Record.from_chroma(i, d, dict(m or {})).text for i, d, m in rows]  # the text is kept in the metadata
+    stored = dict(zip(got["ids"], zip(kept, got["embeddings"], strict=True), strict=True))
     for record in records:
         text, vector = stored[record.id]
         assert text == record.text

@@ -86,7 +86,9 @@ def test_erasure_leaves_nothing(memory: Memory) -> None:
             m.get("user_id", m.get("h_user", m.get("m_user", m.get("m_store")))) for m in everything["metadatas"] or []
         ]
         assert None not in owners and "alice" not in owners, name
-        assert not any("crimson" in (d or "") or "amber" in (d or "") for d in everything["documents"] or []), name
+        texts = [d or "" for d in everything["documents"] or []]  # a record's text is in its metadata ("r")
+        texts += [v for m in everything["metadatas"] or [] for v in (m or {}).values() if isinstance(v, str)]
+        assert not any("crimson" in t or "amber" in t for t in texts), name
     assert memory.storage.count_user("bob") == before_bob
     assert memory.user("alice").recall("crimson", k=5) == []
     assert "alice" not in memory.users()

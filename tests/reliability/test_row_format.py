@@ -277,6 +277,7 @@ def test_rows_written_by_earlier_versions_read_the_same_and_are_rewritten_in_the
     assert u.set_fact("contact.method", "phone").outcome.value == "updated"
     stored = _rows(mem)[fid]
     assert set(stored) == {"user_id", "last_used_at", "r"}, "the old per-field keys are cleared"
+    assert mem.storage.memories.get(ids=[fid], include=["documents"])["documents"] == [""], "and the document"
     assert u.get_fact("contact.method").value == "phone"  # type: ignore[union-attr]
     assert [h.op for h in u.history(fid)] == ["add", "update"]
     assert [r.value for r in u.list(status="archived")] == ["email"]
@@ -285,6 +286,39 @@ def test_rows_written_by_earlier_versions_read_the_same_and_are_rewritten_in_the
     assert [h.op for h in u.history(note.id)] == ["add", "delete"]
     counts = mem.storage.count_user(uid)
     assert counts["memories"] == 2 and counts["history"] == 3  # the slot and its archived value; three rows
+
+
+def test_rows_holding_their_text_as_a_document_read_the_same_and_lose_it_when_rewritten(mem: Memory) -> None:
+    """Rows written before the text moved into ``r`` hold it as Chroma's document: they read the same, and a
+    rewrite clears the document (Chroma keeps one an upsert does not name), so no earlier text stays behind."""
+    from memtend.records import fact_id
+
+    uid = "doc-era"
+    fid = fact_id(uid, "contact.method")
+    fact = Record(id=fid, user_id=uid, kind=Kind.FACT, text="contact method: email", key="contact.method",
+                  value="email", created_at=T0, updated_at=T0, last_used_at=T0)  # fmt: skip
+    note = Record(id=new_id(), user_id=uid, kind=Kind.NOTE, text="works on the apollo project", created_at=T0,
+                  updated_at=T0, last_used_at=T0)  # fmt: skip
+    metas = []
+    for r in (fact, note):
+        meta = r.to_metadata()
+        packed = json.loads(str(meta["r"]))
+        del packed["text"]
+        metas.append({**meta, "r": json.dumps(packed)})
+    col = mem.storage.memories
+    col.upsert(ids=[fid, note.id], documents=[fact.text, note.text], metadatas=metas,
+               embeddings=mem.embed([fact.text, note.text]))  # fmt: skip
+    u = mem.user(uid)
+    assert u.get(fid) == fact and u.get(note.id) == note
+    assert u.recall("apollo project", k=1)[0].record.id == note.id
+    assert u.set_fact("contact.method", "phone").outcome.value == "updated"
+    assert u.get_fact("contact.method").value == "phone"  # type: ignore[union-attr]
+    assert col.get(ids=[fid], include=["documents"])["documents"] == [""]
+    assert col.get(where_document={"$contains": "email"}, include=[])["ids"] == []
+    archived = u.list(status="archived")
+    assert [r.text for r in archived] == ["contact method: email"]
+    assert col.get(ids=[archived[0].id], include=["documents"])["documents"] == [None], "a new row has none"
+    assert [h.op for h in u.history(fid)] == ["update"]  # its creation entry was in an old-era history row: none
 
 
 def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_memory: Memory) -> None:

@@ -73,6 +73,7 @@ class FactSlots:
                 stored = copy.copy(record)
                 stored.origin = dict(origin) if origin is not None else None
                 stored.stored_keys = frozenset(k for k, v in meta.items() if v is not None)
+                stored.stored_document = False  # written without one (see Storage.write_records)
                 self.put(user_id, record.id, stored, vector)
 
     def stamped(self, last_used: Mapping[str, float]) -> None:

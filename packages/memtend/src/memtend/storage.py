@@ -289,7 +289,6 @@ class Storage:
         in its packed metadata; the row is that version of the record, so the entry's ``after`` is the row
         itself). A later write that replaces or deletes such a row moves the entry to a history row first."""
         ids: list[str] = [r.id for r in records]
-        docs: list[str] = [r.text for r in records]
         embeddings: list[Any] = list(vectors) if vectors is not None and len(records) else []
         if records and len(embeddings) != len(records):
             embeddings = list(np.asarray(self._embedding_function([r.text for r in records]), dtype=np.float32))
@@ -315,6 +314,9 @@ class Storage:
         for meta, rid in zip(metas, ids, strict=True):
             for name in stored[rid].keys if rid in stored else ():
                 meta.setdefault(name, None)  # Chroma merges metadata: a key the new version lacks is removed
+        # a record's text is in its metadata (see Record.to_metadata): no document, except "" to clear the one a
+        # row written before holds (Chroma keeps a stored document that an upsert does not name)
+        docs: list[str | None] = ["" if _holds_document(stored.get(r.id)) else None for r in records]
         slots = [(r, origins.get(r.id), metas[n], embeddings[n]) for n, r in enumerate(records)]
         for r in archives:
             if r.id not in stored:
@@ -324,7 +326,7 @@ class Storage:
             for name in keys:
                 meta.setdefault(name, None)
             ids.append(r.id)
-            docs.append(r.text)
+            docs.append("" if _holds_document(stored[r.id]) else None)
             metas.append(meta)
             embeddings.append(vector)
             slots.append((r, None, meta, vector))
@@ -346,7 +348,7 @@ class Storage:
         if mark is not None:  # last: in the call that completes the write
             dim = len(embeddings[0]) if embeddings else self._dimension(user_id)
             ids.append(mark[0])
-            docs.append("")
+            docs.append(None)
             metas.append(mark[1])
             embeddings.append(history_vector(mark[0], dim))
         if journal is not None:
@@ -355,7 +357,7 @@ class Storage:
             meta = {JOURNAL_OWNER: user_id, "journal": True, "at": time.time(), "change": journal[1]}
             dim = len(embeddings[0]) if embeddings else self._dimension(user_id)
             ids.insert(0, journal[0])
-            docs.insert(0, "")
+            docs.insert(0, None)
             metas.insert(0, meta)
             embeddings.insert(0, history_vector(journal[0], dim))
         calls = 0
@@ -368,8 +370,12 @@ class Storage:
             for start in range(0, len(ids), self.max_batch):
                 part = slice(start, start + self.max_batch)
                 self.write_calls += 1
+                documents = docs[part]
                 write(
-                    ids=ids[part], documents=docs[part], metadatas=metas[part], embeddings=np.asarray(embeddings[part])
+                    ids=ids[part],
+                    documents=documents if any(d is not None for d in documents) else None,  # type: ignore[arg-type]
+                    metadatas=metas[part],
+                    embeddings=np.asarray(embeddings[part]),
                 )
                 calls += 1
         except BaseException:
@@ -454,10 +460,11 @@ class Storage:
         ids = list(texts)
         for start in range(0, len(ids), self.max_batch):
             part = ids[start : start + self.max_batch]
-            got = self.memories.get(ids=part, where=where(user_id), include=["documents", "embeddings"])
+            got = self.memories.get(ids=part, where=where(user_id), include=["documents", "metadatas", "embeddings"])
             raw = got.get("embeddings")
-            for n, (i, d) in enumerate(zip(got["ids"], got["documents"] or [], strict=True)):
-                if raw is not None and d == texts.get(i):
+            rows = zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+            for n, (i, d, m) in enumerate(rows):
+                if raw is not None and Record.from_chroma(i, d, dict(m or {})).text == texts.get(i):
                     out[i] = np.asarray(raw[n], dtype=np.float32)
         return out
 
@@ -606,7 +613,7 @@ class Storage:
             return 0
         stored = self._stored(user_id, list(moving), with_embeddings=True)
         ids: list[str] = []
-        docs: list[str] = []
+        docs: list[str | None] = []
         metas: list[dict[str, Any]] = []
         vectors: list[Any] = []
         for rid, (keys, vector, record) in stored.items():
@@ -618,11 +625,16 @@ class Storage:
             for name in keys:
                 meta.setdefault(name, None)
             ids += [row_id, rid]
-            docs += [doc, record.text]
+            docs += [doc, "" if record.stored_document else None]
             metas += [history_meta, meta]
             vectors += [history_vector(row_id, len(vector)), vector]
         if ids:
-            self.memories.upsert(ids=ids, documents=docs, metadatas=metas, embeddings=np.asarray(vectors))
+            self.memories.upsert(
+                ids=ids,
+                documents=docs,  # type: ignore[arg-type]
+                metadatas=metas,
+                embeddings=np.asarray(vectors),
+            )
         return len(ids) // 2
 
     def _read_history_rows(
@@ -1037,6 +1049,14 @@ def _kept_entries(
             return {}
         out[home.id] = h
     return out
+
+
+def _holds_document(item: _Stored | None) -> bool:
+    """Whether a stored row may hold a Chroma document (a row read from Chroma knows; one not read may)."""
+    if item is None:
+        return False
+    record = item.record
+    return record is None or record.stored_document or not record.stored_keys
 
 
 def _keeps_origin(meta: Mapping[str, Any]) -> bool:
