@@ -20,7 +20,7 @@ from memtend.policies.gate.injection_families import FAMILY_RULES
 from memtend.policies.gate.injection_rules import LANGUAGE_RULES, MORE_ENGLISH_RULES
 from memtend.policies.gate.injection_similarity import Meaning
 
-__all__ = ["looks_like_injection"]
+__all__ = ["as_read", "looks_like_injection"]
 
 
 _AI = r"(?:ai|a\.i\.|assistant|agent|chat ?bot|bot|llm|language model|model|gpt|chatgpt|claude|copilot)"
@@ -133,13 +133,22 @@ _ABOUT_ATTACKS = re.compile(
     r"|report|blog|demo|talk|owasp|vulnerabilit(?:y|ies)|exploit|meme|security|hijack\w*|phishing|payloads?"
     r"|red[\s-]team\w*|audit|forscher\w*"
     r"|angreifer|angriff\w*|artikel|bericht|studie|chercheurs?|pirates?|attaques?|rapport|étude|investigador\w*"
-    r"|atacantes?|ataques?|artículo|estudio|informe|noticia)\b",
+    r"|atacantes?|ataques?|artículo|estudio|informe|noticia|malicious|malveillant\w*|malicios[oa]s?|bösartig\w*"
+    r"|präpariert\w*|manipul\w+|training|schulung|formation|awareness|prompt-?injectie|aanval\w*|iniezion\w*"
+    r"|attacc\w+|injeç\w+|inyecci\w+|injections?\s+(?:de|d')\s*(?:prompt|instructions?)|wstrzykiw\w*|atak\w*"
+    r"|angripar\w*|attack\w*|útok\w*|útočník\w*|saldır\w*"
+    r"|exerci[cs]es?|ejercicio|esercitazion\w*|übung|oefening|ćwiczeni\w*|simulat\w*|simulac\w*"
+    r"|courses?|curso|corso|cursus|kursus|treinamento|concienciación|conscientização|eğitim\w*|szkoleni\w*"
+    r"|školení|utbildning\w*|sensibilisation)\b",
     re.IGNORECASE,
 )
 # In such text, a match that speaks of the model in the third person ("got the model to ignore its rules")
 # describes an attack rather than making one.
 _DESCRIBED = re.compile(r"\b(?:its|their|ihre?n?|leurs?|sus?)\b", re.IGNORECASE)
-_QUOTED = re.compile(r"'[^'\n]{3,300}'|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“\n]{3,300}“")
+_QUOTED = re.compile(
+    r"'[^'\n]{3,300}'|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“”\n]{3,300}[“”]|‚[^'\n]{3,300}'"
+    r"|‹[^›\n]{3,300}›|»[^«\n]{3,300}«|「[^」\n]{3,300}」"
+)
 _NAMING_ONLY = re.compile(  # what a pattern may match in such text without it being an attack
     r"jailbreak(?:ed|ing|s)?|developer\s+mode|system\s+prompt|system-?prompt|(?:hidden|secret)\s+instructions"
     r"|versteckten\s+anweisungen|instructions\s+(?:cachées|secrètes)|prompt\s+(?:du\s+)?système"
@@ -171,6 +180,23 @@ def _normalise(text: str) -> str:
     return text
 
 
+def _read(text: str) -> tuple[bool, str]:
+    """(is it about attacks, the text as the checks read it): normalised, quotations left out of text about
+    attacks, the agent's speaker labels left out of a transcript."""
+    text = _normalise(text)
+    about_attacks = _ABOUT_ATTACKS.search(text) is not None
+    if about_attacks:
+        text = _QUOTED.sub(" ", text)
+    if "\n" in text and _USER_LABEL.search(text):
+        text = _AGENT_LABEL.sub("", text)
+    return about_attacks, text
+
+
+def as_read(text: str) -> str:
+    """The text the checks (patterns and the ``meaning`` check) read; the classifier is trained on the same."""
+    return _read(text)[1]
+
+
 def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
     """True if ``text`` reads like an instruction to the AI agent (prompt injection), not to a person.
 
@@ -179,12 +205,7 @@ def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
-    text = _normalise(text)
-    about_attacks = _ABOUT_ATTACKS.search(text) is not None
-    if about_attacks:
-        text = _QUOTED.sub(" ", text)
-    if "\n" in text and _USER_LABEL.search(text):
-        text = _AGENT_LABEL.sub("", text)
+    about_attacks, text = _read(text)
     lower = text.lower()
     for anchors, pattern in _INJECTION:
         if any(anchor in lower for anchor in anchors):

@@ -62,6 +62,36 @@ _CUES: tuple[tuple[str, str], ...] = (
     ("payment",
      r"\b(?:transfer|wire|pay|payment|refund|iban|account\s+number|gift\s+cards?|überweis\w*|virer|virement"
      r"|transferir|bonifico|transfira|overmaken|przelej|för\s+över)\b"),
+    # whatever reads or handles the text, named by what it does ("shopping assistants reading this listing")
+    ("reader_ref",
+     r"\b(?:(?:reading|reads|read|viewing|views|seeing|sees|processing|processes|handling|handles|scanning"
+     r"|parsing|managing|manages|indexing|summari[sz]ing|condensing)\s+(?:this|these|the\s+following)|whoever"
+     r"|anyone\s+who|any\s+(?:\w+\s+)?(?:reader|program|tool|software|system|screener|helper|shopper)s?"
+     r"|(?:automated|digital|virtual)\s+\w+|wer\s+diese\w*|die\s+diese\w*\s+(?:\w+\s+)?(?:lesen|sehen|verwalten"
+     r"|verarbeiten)|qui\s+(?:lisent|lit|consultent|gèrent|gère|traitent|traite)|que\s+(?:lean|lea|gestionen"
+     r"|procesen|vean)|che\s+(?:leggono|legge|gestiscono|elaborano)|que\s+(?:estejam|esteja)\s+lendo|que\s+leiam"
+     r"|die\s+deze\s+(?:\w+\s+)?(?:lezen|leest|beheren|verwerken)|czytając\w*|zarządzając\w*|som\s+läser"
+     r"|kteří\s+čtou|okuyan|der\s+læser)\b"),
+    # an action taken for someone: buying, paying, cancelling, deleting, forwarding
+    ("action",
+     r"\b(?:cart|basket|checkout|check\s+out|card\s+on\s+file|saved\s+card|stored\s+payment|place\s+an\s+order"
+     r"|cancel|decline|refund|delete|erase|wipe|forward|book|warenkorb|gespeichert\w*\s+karte|storn\w*|absag\w*"
+     r"|lösch\w*|panier|carte\s+enregistrée|annul\w*|supprim\w*|carrito|tarjeta\s+guardada|cancel\w*|borr\w*"
+     r"|carrello|carta\s+salvata|cancell\w*|carrinho|cartão\s+salvo|winkelmand\w*|annuleer|verwijder\w*"
+     r"|koszyk\w*|odwoła\w*|usuń|varukorg\w*|avboka|radera|košík\w*|zruš\w*|smaž\w*|sepet\w*|iptal|kurv\w*"
+     r"|slet)\b"),
+    # a claim that the person already agreed, so nobody need ask
+    ("consent_claim",
+     r"\b(?:already\s+(?:agreed|approved|said\s+yes|consented|authori[sz]ed|confirmed)|pre-?authori[sz]ed"
+     r"|pre-?approved|bereits\s+(?:zugestimmt|erlaubt)|déjà\s+(?:accepté|donné|autorisé)|ya\s+(?:dio|autorizó"
+     r"|aceptó)|già\s+(?:acconsentito|autorizzato)|já\s+(?:concordou|autorizou)|al\s+toestemming|już\s+(?:to\s+)?"
+     r"(?:zatwierdził|zgodził)|redan\s+godkänt|už\s+souhlasil|zaten\s+onay|allerede\s+sagt\s+ja)\b"),
+    # play-acting: a part to play and a character to stay in
+    ("roleplay",
+     r"\b(?:pretend|let'?s\s+play|play\s+a\s+game|imagine\s+you|in\s+character|stay\s+in|your\s+part|act\s+as"
+     r"|spielen|rolle|figur|jouons|on\s+joue|rôle|personnage|juguemos|personaje|papel|facciamo\s+finta"
+     r"|personaggio|ruolo|vamos\s+brincar|toneelstuk\w*|rol|zagrajmy|rol[ięa]|leker|låtsas|rollen|hrajeme"
+     r"|roli|oyun\w*|legen)\b"),
 )  # fmt: skip
 CUE_NAMES: tuple[str, ...] = tuple(name for name, _ in _CUES)
 _CUE_PATTERNS = tuple(re.compile(pattern, re.IGNORECASE | re.MULTILINE) for _, pattern in _CUES)
