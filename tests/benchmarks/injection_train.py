@@ -9,7 +9,13 @@ READMEs, support mail, policies, news, posts about AI assistants, security writi
 Spanish: orders hidden in product pages, reviews, emails, calendar invites, code comments and tool output,
 role-play, "the user already agreed", memory poisoning, exfiltration, "don't tell the user"; hard ordinary text
 in the same genres); ``injection_tune5.jsonl`` (a smaller fifth round on what the fourth still missed, in
-Polish, Dutch, Italian and German); and the shared dev set. The held-apart sets are never read here.
+Polish, Dutch, Italian and German); ``injection_tune6.jsonl`` (a sixth round: unrequested actions in shop pages,
+invites, tickets and recipes, role-play, planted memories, formatting orders, concealment, legalese overrides, in
+twelve languages; hard ordinary text: security training quoting attacks, READMEs, install guides, policies, shop
+pages, invites, contracts); the round 3 and round 4 held-apart sets, tuning data since they were measured before
+and after their rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read
+as the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
+on.
 
 A training unit is a piece of ordinary text (label 0) or a whole injection (label 1); injections set inside an
 ordinary document are scored, not trained on. The model is a network with one hidden layer of 64 rectified
