@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import sys
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -33,18 +34,7 @@ _STATUSES = list(Status)
 _KIND_CODE = {kind: i for i, kind in enumerate(_KINDS)}
 _STATUS_CODE = {status: i for i, status in enumerate(_STATUSES)}
 _ACTIVE = frozenset({Status.ACTIVE})
-_NO_CUES: tuple[bool, frozenset[str], frozenset[str], bool, bool, bool, bool, bool, bool, bool] = (
-    False,
-    frozenset(),
-    frozenset(),
-    False,
-    True,
-    True,
-    False,
-    False,
-    True,
-    False,
-)
+_NO_CUES: dict[str, Any] = {}  # a record that never conflicts in other words: Claim's defaults
 Encoder = Callable[[list[str]], np.ndarray]
 
 
@@ -60,23 +50,20 @@ class _Assertions:
         self.body_terms = frozenset(tokenize(retrieval.statement_body(text)))  # speaker label left out
         changed = retrieval.update_sentences(text)  # terms of its sentences announcing a change
         self.update_terms = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
-        # for changes said in other words: (announces a change, people it names, names opening its sentences,
-        # speaks in the first person, is current, is about the user's own thing, reports an act, adds a value,
-        # tells of one occasion, speaks of the user);
-        # only notes and facts conflict in other words
+        # for changes said in other words, as Claim's fields; only notes and facts conflict in other words
         if record.kind in (Kind.NOTE, Kind.FACT):
-            self.cues = (
-                retrieval.announces_change(text),
-                retrieval.people(text),
-                retrieval.leading_names(text),
-                retrieval.first_person(text),
-                not conflict_subject.not_yet_or_long_ago(text),
-                not conflict_subject.about_another_thing(text),
-                conflict_subject.reports_an_act(text),
-                conflict_subject.adds_to(text),
-                conflict_subject.tells_an_occasion(text),
-                conflict_subject.speaks_of_the_user(text),
-            )
+            self.cues: dict[str, Any] = {
+                "changes": retrieval.announces_change(text),
+                "people": retrieval.people(text),
+                "names": retrieval.leading_names(text),
+                "first_person": retrieval.first_person(text),
+                "current": not conflict_subject.not_yet_or_long_ago(text),
+                "own_thing": not conflict_subject.about_another_thing(text),
+                "acts": conflict_subject.reports_an_act(text),
+                "adds": conflict_subject.adds_to(text),
+                "occasion": conflict_subject.tells_an_occasion(text),
+                "own_voice": conflict_subject.speaks_of_the_user(text),
+            }
         else:
             self.cues = _NO_CUES
 
@@ -439,25 +426,15 @@ class UserIndex:
             said = self._assertions[slot]
             if said is None:
                 said = self._assertions[slot] = _Assertions(record)
-            changes, people, names, first, current, own_thing, acts, adds, occasion, own_voice = said.cues
             claims.append(
                 Claim(
                     key=key,
                     subject=frozenset(subject.intersection(said.body_terms)),
                     values=said.values.difference(self._speakers),
                     update_terms=said.update_terms,
-                    changes=changes,
-                    people=people,
-                    names=names,
-                    first_person=first,
                     state=record.kind in (Kind.NOTE, Kind.FACT),
                     query_cosine=float(cosine[slot]),
-                    current=current,
-                    own_thing=own_thing,
-                    acts=acts,
-                    adds=adds,
-                    occasion=occasion,
-                    own_voice=own_voice,
+                    **said.cues,
                 )
             )
         return claims
