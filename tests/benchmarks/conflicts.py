@@ -24,11 +24,12 @@ they replace and look-alike controls, written by another hand and measured once 
 changes; tuning data since (its errors may be shown). ``conflicts_tune3.jsonl`` (39 changes, 39 look-alikes, by
 domain) was written for the next round, before its changes. With ``--round5`` it also measures
 ``round5/conflicts.jsonl``: the same kinds of pairs from everyday user memory, written by another hand apart from the
-tuning and measured only before and after it (its misses are never printed).
+tuning and measured only before and after it (its misses are never printed). With ``--round6`` it also measures
+``round6/conflicts.jsonl``: a further such set by another hand, measured only before and after the next tuning.
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
 
-    uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--cost]
+    uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--cost]
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ SPLITS = {
     "fresh": HERE / "data" / "conflicts_fresh.jsonl",
     "round3": HERE / "data" / "round3" / "conflicts.jsonl",
     "round5": HERE / "data" / "round5" / "conflicts.jsonl",
+    "round6": HERE / "data" / "round6" / "conflicts.jsonl",
 }
 LABELS = {
     "tune": "tuning",
@@ -57,6 +59,7 @@ LABELS = {
     "fresh": "HELD-APART 2 (fresh)",
     "round3": "tuned on since (round 3)",
     "round5": "HELD-APART 4 (round 5)",
+    "round6": "HELD-APART 5 (round 6)",
 }
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
@@ -312,12 +315,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cost", action="store_true", help="also time recall with and without masked forms")
     parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
     parser.add_argument("--round5", action="store_true", help="also measure the round 5 held-apart set")
+    parser.add_argument("--round6", action="store_true", help="also measure the round 6 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
         splits += ("round3",)
     if args.round5 and "round5" not in splits:
         splits += ("round5",)
+    if args.round6 and "round6" not in splits:
+        splits += ("round6",)
     for name, result in run(splits).items():
         label = LABELS[name]
         print(

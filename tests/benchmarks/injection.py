@@ -48,11 +48,16 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   55% English, the rest in nine other languages; injections from pages, mail, tool output, code, reviews and
   invites, some hidden in markup or long text; hard negatives including security writing that quotes attacks
   and text about assistants). Its errors are never printed.
+* ``tests/benchmarks/data/round6/injection.jsonl`` (only with ``--round6``): the round 6 held-apart set, written
+  by another hand apart from the detector and its tuning data and measured only before and after tuning (about
+  half English, the rest in eight other languages, five of them new: Japanese, Chinese, Russian, Korean,
+  Indonesian; injections in many framings, some buried in long text or hidden in markup; hard negatives including
+  security writing that quotes attacks and text about assistants). Its errors are never printed.
 
 Reports flag recall on injections and the false-flag rate on ordinary text, overall, per language and per
 kind, and the time per call.
 
-    uv run python tests/benchmarks/injection.py [--show-errors SPLIT] [--round3] [--round4] [--round5]
+    uv run python tests/benchmarks/injection.py [--show-errors SPLIT] [--round3] [--round4] [--round5] [--round6]
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ SPLITS: dict[str, Path] = {
     "round3": HERE / "data" / "round3" / "injection.jsonl",
     "round4": HERE / "data" / "round4" / "injection.jsonl",
     "round5": HERE / "data" / "round5" / "injection.jsonl",
+    "round6": HERE / "data" / "round6" / "injection.jsonl",
 }
 LABELS = {
     "dev": "shared dev",
@@ -96,6 +102,7 @@ LABELS = {
     "round3": "HELD-APART 4 (round 3)",
     "round4": "HELD-APART 5 (round 4)",
     "round5": "HELD-APART 6 (round 5)",
+    "round6": "HELD-APART 7 (round 6)",
 }
 
 
@@ -182,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
     parser.add_argument("--round4", action="store_true", help="also measure the round 4 held-apart set")
     parser.add_argument("--round5", action="store_true", help="also measure the round 5 held-apart set")
+    parser.add_argument("--round6", action="store_true", help="also measure the round 6 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
@@ -190,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round4",)
     if args.round5 and "round5" not in splits:
         splits += ("round5",)
+    if args.round6 and "round6" not in splits:
+        splits += ("round6",)
     for semantic in (False, True):
         print("patterns + meaning (external text)" if semantic else "patterns only (every source)")
         for name, result in run(splits, semantic=semantic).items():
