@@ -24,7 +24,8 @@ they replace and look-alike controls, written by another hand and measured once 
 changes; tuning data since (its errors may be shown). ``conflicts_tune3.jsonl`` (39 changes, 39 look-alikes, by
 domain) was written for the next round, before its changes. With ``--round5`` it also measures
 ``round5/conflicts.jsonl``: the same kinds of pairs from everyday user memory, written by another hand apart from the
-tuning and measured only before and after it (its misses are never printed). With ``--round6`` it also measures
+tuning and measured only before and after a round of changes; tuning data since (a fold of its own in
+``conflicts_cv.py``), like the fresh set, which had been measured many times. With ``--round6`` it also measures
 ``round6/conflicts.jsonl``: a further such set by another hand, measured only before and after the next tuning.
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
@@ -56,9 +57,9 @@ LABELS = {
     "tune2": "tuning 2 (by domain)",
     "tune3": "tuning 3 (by domain)",
     "heldout": "held-apart 1 (tuned on since)",
-    "fresh": "HELD-APART 2 (fresh)",
+    "fresh": "fresh (tuned on since round 5)",
     "round3": "tuned on since (round 3)",
-    "round5": "HELD-APART 4 (round 5)",
+    "round5": "tuned on since (round 5)",
     "round6": "HELD-APART 5 (round 6)",
 }
 DAY = 86_400.0
@@ -304,10 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("tune", "tune2", "tune3", "heldout", "round3"),
+        choices=("tune", "tune2", "tune3", "heldout", "round3", "round5", "fresh"),
         action="append",
         default=[],
-        help="list misses and false merges of a set tuned on (round 3: tuning data since round 5; never fresh)",
+        help="list misses and false merges of a set tuned on (rounds 3 and 5 and the fresh set are tuning data now)",
     )
     parser.add_argument(
         "--splits", default="tune,tune2,heldout,fresh", help="comma-separated: tune, tune2, heldout, fresh"
