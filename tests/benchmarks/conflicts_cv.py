@@ -24,6 +24,7 @@ TUNING = ("tune", "tune2", "tune3", "heldout", "round3", "round5")
 GRID: dict[str, tuple[float, ...]] = {
     "conflict_subject_near_cosine": (0.2, 0.25, 0.3),
     "conflict_state_cosine": (0.5, 0.6, 2.0),
+    "conflict_nearest_query_weight": (0.0, 0.5, 1.0),
 }
 
 

@@ -19,6 +19,7 @@ NOW = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc).timestamp()
 COFFEE = ("I drink three coffees a day.", "Quit caffeine entirely, herbal tea only.", "How much coffee do I drink?")
 ALLERGY = ("I'm allergic to peanuts.", "Turns out I'm allergic to shellfish as well.", "What am I allergic to?")
 FILLERS = [
+    "Bought a bread machine last year.",
     "Prefers window seats on flights.",
     "Plays five-a-side football on Thursdays.",
     "Allergic to cats, fine with dogs.",
@@ -47,7 +48,12 @@ class CountingEncoder:
 MASKED = RetrievalConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25)
 PLAIN = RetrievalConfig(conflict_pool=0)  # no conflict handling
 # no lower cosine for two statements closest to each other, and never a change without a cue
-NOT_NEAR = RetrievalConfig(conflict_subject_near_cosine=0.3, conflict_state_cosine=2.0)
+NOT_NEAR = RetrievalConfig(
+    conflict_subject_near_cosine=0.3,
+    conflict_state_cosine=2.0,
+    conflict_state_plain_cosine=2.0,
+    conflict_nearest_query_weight=0,
+)
 
 
 def ranked(
@@ -141,6 +147,59 @@ def test_subject_change_between_statements_closest_to_each_other() -> None:
     assert not R.subject_change(replace(state, occasion=True), old, 0.65, math.nan, config, nearest=True)
     lastpass = replace(state, names=frozenset({"lastpass"}))  # "LastPass sent a survey": about the older's value
     assert not R.subject_change(lastpass, old, 0.65, math.nan, config, nearest=True)
+
+
+def test_no_cue_state_rule_needs_values_of_one_kind() -> None:
+    config = RetrievalConfig()
+    old = Claim(state=True, query_cosine=0.7, kinds=frozenset({"name"}))  # "My password manager is LastPass."
+    new = Claim(state=True, query_cosine=0.3, occasion=False, kinds=frozenset({"name"}))  # "... live in Bitwarden."
+    assert R.subject_change(new, old, 0.55, math.nan, config, nearest=True)  # a name for a name
+    assert not R.subject_change(new, old, 0.45, math.nan, config, nearest=True)  # not close enough
+    # a time beside a name ("Is learning to play the piano" has none: compared whole, closer)
+    assert not R.subject_change(replace(new, kinds=frozenset({"time"})), old, 0.55, math.nan, config, nearest=True)
+    assert not R.subject_change(replace(new, kinds=frozenset()), old, 0.65, math.nan, config, nearest=True)
+    plain = replace(old, kinds=frozenset())
+    assert R.subject_change(replace(new, kinds=frozenset()), plain, 0.65, math.nan, config, nearest=True)
+    assert not R.subject_change(replace(new, kinds=frozenset()), plain, 0.55, math.nan, config, nearest=True)
+    # a question never replaces ("Would a day shift suit me better?")
+    assert not R.subject_change(replace(new, asks=True), old, 0.55, math.nan, config, nearest=True)
+
+
+def test_a_mere_beginning_needs_the_closeness_of_any_two_statements() -> None:
+    config = RetrievalConfig()
+    old = Claim(state=True, query_cosine=0.7)
+    opened = Claim(state=True, acts=True, query_cosine=0.3, own_voice=True, begins=True)  # "Opened an ISA ..."
+    assert not R.subject_change(opened, old, 0.25, math.nan, config, nearest=True)
+    assert R.subject_change(replace(opened, begins=False), old, 0.25, math.nan, config, nearest=True)
+    assert R.subject_change(opened, old, 0.3, math.nan, config, nearest=True)
+
+
+def test_closest_leans_toward_what_answers_the_query() -> None:
+    when = np.array([3.0, 2.0, 1.0])  # 0 newest ("Traded it in for a Kia"), 1 "bread machine", 2 "I drive a Ford"
+    similarity = np.array([[1.0, 0.27, 0.25], [0.27, 1.0, 0.1], [0.25, 0.1, 1.0]])
+    older, newer = R.closest_to_each_other(similarity, when)
+    assert older[0] == 1  # in meaning alone the bread machine is closest
+    query_cosine = np.array([0.5, 0.15, 0.55])
+    older, newer = R.closest_to_each_other(similarity, when, query_cosine)
+    assert older[0] == 2 and newer[2] == 0  # leaning toward the answers, the car notes are each other's closest
+
+
+def test_a_traded_car_wins_over_a_note_close_in_wording_with_the_real_model() -> None:
+    old, new, query = (
+        "I drive a 2015 Ford Focus.",
+        "Traded it in for an electric Kia last weekend.",
+        "What car do I drive?",
+    )
+    _, scores = ranked(old, new, query, None)
+    assert scores["new"] >= scores["old"]
+    # "Opened an ISA" beside "I have a savings account with Monzo": another account, not a change of it
+    _, scores = ranked(
+        "I have a savings account with Monzo.",
+        "Opened an ISA with Vanguard this spring.",
+        "Where are my savings?",
+        None,
+    )
+    assert scores["old"] > scores["new"]
 
 
 def test_closest_to_each_other() -> None:

