@@ -57,9 +57,9 @@ LABELS = {
     "tune2": "tuning 2 (by domain)",
     "tune3": "tuning 3 (by domain)",
     "heldout": "held-apart 1 (tuned on since)",
-    "fresh": "fresh (tuned on since round 5)",
+    "fresh": "HELD-APART 2 (fresh)",
     "round3": "tuned on since (round 3)",
-    "round5": "tuned on since (round 5)",
+    "round5": "HELD-APART 4 (round 5)",
     "round6": "HELD-APART 5 (round 6)",
 }
 DAY = 86_400.0
