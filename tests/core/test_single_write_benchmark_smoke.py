@@ -15,7 +15,7 @@ from conftest import load_benchmark
 def test_single_write_benchmark_runs(embedding_function: object, backend: str) -> None:
     bench = load_benchmark("single_write")
     results = bench.run(n=3, backend=backend, embedding_function=embedding_function, warmup=1)
-    assert set(results) == {"remember", "log", "set_fact", "raw_add", "embed"}
+    assert set(results) == {"remember", "log", "set_fact", "raw_add", "raw_add_fact", "embed"}
     for op, r in results.items():
         assert r["p50_ms"] > 0 and math.isfinite(r["vs_raw_add"]) and math.isfinite(r["vs_embed"]), op
         assert math.isfinite(r["p95_vs_raw_add"]), op

@@ -284,5 +284,7 @@ def test_set_fact_reads_only_the_slot_before_its_write(tmp_path: Path) -> None:
     stored = col.get(ids=[u.get_fact("contact.method").id], include=["metadatas"])["metadatas"][0]
     packed = json.loads(stored["r"])  # the fields packed in one value; a field the new version lacks is gone
     assert set(stored) == {"user_id", "last_used_at", "r"}
-    assert packed["value"] == "phone" and "superseded_by" not in packed and "h" not in packed
+    assert packed["value"] == "phone" and "superseded_by" not in packed
+    # the slot's creation entry rides in each new version of the slot row, whole (not a history row of its own)
+    assert packed["h"]["op"] == "add" and packed["h"]["after"]["value"] == "email"
     mem.close()

@@ -147,6 +147,31 @@ def test_the_user_replacing_a_guess_at_the_same_moment_stays(
     assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
 
 
+def test_an_unraced_fact_write_reads_the_slot_once_and_its_history_twice(
+    two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no other write of the key meanwhile, the check after the write reads the slot's history rows and stops
+    there: the slot holds what precedence already settled (a read of the slot itself would find nothing new)."""
+    a, b = two_processes
+    a.user("u").set_fact("city", "racemarkx Lisbon")
+    reads: list[Any] = []
+    real = a.storage.memories.get
+
+    def get(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs.get("ids") or kwargs.get("where"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(a.storage.memories, "get", get)
+    assert a.user("u").set_fact("city", "racemarkx Porto").outcome.value == "updated"
+    slot_reads = [r for r in reads if isinstance(r, list)]
+    history_reads = [r for r in reads if not isinstance(r, list) and "h_user" in repr(r)]
+    assert len(slot_reads) == 1 and len(history_reads) == 2, reads
+    for mem in two_processes:
+        current = mem.user("u").get_fact("city")
+        assert current is not None and current.value == "racemarkx Porto"
+    assert [h.op for h in b.user("u").history(current.id)] == ["add", "update"]
+
+
 # ------------------------------------------------------------------------------------------ real processes, server
 _WORKER = """
 import sys

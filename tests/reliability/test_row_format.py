@@ -67,12 +67,15 @@ def test_history_stays_the_same_when_a_record_is_rewritten_used_or_deleted(mem: 
 
     fact = u.set_fact("contact.method", "email")
     added = u.history(fact.record.id)
-    u.set_fact("contact.method", "phone")  # the slot is rewritten: its creation entry moves to a history row
+    before_update = set(_rows(mem))
+    u.set_fact("contact.method", "phone")  # the slot is rewritten: its new version keeps the creation entry, whole
     after_update = u.history(fact.record.id)
     assert after_update[0] == added[0], "the creation entry kept its id, time and snapshot"
     assert [h.op for h in after_update] == ["add", "update"]
-    assert json.loads(_rows(mem)[fact.record.id]["r"]).get("h") is None
-    assert HISTORY_ID_PREFIX + added[0].id in _rows(mem)
+    carried = json.loads(_rows(mem)[fact.record.id]["r"])["h"]
+    assert carried["id"] == added[0].id and carried["after"]["value"] == "email"
+    assert HISTORY_ID_PREFIX + added[0].id not in _rows(mem)
+    assert len(set(_rows(mem)) - before_update) == 1, "a first update writes two rows: the slot and the archived value"
 
     pending = u.remember("the user's boss is Carol", source=Source.EXTERNAL)
     u.approve(pending.id)
@@ -124,7 +127,7 @@ def test_a_fact_update_keeps_its_entry_in_the_archived_row(mem: Memory) -> None:
     update's history entry (no history row). History, scrubbing on delete, purge and erasure see it as before."""
     u = mem.user("dee")
     first = u.set_fact("contact.method", "email")
-    u.set_fact("contact.method", "phone")  # the slot's creation entry moves to a history row (as before)
+    u.set_fact("contact.method", "phone")  # the slot's new version keeps its creation entry
     before = set(_rows(mem))
     third = u.set_fact("contact.method", "pager")
     rows = _rows(mem)
@@ -160,6 +163,46 @@ def test_a_fact_update_keeps_its_entry_in_the_archived_row(mem: Memory) -> None:
     counted = mem.storage.count_user("dee")["history"]
     assert mem.erase_user("dee").counts["history"] == counted
     assert mem.storage.memories.count() == 0
+
+
+def test_a_slot_keeps_its_creation_entry_through_updates_scrubbing_and_a_reopened_store(tmp_path: Path) -> None:
+    """Every update of a fact writes two rows, the first one too: the slot's creation entry rides in each new
+    version of the slot row. History reads the same from a store reopened (no slot known in memory); deleting the
+    first value for good scrubs it from the entry the slot keeps, and a later update does not bring it back."""
+    folder = tmp_path / "store"
+    with Memory(path=folder, embedding_function=HashEmbedder()) as memory:
+        u = memory.user("gus")
+        fid = u.set_fact("contact.method", "email").record.id
+        for value in ("phone", "pager"):
+            before = set(_rows(memory))
+            u.set_fact("contact.method", value)
+            assert len(set(_rows(memory)) - before) == 1, f"update to {value}: the slot and one archived row"
+        expected = [("add", None, "email"), ("update", "email", "phone"), ("update", "phone", "pager")]
+        read = [(h.op, (h.before or {}).get("value"), (h.after or {}).get("value")) for h in u.history(fid)]
+        assert read == expected
+        assert not any(i.startswith(HISTORY_ID_PREFIX) for i in _rows(memory)), "no history row at all"
+    with Memory(path=folder, embedding_function=HashEmbedder()) as memory:
+        u = memory.user("gus")
+        before = set(_rows(memory))
+        u.set_fact("contact.method", "fax")  # the slot read from Chroma: its entry is carried as well
+        assert len(set(_rows(memory)) - before) == 1
+        read = [(h.op, (h.before or {}).get("value"), (h.after or {}).get("value")) for h in u.history(fid)]
+        assert read == [*expected, ("update", "pager", "fax")]
+        assert memory.storage.count_user("gus")["history"] == 4
+        email = [r for r in u.list(status="archived") if r.value == "email"]
+        assert len(email) == 1
+        u.delete(email[0].id)  # deleted for good: scrubbed from the creation entry the slot row keeps
+        assert "email" not in json.dumps(list(_rows(memory).values()))
+        assert "email" not in json.dumps([h.to_dict() for h in u.history()])
+        u.set_fact("contact.method", "post")  # an update after the scrub carries nothing stale back
+        assert "email" not in json.dumps(list(_rows(memory).values()))
+        assert [h.op for h in u.history(fid)] == ["add", "update", "update", "update", "update"]
+        assert u.get_fact("contact.method").value == "post"  # type: ignore[union-attr]
+        counted = memory.storage.count_user("gus")["history"]
+        u.delete(fid)  # the slot deleted for good: the entries it kept move to history rows, scrubbed
+        assert "post" not in json.dumps(list(_rows(memory).values()))
+        assert memory.erase_user("gus").counts["history"] >= counted
+        assert memory.storage.memories.count() == 0
 
 
 def test_entries_kept_in_archived_rows_survive_restore_and_purge(mem: Memory) -> None:

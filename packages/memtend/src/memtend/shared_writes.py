@@ -132,6 +132,21 @@ def _same(stored: Record, written: Record) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------- precedence
+def fact_history_ids(memory: Memory, user_id: str, fid: str) -> Callable[[], set[str]]:
+    """Start reading the ids of the fact slot ``fid``'s history rows; the returned call gives them. On a server the
+    read runs on a helper thread while the caller reads the slot (an in-process Chroma call holds the GIL from start
+    to end, so there it runs at once, as when no helper is free)."""
+
+    def read() -> set[str]:
+        return {e.id for e in memory.storage.get_history(user_id, record_id=fid, rows_only=True)}
+
+    future = memory._helpers.submit(read) if memory._state.key[0] == "server" else None
+    if future is None:
+        ids = read()
+        return lambda: ids
+    return future.result
+
+
 def fact_writes_since(memory: Memory, user_id: str, fid: str, seen: set[str], own: set[str]) -> list[HistoryEntry]:
     """Writes of the fact slot ``fid`` made by others since ``seen`` was read (``seen``: every entry of the slot then,
     creation entries kept in record rows included; others' writes are history rows, so those alone are read now)."""
@@ -152,6 +167,10 @@ def repair_precedence(
     """After a fact write on a shared store (``mine``: the value this call wrote or would have written): when the
     key's slot now holds a value of lower trust than the best one written meanwhile, by this call or by others,
     write that one over it through precedence (``plan_fact``), which archives the lower one. True if it did."""
+    if not others:
+        # nobody else wrote the slot since it was read (their writes carry a history row in the same upsert): it
+        # holds what this call planned, which precedence already settled
+        return False
     user_id, fid = mine.user_id, fact_id(mine.user_id, mine.key)
     candidates: list[tuple[int, str, Record]] = [(mine.source.trust, "", mine)]
     for e in others:

@@ -6,7 +6,8 @@ Three collections hold everything memtend keeps about users:
   or pending review, with its embedding (metadata: ``user_id``, ``last_used_at`` and ``r``, the other fields as
   one JSON value; see ``Record.to_metadata``); and the history: one row per write, listing its changes (operation,
   record id, before, after, source), stamped with the time it was written, except that a new record keeps its
-  creation entry in its own row until the row is first replaced or deleted (see ``write_records``). History is
+  creation entry in its own row until the row is first replaced or deleted (see ``write_records``; a fact's slot
+  row keeps it through updates, whole, and a fact update's entry rides in the archived old value's row). History is
   written in the same Chroma call as the records it describes (one call is one transaction), so a single
   ``remember`` is one write and a write never lands without its history. History rows are told apart by their
   owner field: ``h_user`` instead of ``user_id`` (record reads filter on ``user_id``, so they never see a history
@@ -287,7 +288,10 @@ class Storage:
         A write whose every history entry creates one of its new records (a ``remember``, ``log``, ``log_many``,
         a fact's first value) writes no history row: each record keeps its creation entry in its own row (``h``
         in its packed metadata; the row is that version of the record, so the entry's ``after`` is the row
-        itself). A later write that replaces or deletes such a row moves the entry to a history row first."""
+        itself). A later write that replaces or deletes such a row moves the entry to a history row first, except
+        a fact's update on a store this process alone writes: its entry is kept in the archived old value's row
+        (``h`` whole, ``h_record`` naming the fact) and the slot's own entry stays in the slot's new row, whole
+        (``_carried_entries``), so every update writes two rows. Rows written before either way read the same."""
         ids: list[str] = [r.id for r in records]
         embeddings: list[Any] = list(vectors) if vectors is not None and len(records) else []
         if records and len(embeddings) != len(records):
@@ -305,6 +309,10 @@ class Storage:
         # fact's update): each is kept in that archived row, so the write needs no history row (not on a shared
         # store: other processes find each other's writes by their history rows)
         kept = {} if shared else _kept_entries(records, [h for h in history if h.record_id not in origins], stored)
+        # the replaced row's own entry (a fact slot's creation entry) stays in the new version of the row, whole
+        # (so a fact's first update writes two rows like the later ones, not a third for that entry)
+        carried = _carried_entries(records, kept, stored)
+        origins = {**origins, **carried}
         metas: list[dict[str, Any]] = [
             dict(r.to_metadata(origins.get(r.id)))
             if r.id not in kept
@@ -334,7 +342,7 @@ class Storage:
         rows = [_history_row(rest)] if rest else []
         # a stored row that held its own creation entry (or a kept entry) is replaced or deleted: the entry moves
         # to a history row of its own (named by the entry, so a replay writes the same row), in this same call
-        written = {h.id for h in rest} | {h.id for h in kept.values()}
+        written = {h.id for h in rest} | {h.id for h in kept.values()} | {str(o["id"]) for o in carried.values()}
         for item in stored.values():
             entry = _origin_entry(item.record) if item.record is not None else None
             if entry is not None and entry.id not in written and entry.record_id not in origins:
@@ -1057,6 +1065,25 @@ def _holds_document(item: _Stored | None) -> bool:
         return False
     record = item.record
     return record is None or record.stored_document or not record.stored_keys
+
+
+def _carried_entries(
+    records: Sequence[Record], kept: Mapping[str, HistoryEntry], stored: Mapping[str, _Stored]
+) -> dict[str, dict[str, Any]]:
+    """Record id -> the entry its replaced row kept, whole (``record_id``, ``before``, ``after`` and time), for each
+    record of the write whose update entry an archived row of the same write keeps (``kept``): the new version of
+    the row keeps it in turn (read back by ``_origin_entry`` as it was), instead of a history row of its own. A
+    later write that deletes or rewrites the row otherwise moves it to a history row, as any kept entry."""
+    if not kept:
+        return {}
+    updated = {h.record_id for h in kept.values()}
+    out: dict[str, dict[str, Any]] = {}
+    for r in records:
+        item = stored.get(r.id)
+        entry = _origin_entry(item.record) if r.id in updated and item is not None and item.record else None
+        if entry is not None and entry.record_id == r.id:
+            out[r.id] = entry.stored() | {"at": entry.at}
+    return out
 
 
 def _keeps_origin(meta: Mapping[str, Any]) -> bool:

@@ -266,8 +266,11 @@ class UserMemory:
                 return result
             # another process may write the key at the same moment: check precedence after writing (see shared_writes)
             fid = fact_id(self.user_id, candidate.key)
-            seen = {e.id for e in self._storage.get_history(self.user_id, record_id=fid, rows_only=True)}
+            # the slot's history rows, read beside the slot itself on a server (two requests at once; an in-process
+            # Chroma call holds the GIL, so there one after the other)
+            seen_rows = shared_writes.fact_history_ids(self.memory, self.user_id, fid)
             result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
+            seen = seen_rows()
             slot = change.stored.get(fid) or (result.record if result.record.id == fid else None)
             if slot is not None and slot.origin is not None:  # its creation entry, kept in its row when read
                 seen.add(str(slot.origin.get("id")))
