@@ -147,6 +147,27 @@ def test_the_user_replacing_a_guess_at_the_same_moment_stays(
     assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
 
 
+def test_a_user_update_kept_in_its_archived_row_is_seen_by_a_racing_guess(
+    two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update keeps its history entry in the archived row it writes (no history row); a racing process still
+    finds it: a guess that planned over the old guess and landed after the user's update gives the slot back."""
+    a, b = two_processes
+    a.user("u").set_fact("city", "racemarkx Faro", source=Source.INFERRED)
+    # a plans a new guess over the old one; the user's update (in b) lands before a's guess does
+    _before_first_write(a, monkeypatch, lambda: b.user("u").set_fact("city", "racemarkx Lisbon"))
+    a.user("u").set_fact("city", "racemarkx Braga", source=Source.INFERRED)
+    rows = b.storage.memories.get(include=["metadatas"])["metadatas"] or []
+    assert any("h_record" in (m or {}) for m in rows), "the user's update kept its entry in its archived row"
+    for mem in two_processes:
+        current = mem.user("u").get_fact("city")
+        assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
+    values = {r.value for r in a.user("u").list(kinds=["fact"], status="archived")}
+    assert {"racemarkx Faro", "racemarkx Braga"} <= values, "the guesses are archived, not lost"
+    ops = [h.op for h in b.user("u").history(current.id)]
+    assert ops.count("update") >= 2, ops
+
+
 def test_an_unraced_fact_write_reads_the_slot_once_and_its_history_twice(
     two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:

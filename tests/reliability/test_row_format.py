@@ -226,9 +226,11 @@ def test_entries_kept_in_archived_rows_survive_restore_and_purge(mem: Memory) ->
     assert mem.storage.count_user("fay")["history"] >= counted
 
 
-def test_a_shared_store_keeps_a_history_row_for_a_fact_update(mem: Memory) -> None:
-    """Processes sharing a store find each other's writes by their history rows: there an update writes one (the
-    write as Memory makes it on a shared store, sent to the storage directly: a shared store needs a server)."""
+def test_a_shared_store_finds_a_fact_update_kept_in_its_archived_row_in_one_read(mem: Memory) -> None:
+    """On a store processes share, an update keeps its entry in the archived row as well (slot, archived value and
+    the change mark: no history row); the other processes find it with the slot's history rows in one read
+    (``record_writes``). The write as Memory makes it on a shared store, sent to the storage directly (a shared
+    store needs a server)."""
     u = mem.user("eve")
     fact = u.set_fact("contact.method", "email")
     slot, vector = mem.storage.fact_slot("eve", fact.record.id)
@@ -236,11 +238,31 @@ def test_a_shared_store_keeps_a_history_row_for_a_fact_update(mem: Memory) -> No
     _, change = changes.fact("eve", candidate, slot, vector, T0)
     vectors = np.vstack([change.vectors.get(r.id, vector) for r in change.upserts])  # type: ignore[arg-type]
     history = [replace(h, at=time.time()) for h in change.history]  # stamped as Memory stamps them
+    before = set(_rows(mem))
     mem.storage.write_records("eve", change.upserts, vectors, history, known=change.stored, shared=True)
     rows = _rows(mem)
-    assert not any("h_record" in m for m in rows.values())
-    assert [m["record_ids"] for m in rows.values() if m.get(HISTORY_OWNER) == "eve"] == [[fact.record.id]] * 2
-    assert [h.op for h in mem.storage.get_history("eve", record_id=fact.record.id)] == ["add", "update"]
+    assert len(set(rows) - before) == 1 and not any(m.get(HISTORY_OWNER) for m in rows.values())
+    assert [m["h_record"] for m in rows.values() if "h_record" in m] == [fact.record.id]
+    reads: list[Any] = []
+    real = mem.storage.memories.get
+
+    def get(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs)
+        return real(*args, **kwargs)
+
+    mem.storage.memories.get = get  # type: ignore[method-assign]
+    try:
+        found = mem.storage.record_writes("eve", fact.record.id)
+    finally:
+        del mem.storage.memories.get
+    assert len(reads) == 1
+    assert [(h.op, h.id) for h in found] == [("update", history[0].id)]
+    assert found[0].after is not None and found[0].after["value"] == "phone"
+    assert found[0].before is not None and found[0].before["value"] == "email"
+    # an entry in a history row (another process's restore, say) is found by the same read, in the order written
+    mem.storage.append_history([replace(history[0], id=new_id(), op="restore", at=time.time())])
+    assert [h.op for h in mem.storage.record_writes("eve", fact.record.id)] == ["update", "restore"]
+    assert [h.op for h in mem.storage.get_history("eve", record_id=fact.record.id)] == ["add", "update", "restore"]
 
 
 # ----------------------------------------------------------------------------- rows written by earlier versions

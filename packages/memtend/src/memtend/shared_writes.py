@@ -12,8 +12,9 @@ processes each such call is checked after it is written, against what it can see
   a concurrent call on the same record is seen as a history entry this call did not write and did not see
   before. A concurrent reject, delete or purge wins over an approve or restore that landed after it: the record
   is deleted again and the call raises ``RecordNotFoundError``.
-- **precedence**: after a fact write, the key's slot and the fact writes made meanwhile by other processes are
-  read; when the slot holds a value of lower trust than one written meanwhile, the highest (ties: the greatest
+- **precedence**: after a fact write, the fact writes made meanwhile by other processes are read (their history
+  rows, or the entries their updates keep in the archived rows they wrote: one read), and when there are any the
+  key's slot; when the slot holds a value of lower trust than one written meanwhile, the highest (ties: the greatest
   entry id, so every process picks the same) is written over it through precedence, archiving the lower one.
   Whichever of two racing writers checks last sees the other's write, so a lower source never stays over a
   higher one.
@@ -133,12 +134,12 @@ def _same(stored: Record, written: Record) -> bool:
 
 # ---------------------------------------------------------------------------------------------------- precedence
 def fact_history_ids(memory: Memory, user_id: str, fid: str) -> Callable[[], set[str]]:
-    """Start reading the ids of the fact slot ``fid``'s history rows; the returned call gives them. On a server the
-    read runs on a helper thread while the caller reads the slot (an in-process Chroma call holds the GIL from start
-    to end, so there it runs at once, as when no helper is free)."""
+    """Start reading the ids of the entries the fact slot ``fid``'s writes left (``Storage.record_writes``); the
+    returned call gives them. On a server the read runs on a helper thread while the caller reads the slot (an
+    in-process Chroma call holds the GIL from start to end, so there it runs at once, as when no helper is free)."""
 
     def read() -> set[str]:
-        return {e.id for e in memory.storage.get_history(user_id, record_id=fid, rows_only=True)}
+        return {e.id for e in memory.storage.record_writes(user_id, fid)}
 
     future = memory._helpers.submit(read) if memory._state.key[0] == "server" else None
     if future is None:
@@ -149,8 +150,9 @@ def fact_history_ids(memory: Memory, user_id: str, fid: str) -> Callable[[], set
 
 def fact_writes_since(memory: Memory, user_id: str, fid: str, seen: set[str], own: set[str]) -> list[HistoryEntry]:
     """Writes of the fact slot ``fid`` made by others since ``seen`` was read (``seen``: every entry of the slot then,
-    creation entries kept in record rows included; others' writes are history rows, so those alone are read now)."""
-    entries = memory.storage.get_history(user_id, record_id=fid, rows_only=True)
+    creation entries kept in record rows included; others' writes are history rows or entries kept in the archived
+    rows their updates wrote, read at once: ``Storage.record_writes``)."""
+    entries = memory.storage.record_writes(user_id, fid)
     return [
         e
         for e in entries

@@ -306,9 +306,9 @@ class Storage:
                 stored[rid] = _Stored(record.stored_keys or frozenset(record.to_metadata()), None, record)
         origins = _creation_entries(records, history, stored) if fresh or not shared else {}
         # the entries left that replace a record whose old version is archived under a new id in this write (a
-        # fact's update): each is kept in that archived row, so the write needs no history row (not on a shared
-        # store: other processes find each other's writes by their history rows)
-        kept = {} if shared else _kept_entries(records, [h for h in history if h.record_id not in origins], stored)
+        # fact's update): each is kept in that archived row, so the write needs no history row (on a shared store
+        # too: other processes find a record's writes by its history rows and these rows at once, record_writes)
+        kept = _kept_entries(records, [h for h in history if h.record_id not in origins], stored)
         # the replaced row's own entry (a fact slot's creation entry) stays in the new version of the row, whole
         # (so a fact's first update writes two rows like the later ones, not a third for that entry)
         carried = _carried_entries(records, kept, stored)
@@ -673,30 +673,44 @@ class Storage:
         entries: list[HistoryEntry] = []
         seen: set[str] = set()
         for _collection, _hid, doc, meta in rows:
-            row_at = float(meta["at"])
-            for body in _row_entries(doc):
-                at = float(body.get("at", row_at))  # a creation entry moved out of its record's row keeps its own
-                if (record_id is not None and body.get("record_id") != record_id) or str(body["id"]) in seen:
+            for found in _row_history(doc, meta):
+                if (record_id is not None and found.record_id != record_id) or found.id in seen:
                     continue
-                seen.add(str(body["id"]))
-                entries.append(
-                    HistoryEntry(
-                        id=str(body["id"]),
-                        user_id=str(meta.get(HISTORY_OWNER, meta.get("user_id"))),
-                        op=str(body["op"]),
-                        record_id=str(body["record_id"]),
-                        before=_expanded(body.get("before")),
-                        after=_expanded(body.get("after")),
-                        source=str(body.get("source", "")),
-                        at=at,
-                    )
-                )
+                seen.add(found.id)
+                entries.append(found)
         # creation entries records keep in their own rows (see write_records)
         for _row, entry in () if rows_only else self._creation_history(user_id, record_id):
             if entry.id not in seen and (since is None or entry.at >= since):
                 seen.add(entry.id)
                 entries.append(replace(entry, before=_expanded(entry.before), after=_expanded(entry.after)))
         entries.sort(key=lambda e: e.at)  # stable: the entries of one row keep their order
+        return entries
+
+    @guarded
+    def record_writes(self, user_id: str, record_id: str) -> list[HistoryEntry]:
+        """The entries by which processes sharing the store find each other's writes of one record, in one read:
+        those of its history rows and those archived rows keep for it (a fact update's, see ``write_records``).
+        Not the creation entry a record keeps in its own row (on a shared store only a record new by construction
+        keeps one, and nobody else writes it). In the order written, as ``get_history``."""
+        if self._legacy_history:  # an older store's history collection: read it as get_history does
+            return self.get_history(user_id, record_id=record_id)
+        clause: Where = {
+            "$or": [
+                history_where(user_id, record_ids={"$contains": record_id}),
+                where(user_id, **{KEPT_FOR: record_id}),
+            ]
+        }
+        got = self.memories.get(where=clause, include=["documents", "metadatas"])
+        entries: list[HistoryEntry] = []
+        for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
+            meta = dict(m or {})
+            if HISTORY_OWNER in meta:
+                entries.extend(e for e in _row_history(d, meta) if e.record_id == record_id)
+            elif _keeps_origin(meta):
+                entry = _origin_entry(Record.from_chroma(i, d, meta))
+                if entry is not None and entry.record_id == record_id:
+                    entries.append(replace(entry, before=_expanded(entry.before), after=_expanded(entry.after)))
+        entries.sort(key=lambda e: e.at)
         return entries
 
     def _creation_history(self, user_id: str, record_id: str | None = None) -> list[tuple[str, HistoryEntry]]:
@@ -1163,6 +1177,25 @@ def history_vector(row_id: str, dim: int) -> np.ndarray:
 
 def _expanded(snapshot: Any) -> dict[str, Any] | None:
     return expand_snapshot(snapshot) if isinstance(snapshot, dict) else None
+
+
+def _row_history(document: str | None, meta: Mapping[str, Any]) -> list[HistoryEntry]:
+    """The entries of one history row, as written."""
+    row_at = float(meta["at"])
+    return [
+        HistoryEntry(
+            id=str(body["id"]),
+            user_id=str(meta.get(HISTORY_OWNER, meta.get("user_id"))),
+            op=str(body["op"]),
+            record_id=str(body["record_id"]),
+            before=_expanded(body.get("before")),
+            after=_expanded(body.get("after")),
+            source=str(body.get("source", "")),
+            at=float(body.get("at", row_at)),  # a creation entry moved out of its record's row keeps its own
+        )
+        for body in _row_entries(document)
+        if "id" in body and "op" in body and "record_id" in body
+    ]
 
 
 def _row_entries(document: str | None) -> list[dict[str, Any]]:
