@@ -51,6 +51,14 @@ def dump(mem: Memory) -> dict[str, Any]:
             # the retrieval index loads from what was stored (embeddings included) and answers
             "recalled": len(user.recall("event crash marker", k=5)) if records else 0,
             "users": mem.users(),
+            # each fact slot's history: (op, value before, value after), in order
+            "fact_history": {
+                r["key"]: [
+                    [h.op, (h.before or {}).get("value"), (h.after or {}).get("value")] for h in user.history(r["id"])
+                ]
+                for r in records
+                if r["kind"] == "fact" and r["status"] == "active"
+            },
         }
     return out
 

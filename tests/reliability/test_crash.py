@@ -11,6 +11,7 @@ can open the store.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -137,6 +138,20 @@ def check_state(state: dict[str, Any], acked: Acked) -> None:
             if r["kind"] == "fact" and r["status"] == "archived":
                 # half-applied update: an archived value whose successor never landed
                 assert r["superseded_by"] == current_by_key.get(r["key"]), f"archived fact {r['id']} has no successor"
+        # fact history: whole after any kill (the slot's creation entry and each update's entry ride in the rows
+        # the update writes): one add, then one update per archived value, each starting where the last ended
+        for key, entries in got["fact_history"].items():
+            assert entries and entries[0][0] == "add", f"fact {key} of {uid} lost its creation entry: {entries[:3]}"
+            assert all(op == "update" for op, _, _ in entries[1:]), entries
+            for (_, _, last), (_, before, _) in itertools.pairwise(entries):
+                assert before == last, f"fact {key} of {uid}: an update is missing from its history"
+            assert entries[-1][2] == got["facts"][key], f"fact {key} of {uid}: history ends elsewhere than its value"
+            old_values = sorted(
+                r["value"] for r in records if r["kind"] == "fact" and r["status"] == "archived" and r["key"] == key
+            )
+            assert old_values == sorted(before for _, before, _ in entries[1:]), (
+                f"fact {key} of {uid}: archive vs history"
+            )
 
         # events: every acknowledged one exactly once (active, or archived behind a summary)
         event_texts = [r["text"] for r in records if r["kind"] == "event"]

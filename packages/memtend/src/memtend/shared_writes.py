@@ -8,10 +8,11 @@ processes each such call is checked after it is written, against what it can see
   store-wide erasure token when done (:class:`~memtend.storage.ChangeMarks`). A call whose marks show an erasure
   that overlapped it deletes what it wrote, if still as written, and raises ``RecordNotFoundError``: nothing
   erased comes back.
-- **review, restore, delete**: every write stores its history row in the same Chroma upsert as its records, so
-  a concurrent call on the same record is seen as a history entry this call did not write and did not see
-  before. A concurrent reject, delete or purge wins over an approve or restore that landed after it: the record
-  is deleted again and the call raises ``RecordNotFoundError``.
+- **review, restore, delete**: every write stores its history in the same Chroma upsert as its records (a history
+  row; an update that archives the old version under a new id keeps its entry in that archived row), so a
+  concurrent call on the same record is seen as a history entry this call did not write and did not see before.
+  A concurrent reject, delete or purge wins over an approve or restore that landed after it: the record is
+  deleted again and the call raises ``RecordNotFoundError``.
 - **precedence**: after a fact write, the fact writes made meanwhile by other processes are read (their history
   rows, or the entries their updates keep in the archived rows they wrote: one read), and when there are any the
   key's slot; when the slot holds a value of lower trust than one written meanwhile, the highest (ties: the greatest
@@ -78,8 +79,8 @@ def guarded(
     replaced = {r.id: (r, vectors[i]) for i, r in enumerate(stored) if vectors is not None}
     memory.apply(change)
     own = {h.id for h in change.history}
-    # (another process's change is a history row: the rows alone, a read fewer; an entry that moved from a record's
-    # own row into a history row meanwhile is in ``seen``)
+    # (a reject, delete or purge by another process is always a history row: the rows alone, a read fewer; an entry
+    # that moved from a record's own row into a history row meanwhile is in ``seen``)
     after = [e for rid in record_ids for e in storage.get_history(user_id, record_id=rid, rows_only=True)]
     lost = erasing_seen(memory, user_id, marks_before)
     deleted = {e.record_id for e in after if e.id not in seen and e.id not in own and e.op in _WINS_OVER_REVIEW}
@@ -170,8 +171,8 @@ def repair_precedence(
     key's slot now holds a value of lower trust than the best one written meanwhile, by this call or by others,
     write that one over it through precedence (``plan_fact``), which archives the lower one. True if it did."""
     if not others:
-        # nobody else wrote the slot since it was read (their writes carry a history row in the same upsert): it
-        # holds what this call planned, which precedence already settled
+        # nobody else wrote the slot since it was read (each write stores its entry in the same upsert, where
+        # record_writes finds it): the slot holds what this call planned, which precedence already settled
         return False
     user_id, fid = mine.user_id, fact_id(mine.user_id, mine.key)
     candidates: list[tuple[int, str, Record]] = [(mine.source.trust, "", mine)]

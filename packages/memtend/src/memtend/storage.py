@@ -289,9 +289,10 @@ class Storage:
         a fact's first value) writes no history row: each record keeps its creation entry in its own row (``h``
         in its packed metadata; the row is that version of the record, so the entry's ``after`` is the row
         itself). A later write that replaces or deletes such a row moves the entry to a history row first, except
-        a fact's update on a store this process alone writes: its entry is kept in the archived old value's row
-        (``h`` whole, ``h_record`` naming the fact) and the slot's own entry stays in the slot's new row, whole
-        (``_carried_entries``), so every update writes two rows. Rows written before either way read the same."""
+        a fact's update: its entry is kept in the archived old value's row (``h`` whole, ``h_record`` naming the
+        fact; processes sharing the store find it with the history rows, :meth:`record_writes`) and the slot's own
+        entry stays in the slot's new row, whole (``_carried_entries``), so every update writes two rows (and the
+        change mark on a shared store). Rows written before either way read the same."""
         ids: list[str] = [r.id for r in records]
         embeddings: list[Any] = list(vectors) if vectors is not None and len(records) else []
         if records and len(embeddings) != len(records):
