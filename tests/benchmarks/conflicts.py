@@ -17,7 +17,9 @@ notes, and the pair's question is recalled (top 10):
 - false merges: the older note of an unrelated pair is demoted by conflict handling (placed just below the newer
   one), with how many ranks it fell on average;
 - fillers demoted: filler notes among the top 10 by ranking alone that conflict handling demoted (each is a false
-  merge of unrelated records too), summed over all pairs.
+  merge of unrelated records too), summed over all pairs. Demoted means scored lower: the scores of the whole pool
+  conflict handling compares are read, so a note pushed out of the top 10 by a newer one taking an older one's place
+  (its own score unchanged) is not counted (before that rule nothing could push a note out without demoting it).
 
 With ``--round3`` it also measures ``round3/conflicts.jsonl``: changes that share no content word with the value
 they replace and look-alike controls, written by another hand and measured once before and once after a round of
@@ -64,6 +66,8 @@ LABELS = {
 }
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
+TOP = 10  # the top of a recall: the newer note must rank here, above the older
+POOL = 30  # RetrievalConfig.conflict_pool: the records conflict handling compares
 FILLERS = [
     "Prefers short answers without bullet points.",
     "The garage door code was changed by the installer.",
@@ -117,8 +121,10 @@ def _ranked(
     records += [note("old", pair["old"], 40), note("new", pair["new"], 5)]
     index = UserIndex(config)
     index.upsert(records, np.stack([vectors[r.text] for r in records]))
-    hits = index.search(pair["query"], vectors[pair["query"]], k=10, now=NOW, encode=encode)
-    return {rid: (rank, score) for rank, (rid, score) in enumerate(hits)}
+    # as many as the conflict pool holds (the same pool as a top 10 would check), so a note that leaves the top 10
+    # because a newer one took an older one's place is not mistaken for one demoted; ranks past 10 read as 10
+    hits = index.search(pair["query"], vectors[pair["query"]], k=POOL, now=NOW, encode=encode)
+    return {rid: (min(rank, TOP), score) for rank, (rid, score) in enumerate(hits)}
 
 
 class CachedEncoder:
@@ -158,12 +164,13 @@ def score(rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder
     lost: list[int] = []  # ranks a falsely merged older note fell (10: out of the top 10)
     for row in rows:
         with_conflicts, alone = _ranked(row, default, vectors, encode), _ranked(row, plain, vectors)
-        far = (10, -np.inf)
-        demoted = "old" in alone and with_conflicts.get("old", far)[1] < alone["old"][1] - 1e-12
+        far = (TOP, -np.inf)
+        old_on_top = alone.get("old", far)[0] < TOP
+        demoted = old_on_top and with_conflicts.get("old", far)[1] < alone["old"][1] - 1e-12
         counts["fillers_demoted"] += sum(
             1
-            for rid, (_, was) in alone.items()
-            if rid.startswith("f") and with_conflicts.get(rid, far)[1] < was - 1e-12
+            for rid, (rank, was) in alone.items()
+            if rid.startswith("f") and rank < TOP and with_conflicts.get(rid, far)[1] < was - 1e-12
         )
         if row["change"]:
             counts["changes"] += 1

@@ -18,13 +18,13 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from conflicts import FILLERS, SPLITS, CachedEncoder, _ranked, load
+from conflicts import FILLERS, SPLITS, TOP, CachedEncoder, _ranked, load
 
 TUNING = ("tune", "tune2", "tune3", "heldout", "round3", "round5")
 GRID: dict[str, tuple[float, ...]] = {
-    "conflict_subject_near_cosine": (0.2, 0.25, 0.3),
-    "conflict_state_cosine": (0.5, 0.6, 2.0),
-    "conflict_nearest_query_weight": (0.0, 0.5, 1.0),
+    "conflict_subject_near_cosine": (0.1, 0.15, 0.2),
+    "conflict_state_cosine": (0.45, 0.5, 0.6),
+    "conflict_nearest_query_weight": (0.5, 1.0, 2.0),
 }
 
 
@@ -38,7 +38,7 @@ def outcomes(rows: list[dict[str, Any]], configs: list[Any]) -> tuple[np.ndarray
     vectors = dict(zip(texts, embed(texts), strict=True))
     encode = CachedEncoder()
     plain = RetrievalConfig(conflict_pool=0)
-    far = (10, -np.inf)
+    far = (TOP, -np.inf)
     out = np.zeros((len(configs), len(rows)), dtype=np.int8)
     fillers = np.zeros((len(configs), len(rows)), dtype=np.int16)
     for j, row in enumerate(rows):
@@ -46,12 +46,14 @@ def outcomes(rows: list[dict[str, Any]], configs: list[Any]) -> tuple[np.ndarray
         for i, config in enumerate(configs):
             ranked = _ranked(row, config, vectors, encode)
             fillers[i, j] = sum(
-                1 for rid, (_, was) in alone.items() if rid[0] == "f" and ranked.get(rid, far)[1] < was - 1e-12
+                1
+                for rid, (rank, was) in alone.items()
+                if rid[0] == "f" and rank < TOP and ranked.get(rid, far)[1] < was - 1e-12
             )
             if row["change"]:
                 out[i, j] = ranked.get("new", far)[0] < ranked.get("old", far)[0]
             else:
-                out[i, j] = "old" in alone and ranked.get("old", far)[1] < alone["old"][1] - 1e-12
+                out[i, j] = alone.get("old", far)[0] < TOP and ranked.get("old", far)[1] < alone["old"][1] - 1e-12
     return out, fillers
 
 

@@ -136,7 +136,7 @@ def test_subject_change_between_statements_closest_to_each_other() -> None:
     new = Claim(state=True, acts=True, query_cosine=0.3, occasion=False, own_voice=True)
     assert not R.subject_change(new, old, 0.22, math.nan, config)  # below the cosine for any two statements
     assert R.subject_change(new, old, 0.22, math.nan, config, nearest=True)  # enough for two closest to each other
-    assert not R.subject_change(new, old, 0.15, math.nan, config, nearest=True)
+    assert not R.subject_change(new, old, 0.08, math.nan, config, nearest=True)  # below the near cosine (0.1)
     # "Chess club is hosted by Jonas from now on": speaks of others, needs the cosine for any two statements
     assert not R.subject_change(replace(new, own_voice=False), old, 0.22, math.nan, config, nearest=True)
     # no change cue: only between statements closest to each other, closer, the newer telling how things stand
@@ -200,6 +200,26 @@ def test_a_traded_car_wins_over_a_note_close_in_wording_with_the_real_model() ->
         None,
     )
     assert scores["old"] > scores["new"]
+
+
+def test_a_change_in_other_words_takes_the_place_of_what_it_replaces() -> None:
+    # 0 "I take the 7:40 train." (asked about), 1 a note between, 2 "I catch the 8:10 these days." (far below)
+    scores = np.array([1.0, 0.7, 0.1])
+    created = np.array([1.0, 0.5, 3.0])
+    similarity = np.array([[1.0, 0.05, 0.44], [0.05, 1.0, 0.05], [0.44, 0.05, 1.0]])
+    old = Claim(state=True, query_cosine=0.6, own_voice=True, occasion=False)
+    new = Claim(state=True, changes=True, own_voice=True, occasion=False, query_cosine=0.05)
+    claims = [old, Claim(), new]
+    out = R.demote_conflicts([0, 1, 2], scores, created, similarity, claims, RetrievalConfig())
+    assert out[2] == 1.0 and 0.99 < out[0] < out[2]  # the current value first, the stale one just below it
+    assert out[1] == 0.7  # the note between keeps its place: the stale one does not drag it down
+    # a newer statement found stale itself takes no place: 1 (newest) replaces 2, which would replace 0
+    newest = Claim(state=True, changes=True, own_voice=True, occasion=False, query_cosine=0.05)
+    claims = [old, newest, new]
+    created = np.array([1.0, 4.0, 3.0])
+    similarity = np.array([[1.0, 0.05, 0.44], [0.05, 1.0, 0.5], [0.44, 0.5, 1.0]])
+    out = R.demote_conflicts([0, 1, 2], np.array([1.0, 0.05, 0.7]), created, similarity, claims, RetrievalConfig())
+    assert out[1] == 0.7 and out[0] < out[2] < out[1]  # newest first, then 2 and 0 below it, in that order
 
 
 def test_closest_to_each_other() -> None:

@@ -580,19 +580,20 @@ def test_conflict_benchmark_detects_paraphrased_changes_without_false_merges() -
     from conftest import load_benchmark
 
     report = load_benchmark("conflicts").run(("tune", "tune2", "tune3", "heldout", "fresh"))
-    # tuned on: 1.00 with 1 false merge of 15; tuning 2 (changes sharing no content word): 0.76, 4 of 82 (0.66, 4
-    # before "closest" leaned toward what answers the query and the no-cue rule asked for values of one kind)
+    # tuned on: 1.00 with 1 false merge of 15; tuning 2 (changes sharing no content word): 0.79, 3 of 82 (0.66, 4
+    # before "closest" leaned toward what answers the query, the no-cue rule asked for values of one kind and the
+    # newer took the older's place)
     assert report["tune"]["detection_rate"] >= 0.9 and report["tune"]["false_merges"] <= 1
-    assert report["tune2"]["detection_rate"] >= 0.72 and report["tune2"]["false_merges"] <= 4
-    # tuning 3 (written before the changes of its round, 0.38 then): 0.59 (0.44 before), no false merge
-    assert report["tune3"]["detection_rate"] >= 0.55 and report["tune3"]["false_merges"] == 0
-    # written apart, tuned on since: 0.73 (0.67 before; by ranking alone 0.07), no false merge
-    assert report["heldout"]["detection_rate"] >= 0.7 and report["heldout"]["false_merges"] == 0
-    # the fresh set (measured often, tuning data since round 5): 0.64 (0.48 before; ranking alone 0.08), and 3
-    # false merges of 25
-    assert report["fresh"]["detection_rate"] >= 0.6 and report["fresh"]["false_merges"] <= 3
-    # filler notes demoted by conflict handling (false merges of unrelated records too): 0 / 4 / 1 / 0 / 1
-    assert sum(report[name]["fillers_demoted"] for name in report) <= 6
+    assert report["tune2"]["detection_rate"] >= 0.75 and report["tune2"]["false_merges"] <= 3
+    # tuning 3 (written before the changes of its round, 0.38 then): 0.62 (0.44 before), no false merge
+    assert report["tune3"]["detection_rate"] >= 0.6 and report["tune3"]["false_merges"] == 0
+    # written apart, tuned on since: 0.80 (0.67 before; by ranking alone 0.07), no false merge
+    assert report["heldout"]["detection_rate"] >= 0.75 and report["heldout"]["false_merges"] == 0
+    # the fresh set (measured often, tuning data since round 5): 0.68 (0.48 before; ranking alone 0.08), and 2
+    # false merges of 25 (3 before)
+    assert report["fresh"]["detection_rate"] >= 0.64 and report["fresh"]["false_merges"] <= 2
+    # filler notes demoted by conflict handling (false merges of unrelated records too): 0 / 1 / 0 / 0 / 1
+    assert sum(report[name]["fillers_demoted"] for name in report) <= 3
 
 
 # -- incremental upkeep equals a fresh build ------------------------------------------------------------

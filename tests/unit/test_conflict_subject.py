@@ -153,6 +153,11 @@ def test_who_a_statement_speaks_of() -> None:
     assert speaks_of_the_user("Relocated to Montreal in the spring.")  # a note's verb with no subject
     assert not speaks_of_the_user("Chess club is hosted by Jonas from now on.")
     assert not speaks_of_the_user("Marketing shifted their review to Thursday.")
+    assert speaks_of_the_user("Reporting to Daniel since the reorganisation.")  # a note on what the user is doing
+    assert speaks_of_the_user("Commuting by bicycle since spring.")
+    assert speaks_of_the_user("Just accepted an offer from a startup.")
+    assert not speaks_of_the_user("Everything streams through a Fire Stick now.")  # a noun in -ing
+    assert not speaks_of_the_user("IT rolled out new badges for the building.")  # the department, not "it"
 
 
 @pytest.mark.parametrize(

@@ -216,8 +216,11 @@ _FIRST_PERSON_OR_BACK = re.compile(
     r"\b(?:i|i'm|i've|i'd|me|my|mine|we|we're|we've|our|us|it|that|them|they|they've|she|her|he|him|his)\b",
     re.IGNORECASE,
 )
+_ACRONYM_IT = re.compile(r"\bIT\b")
 _VERB_OPENING = re.compile(
-    r"^\W*(?:\w+ed|went|got|took|made|bought|spent|gave|broke|quit|left|sold|switched|moved|swapped|joined)\b",
+    r"^\W*(?:(?:just|recently|finally|now)\s+)?(?:\w+ed|went|got|took|made|bought|spent|gave|broke|quit|left|sold"
+    r"|switched|moved|swapped|joined)\b"
+    r"|^\W*(?:(?:just|now)\s+)?[a-z][\w-]*ing\s+(?:to|by|from|at|in|on|with|for|into|a|an|the|my|our|every|each|more|less)\b",
     re.IGNORECASE,
 )
 
@@ -225,8 +228,10 @@ _VERB_OPENING = re.compile(
 def speaks_of_the_user(text: str) -> bool:
     """Does the statement speak of the user or of what was said before: in the first person, referring back ("it",
     "that", "her"), or opening on a verb with no subject, as notes do ("Relocated to Montreal", "Broke up")? "Chess
-    club is hosted by Jonas" and "Marketing shifted their review" speak of others."""
-    body = without_speaker(text).replace("\u2019", "'")
+    club is hosted by Jonas" and "Marketing shifted their review" speak of others, and so does "IT rolled out new
+    badges" (the department, not "it"). A note may open on what the user is doing ("Reporting to Daniel since the
+    reorganisation", "Commuting by bicycle")."""
+    body = _ACRONYM_IT.sub("X", without_speaker(text).replace("\u2019", "'"))
     return _FIRST_PERSON_OR_BACK.search(body) is not None or _VERB_OPENING.match(body) is not None
 
 

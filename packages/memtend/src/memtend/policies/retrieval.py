@@ -145,8 +145,9 @@ class RetrievalConfig:
     # the older statement the query asks about. Chosen by cross-validation held out by domain over the six tuning
     # sets (round 5 a fold of its own), filler notes demoted counted as false merges (tests/benchmarks/conflicts_cv.py):
     # with the lean, the kinds of value and the guards of this round the held-out detections rose from 142 to 166 of
-    # 235 (round 5's fold 29 -> 38 of 51), false merges 5 -> 6 of 243, fillers demoted 11 -> 11.
-    conflict_subject_near_cosine: float = 0.2
+    # 235 (round 5's fold 29 -> 38 of 51), false merges 5 -> 6 of 243, fillers demoted 11 -> 11; with the newer
+    # taking the older's place (see demote_conflicts) and the near cosine at 0.1, to 173.
+    conflict_subject_near_cosine: float = 0.1
     conflict_state_cosine: float = 0.5
     conflict_state_plain_cosine: float = 0.6
     conflict_nearest_query_weight: float = 1.0
@@ -336,7 +337,11 @@ def demote_conflicts(
     ``order``; ``scores`` and ``created_at`` are indexed by record. When a record and an older one are both
     relevant (at least ``conflict_relevance`` of the best score) and conflict (see :func:`conflicts`), the
     older is scored just below the newer; a newer record holding the same fact key needs no relevance of
-    its own (it is the current value of what the older says). ``subject_similarity`` (m, m), when given, holds
+    its own (it is the current value of what the older says). A change said in other words
+    (:func:`paraphrased_change`, :func:`subject_change`) needs none either, and the newer statement, unless found
+    stale itself, takes the older's place (its score, when higher) before the older is put just below it: the
+    query asked about the older's words, and the current value is the answer (and a stale record placed low does not
+    drag the records between down with it). ``subject_similarity`` (m, m), when given, holds
     the cosine of the pairs' value-masked forms (NaN where not compared), for :func:`subject_change`. Returns the
     new scores of ``order``.
     """
@@ -362,6 +367,7 @@ def demote_conflicts(
     closest_older, closest_newer = closest_to_each_other(similarity, when, lean)
     # Records pushed below the same newer one keep their order: each lands a rank-sized step below it.
     step = [1e-9 * (1 + position) for position in np.argsort(np.argsort(-out, kind="stable")).tolist()]
+    stale = np.zeros(m, dtype=bool)
     # Newest first: a record is only ever pushed below newer ones, so one pass settles every pair.
     for a in np.argsort(-when, kind="stable").tolist():
         relevant = out[a] >= floor
@@ -372,14 +378,14 @@ def demote_conflicts(
             same_key = bool(claims[a].key) and claims[a].key == claims[b].key
             sim = float(similarity[a, b])
             masked = math.nan if subject_similarity is None else float(subject_similarity[a, b])
-            if (
-                ((relevant or same_key) and conflicts(claims[a], claims[b], sim, config))
-                or paraphrased_change(claims[a], claims[b], sim, config)
-                or subject_change(
-                    claims[a], claims[b], sim, masked, config, nearest=closest_older[a] == b and closest_newer[b] == a
-                )
-            ):
+            in_other_words = paraphrased_change(claims[a], claims[b], sim, config) or subject_change(
+                claims[a], claims[b], sim, masked, config, nearest=closest_older[a] == b and closest_newer[b] == a
+            )
+            if in_other_words or ((relevant or same_key) and conflicts(claims[a], claims[b], sim, config)):
+                if in_other_words and not stale[a]:
+                    out[a] = max(out[a], out[b])  # the current value takes the place of the one it replaces
                 out[b] = out[a] - step[b] * max(1.0, abs(out[a]))
+                stale[b] = True
     return out
 
 
@@ -681,12 +687,17 @@ def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: Re
     """The last rule of :func:`conflicts`: a change said in other words, between two records that describe how
     things are (notes, facts: a logged event stays true of its time). Its closeness to the query is checked in
     meaning, so the newer record need not score as high as the older on the query's words; when both speak of
-    the user (first person, nobody else named) it may be half as far again below the older."""
+    the user (first person, nobody else named) it may be half as far again below the older. A plan or something
+    long past, a value added beside the older ("Added magnesium at night", "... on Wednesdays too") and a question
+    replace nothing."""
     about_self = newer.first_person and older.first_person and not newer.people and not older.people
     return (
         newer.state
         and older.state
         and newer.changes
+        and newer.current
+        and not newer.adds
+        and not newer.asks
         and similarity >= config.conflict_paraphrase_cosine
         and newer.query_cosine >= older.query_cosine - config.conflict_paraphrase_drop * (1.5 if about_self else 1.0)
         and not newer.people - older.people
@@ -773,7 +784,7 @@ _CHANGES = re.compile(
 _PEOPLE = re.compile(
     r"\b(?i:sister|brother|husband|wife|son|daughter|mother|father|mum|mom|dad|parents|parent|cousin|colleague"
     r"|coworker|co-worker|neighbou?r|friend|boss|uncle|aunt|grand(?:mother|father|ma|pa)|kids|children|child"
-    r"|nephew|niece|roommate|flatmate|business partner|team|clinic|vet|support desk|partner|in-law|visitor|guest"
+    r"|nephew|niece|twin|roommate|flatmate|business partner|team|clinic|vet|support desk|partner|in-law|visitor|guest"
     r"|designer|baby|youngest|eldest|next door)s?\b"
     r"|\b(?!(?i:it|that|there|here|what|who|where|let|he|she|everyone|everything|nobody|today|tonight)'s)"
     r"[A-Z][a-z]+'s\b",
