@@ -546,6 +546,7 @@ def test_a_change_said_in_other_words_conflicts_between_notes_only() -> None:
     assert R.people("Swapped plots with a neighbour, mine is 42 now.") == set()
     assert R.people("I've switched to a clinic by the harbour.") == set()
     assert R.people("Reservation switched to Marco's.") == {"marco"}  # a possessive name stays somebody's
+    assert R.people("At my parents' place they burn logs.") == {"parent"}  # so does a possessive relation
     assert R.announces_change("These days I mostly listen to jazz.") and not R.announces_change("I like jazz.")
     assert R.leading_names("Tom took over as my manager.") == {"tom"} and not R.leading_names("The car is red.")
     assert R.first_person("I moved to Berlin.") and not R.first_person("The office moved to Berlin.")

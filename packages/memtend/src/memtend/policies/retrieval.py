@@ -833,12 +833,15 @@ _AFTER_PREPOSITION = re.compile(
 def people(text: str) -> frozenset[str]:
     """Whom a statement is about besides its speaker: relations ("my sister") and possessive names ("Sarah's"),
     unless they follow a preposition, where they are where or with whom the speaker does something ("switched to a
-    clinic", "swapped plots with a neighbour", "transferred to St Mary's"), not of whom the statement speaks."""
+    clinic", "swapped plots with a neighbour"), not of whom the statement speaks; a possessive stays somebody's
+    ("moved to Marco's", "at my parents' place")."""
     body = statement_body(text)
     found = (
         m.group(0).lower()
         for m in _PEOPLE.finditer(body)
-        if m.group(0).endswith("'s") or not _AFTER_PREPOSITION.search(body[: m.start()])
+        if m.group(0).endswith("'s")
+        or body[m.end() : m.end() + 1] in ("'", "\u2019")  # "at my parents' place": whose place it is
+        or not _AFTER_PREPOSITION.search(body[: m.start()])
     )
     return frozenset(w[:-2] if w.endswith("'s") else w.removesuffix("s") for w in found)
 
