@@ -147,6 +147,30 @@ def test_the_user_replacing_a_guess_at_the_same_moment_stays(
     assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
 
 
+def test_a_user_value_landing_right_after_a_guess_read_the_slot_still_wins(
+    two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The slot's writes are read before the slot itself: a user's value landing just after the guess read the
+    (empty) slot counts as another's write when the guess checks after its own, so the user's value comes back.
+    (Read beside the slot, or after it, that value would count as seen: the guess would stay over the user's.)"""
+    a, b = two_processes
+    real = a.storage.fact_slot
+    pending = [lambda: b.user("u").set_fact("city", "racemarkx Lisbon")]
+
+    def fact_slot(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        if pending:
+            pending.pop()()
+        return found
+
+    monkeypatch.setattr(a.storage, "fact_slot", fact_slot)
+    a.user("u").set_fact("city", "racemarkx Porto", source=Source.AGENT)
+    assert not pending
+    for mem in two_processes:
+        current = mem.user("u").get_fact("city")
+        assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
+
+
 def test_a_user_update_kept_in_its_archived_row_is_seen_by_a_racing_guess(
     two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:

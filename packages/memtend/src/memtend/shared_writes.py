@@ -134,19 +134,10 @@ def _same(stored: Record, written: Record) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------- precedence
-def fact_history_ids(memory: Memory, user_id: str, fid: str) -> Callable[[], set[str]]:
-    """Start reading the ids of the entries the fact slot ``fid``'s writes left (``Storage.record_writes``); the
-    returned call gives them. On a server the read runs on a helper thread while the caller reads the slot (an
-    in-process Chroma call holds the GIL from start to end, so there it runs at once, as when no helper is free)."""
-
-    def read() -> set[str]:
-        return {e.id for e in memory.storage.record_writes(user_id, fid)}
-
-    future = memory._helpers.submit(read) if memory._state.key[0] == "server" else None
-    if future is None:
-        ids = read()
-        return lambda: ids
-    return future.result
+def fact_history_ids(memory: Memory, user_id: str, fid: str) -> set[str]:
+    """The ids of the entries the fact slot ``fid``'s writes left (``Storage.record_writes``). Read before the slot
+    itself, never beside it: a write landing after this read and before the slot's must count as another's."""
+    return {e.id for e in memory.storage.record_writes(user_id, fid)}
 
 
 def fact_writes_since(memory: Memory, user_id: str, fid: str, seen: set[str], own: set[str]) -> list[HistoryEntry]:

@@ -266,11 +266,10 @@ class UserMemory:
                 return result
             # another process may write the key at the same moment: check precedence after writing (see shared_writes)
             fid = fact_id(self.user_id, candidate.key)
-            # the slot's history rows, read beside the slot itself on a server (two requests at once; an in-process
-            # Chroma call holds the GIL, so there one after the other)
-            seen_rows = shared_writes.fact_history_ids(self.memory, self.user_id, fid)
+            # what the slot's writes left so far, read BEFORE the slot itself: a write landing between the two reads
+            # then counts as another's (checked after this write), never as one the plan already saw
+            seen = shared_writes.fact_history_ids(self.memory, self.user_id, fid)
             result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
-            seen = seen_rows()
             slot = change.stored.get(fid) or (result.record if result.record.id == fid else None)
             if slot is not None and slot.origin is not None:  # its creation entry, kept in its row when read
                 seen.add(str(slot.origin.get("id")))
