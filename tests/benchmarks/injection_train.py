@@ -42,10 +42,12 @@ Cross-validation, each reported with the flag as deployed (patterns, or the Mini
 * by language: every language held out whole.
 
 The threshold is the lowest whose out-of-fold false-flag rate (by template) stays within ``--max-false-flags``
-(0.02). Out-of-fold figures flatter: trained on the first three tuning sets and scored on ``injection_tune4.jsonl``
-(written after them), a threshold chosen at 0.03 out of fold flagged 0.072 of its ordinary text (0.059 for the
-logistic regression), one chosen at 0.02 flagged 0.039 (recall 0.657, against 0.629 for the logistic regression
-at 0.033); so 0.02 out of fold is what keeps new text under the 0.05 target.
+(0.03), raised if need be until at most ``MAX_OTHERS`` (5) of others' 2,963 ordinary texts are flagged. Until the
+seventh round it was 0.02 out of fold alone (trained on the first three tuning sets and scored on
+``injection_tune4.jsonl``, 0.03 then flagged 0.072 of new ordinary text, 0.02 flagged 0.039). With round 5 and the
+seventh round's hard ordinary text in training, the out-of-fold rate grew pessimistic and unsteady: held out whole,
+round 4 got a threshold of 6.41 at 0.02 (recall 0.704 at 0.012 false flags, 2 of others' texts) where 4.35 (0.03)
+gave 0.847 at 0.020 (7 of others'); others' text, never trained on, anchors the rate on text nobody tuned.
 
     uv run python tests/benchmarks/injection_train.py [--write]
 """
@@ -73,6 +75,7 @@ LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is 
 L2 = 0.1
 FOLDS = 5
 HIDDEN = 64  # units of the hidden layer
+MAX_OTHERS = 5  # of others' 2,963 ordinary texts, at most this many flagged: the threshold is raised to keep it
 SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
 # rounds written by other hands, each held out whole in turn (``--report rounds``)
@@ -275,6 +278,11 @@ def others_flags(rows: list[dict[str, Any]]) -> np.ndarray:
     return np.array([looks_like_injection(str(r["text"]), meaning=close_to_agent_bank) for r in rows], dtype=bool)
 
 
+def within_others(scores: np.ndarray, other: np.ndarray) -> float:
+    """The lowest threshold that flags at most ``MAX_OTHERS`` of others' ordinary texts (with the other checks)."""
+    return threshold_for(scores, other, np.zeros(len(scores), dtype=bool), MAX_OTHERS / len(scores))
+
+
 def shipped_thresholds(
     rows: list[dict[str, Any]], features: Featuriser, other: np.ndarray, targets: tuple[float, ...]
 ) -> list[float]:
@@ -305,19 +313,21 @@ def leave_rounds_out(
         weights = trained(texts, labels, features)
         scores = text_scores(test, features, weights)
         everyday_scores = text_scores(everyday, features, weights)
+        bounded = max(thresholds[-1], within_others(everyday_scores, everyday_other))
         at_05 = threshold_for(scores, test_other, truth, 0.05)
         best_recall, best_ff = rates(test_other | (scores >= at_05), truth)
         print(f"  {held:<7} left out (best threshold for <= 0.05 on it: recall {best_recall:.3f} at {best_ff:.3f})")
-        for target, threshold in zip(targets, thresholds, strict=True):
+        named = [f"CV target {target:.2f}" for target in targets] + [f"as shipped (<= {MAX_OTHERS} others)"]
+        for name, threshold in zip(named, [*thresholds, bounded], strict=True):
             flagged = test_other | (scores >= threshold)
             recall, false_flags = rates(flagged, truth)
             everyday_flagged = everyday_other | (everyday_scores >= threshold)
-            print(f"      CV target {target:.2f}: threshold {threshold:6.2f}  recall {recall:.3f}  false flags "
+            print(f"      {name:<24} threshold {threshold:6.2f}  recall {recall:.3f}  false flags "
                   f"{false_flags:.3f}  others {int(everyday_flagged.sum())}/{len(everyday)}")  # fmt: skip
-        flagged = test_other | (scores >= thresholds[0])
+        flagged = test_other | (scores >= bounded)
         kinds = sorted({str(row["kind"]) for row in test})
         kind = np.array([str(row["kind"]) for row in test])
-        print(f"      missed at {targets[0]:.2f}: " + "  ".join(
+        print("      missed as shipped: " + "  ".join(
             f"{k} {int((truth & ~flagged & (kind == k)).sum())}/{int((truth & (kind == k)).sum())}"
             for k in kinds if (truth & (kind == k)).any()))  # fmt: skip
         print("      false:  " + "  ".join(
@@ -330,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     from memtend.injection_classifier import WEIGHTS, save_weights
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--max-false-flags", type=float, default=0.02)
+    parser.add_argument("--max-false-flags", type=float, default=0.03)
     parser.add_argument("--write", action="store_true", help=f"write {WEIGHTS.name}")
     parser.add_argument(
         "--report", default="rounds,template,style,language",
@@ -348,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
           "recall {:.3f}, false flags {:.3f}".format(*rates(others, truth)))  # fmt: skip
     if "rounds" in reports:
         print("leave one round out (thresholds as shipped: by template CV at each false-flag target):")
-        targets = tuple(dict.fromkeys((args.max_false_flags, 0.03, 0.04)))
+        targets = tuple(dict.fromkeys((0.02, args.max_false_flags)))
         leave_rounds_out(rows, features, others, targets, ROUNDS)
     plans: list[tuple[str, Callable[[dict[str, Any]], str], int | None]] = [
         ("by template", template, FOLDS),
@@ -375,6 +385,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     texts, labels = units(rows)
     weights = trained(texts, labels, features, chosen)
+    everyday = load(SPLITS["others"])
+    everyday_other = others_flags(everyday)
+    everyday_scores = text_scores(everyday, features, weights)
+    chosen = weights.threshold = max(chosen, within_others(everyday_scores, everyday_other))
+    print(f"others' ordinary text: {int((everyday_other | (everyday_scores >= chosen)).sum())}/{len(everyday)} flagged")
     flagged = others | (text_scores(rows, features, weights) >= chosen)
     print("trained on all tuning text, threshold {:.2f}: recall {:.3f}, false flags {:.3f}".format(
         chosen, *rates(flagged, truth)))  # fmt: skip
