@@ -1,4 +1,4 @@
-"""Shared checks of the held-apart sets' rows (rounds 3, 4, 5 and 6): their schema, no duplicate text, no shared word.
+"""Shared checks of the held-apart sets' rows (rounds 3 to 7): their schema, no duplicate text, no shared word.
 
 The sets are measured only by ``tests/benchmarks/injection.py`` and ``tests/benchmarks/conflicts.py`` with their
 opt-in flags; these helpers read nothing but their shape, never their scores.
