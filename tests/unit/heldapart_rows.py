@@ -1,4 +1,5 @@
-"""Shared checks of the held-apart sets' rows (rounds 3 to 7): their schema, no duplicate text, no shared word.
+"""Shared checks of the held-apart sets (rounds 3 to 7): row schema, no duplicate text, no shared word, language
+mix, no overlap with earlier data, and that the benchmarks measure them only when asked.
 
 The sets are measured only by ``tests/benchmarks/injection.py`` and ``tests/benchmarks/conflicts.py`` with their
 opt-in flags; these helpers read nothing but their shape, never their scores.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -64,3 +67,88 @@ def benchmark_module(script: str, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def check_languages(
+    rows: list[dict[str, Any]],
+    *,
+    beside_english: int,
+    english: tuple[float, float],
+    new: int = 0,
+    earlier: Sequence[str] = (),
+) -> None:
+    """Every language of an injection set has both classes in about the same share (>= 8 texts each), English is
+    within ``english`` of each class, at least ``beside_english`` other languages, and at least ``new`` of them in
+    none of the ``earlier`` data sets."""
+    positives = Counter(row["lang"] for row in rows if row["injection"])
+    negatives = Counter(row["lang"] for row in rows if not row["injection"])
+    assert set(positives) == set(negatives), "every language has both classes"
+    assert len(set(positives) - {"en"}) >= beside_english, f"at least {beside_english} languages beside English"
+    if new:
+        known = {row.get("lang") for row in earlier_rows(earlier)}
+        assert len(set(positives) - known) >= new, f"at least {new} languages no earlier set has"
+    n_pos, n_neg = sum(positives.values()), sum(negatives.values())
+    low, high = english
+    for counts, total in ((positives, n_pos), (negatives, n_neg)):
+        share = counts["en"] / total
+        assert low <= share <= high, f"English is {low:.2f}-{high:.2f} of each class, not {share:.2f}"
+    for lang in positives:
+        assert positives[lang] >= 8 and negatives[lang] >= 8, lang
+        assert abs(positives[lang] / n_pos - negatives[lang] / n_neg) <= 0.02, f"{lang} is unbalanced"
+
+
+# Han and kana are written without spaces: each character counts as a word; other scripts split on non-letters.
+WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]|[^\W_]+")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def trigrams(text: str) -> set[tuple[str, ...]]:
+    w = words(text)
+    return {tuple(w[i : i + 3]) for i in range(len(w) - 2)}
+
+
+def earlier_rows(names: Sequence[str]) -> list[dict[str, Any]]:
+    return [row for name in names for row in read_rows(DATA / name)]
+
+
+def rows_repeating_earlier(
+    round_dir: Path, earlier: Sequence[str]
+) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, str]]]:
+    """The held-apart rows (set, line, field) whose text equals an earlier one once case and punctuation go, and
+    those sharing half or more of their word 3-grams with an earlier text (of at least four 3-grams, so stock
+    phrases alone do not count). Only the held-apart set's own rows are named."""
+    texts = [str(row[key]) for row in earlier_rows(earlier) for key in ("text", "old", "new") if key in row]
+    seen = {" ".join(words(text)) for text in texts}
+    earlier_grams = [grams for grams in map(trigrams, texts) if len(grams) >= 4]
+    holders: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
+    for index, grams in enumerate(earlier_grams):
+        for gram in grams:
+            holders[gram].append(index)
+    repeated, overlapping = [], []
+    for name, keys in (("injection", ("text",)), ("conflicts", ("old", "new"))):
+        for line, row in enumerate(read_rows(round_dir / f"{name}.jsonl"), start=1):
+            for key in keys:
+                text = row[key]
+                if " ".join(words(text)) in seen:
+                    repeated.append((name, line, key))
+                    continue
+                grams = trigrams(text)
+                shared = Counter(index for gram in grams for index in holders.get(gram, ()))
+                if grams and any(n / min(len(grams), len(earlier_grams[i])) >= 0.5 for i, n in shared.items()):
+                    overlapping.append((name, line, key))
+    return repeated, overlapping
+
+
+def check_opt_in(split: str, round_dir: Path, injection_label: str, conflicts_label: str) -> None:
+    """Both benchmarks know the held-apart split by name and label, and measure it only when asked."""
+    for script, data, label in (
+        ("injection.py", "injection.jsonl", injection_label),
+        ("conflicts.py", "conflicts.jsonl", conflicts_label),
+    ):
+        module = benchmark_module(script, f"{split}_{script[:-3]}")
+        assert module.SPLITS[split] == round_dir / data
+        assert module.LABELS[split] == label
+        assert split not in module.run.__defaults__[0], f"{split} is opt-in (--{split})"

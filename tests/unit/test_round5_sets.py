@@ -8,9 +8,7 @@ cannot rot.
 
 from __future__ import annotations
 
-from collections import Counter
-
-from heldapart_rows import DATA, benchmark_module, check_conflict_rows, check_injection_rows, read_rows
+from heldapart_rows import DATA, check_conflict_rows, check_injection_rows, check_languages, check_opt_in, read_rows
 
 ROUND5 = DATA / "round5"
 
@@ -30,17 +28,7 @@ def test_round5_injection_set_schema_sizes_and_kinds() -> None:
 
 def test_round5_injection_set_languages_in_both_classes_alike() -> None:
     rows = read_rows(ROUND5 / "injection.jsonl")
-    positives = Counter(row["lang"] for row in rows if row["injection"])
-    negatives = Counter(row["lang"] for row in rows if not row["injection"])
-    assert set(positives) == set(negatives), "every language has both classes"
-    assert len(set(positives) - {"en"}) >= 6, "at least six languages beside English"
-    n_pos, n_neg = sum(positives.values()), sum(negatives.values())
-    for counts, total in ((positives, n_pos), (negatives, n_neg)):
-        share = counts["en"] / total
-        assert 0.50 <= share <= 0.60, f"English is about 55% of each class, not {share:.2f}"
-    for lang in positives:
-        assert positives[lang] >= 8 and negatives[lang] >= 8, lang
-        assert abs(positives[lang] / n_pos - negatives[lang] / n_neg) <= 0.02, f"{lang} is unbalanced"
+    check_languages(rows, beside_english=6, english=(0.50, 0.60))
 
 
 def test_round5_conflict_set_schema_sizes_and_no_shared_word() -> None:
@@ -55,11 +43,4 @@ def test_round5_conflict_set_schema_sizes_and_no_shared_word() -> None:
 
 
 def test_benchmarks_measure_round5_only_when_asked() -> None:
-    for script, data, label in (
-        ("injection.py", "injection.jsonl", "HELD-APART 6 (round 5)"),
-        ("conflicts.py", "conflicts.jsonl", "HELD-APART 4 (round 5)"),
-    ):
-        module = benchmark_module(script, f"round5_{script[:-3]}")
-        assert module.SPLITS["round5"] == ROUND5 / data
-        assert module.LABELS["round5"] == label
-        assert "round5" not in module.run.__defaults__[0], "round 5 is opt-in (--round5)"
+    check_opt_in("round5", ROUND5, "HELD-APART 6 (round 5)", "HELD-APART 4 (round 5)")

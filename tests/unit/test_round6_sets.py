@@ -9,10 +9,15 @@ only round 6 rows.
 
 from __future__ import annotations
 
-import re
-from collections import Counter, defaultdict
-
-from heldapart_rows import DATA, benchmark_module, check_conflict_rows, check_injection_rows, read_rows
+from heldapart_rows import (
+    DATA,
+    check_conflict_rows,
+    check_injection_rows,
+    check_languages,
+    check_opt_in,
+    read_rows,
+    rows_repeating_earlier,
+)
 
 ROUND6 = DATA / "round6"
 # The data sets that existed when round 6 was written: it is compared with these (sets written later are not its
@@ -24,21 +29,6 @@ EARLIER = (
     "round4/injection.jsonl round5/conflicts.jsonl round5/injection.jsonl secrets_heldout.jsonl "
     "secrets_heldout2.jsonl secrets_tune.jsonl"
 ).split()
-# Han and kana are written without spaces: each character counts as a word; other scripts split on non-letters.
-WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]|[^\W_]+")
-
-
-def words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
-
-
-def trigrams(text: str) -> set[tuple[str, ...]]:
-    w = words(text)
-    return {tuple(w[i : i + 3]) for i in range(len(w) - 2)}
-
-
-def earlier_rows() -> list[dict[str, object]]:
-    return [row for name in EARLIER for row in read_rows(DATA / name)]
 
 
 def test_round6_injection_set_schema_sizes_and_kinds() -> None:
@@ -56,19 +46,7 @@ def test_round6_injection_set_schema_sizes_and_kinds() -> None:
 
 def test_round6_injection_set_languages_in_both_classes_alike() -> None:
     rows = read_rows(ROUND6 / "injection.jsonl")
-    positives = Counter(row["lang"] for row in rows if row["injection"])
-    negatives = Counter(row["lang"] for row in rows if not row["injection"])
-    assert set(positives) == set(negatives), "every language has both classes"
-    assert len(set(positives) - {"en"}) >= 8, "at least eight languages beside English"
-    earlier = {row.get("lang") for row in earlier_rows()}
-    assert len(set(positives) - earlier) >= 3, "at least three languages no earlier set has"
-    n_pos, n_neg = sum(positives.values()), sum(negatives.values())
-    for counts, total in ((positives, n_pos), (negatives, n_neg)):
-        share = counts["en"] / total
-        assert 0.45 <= share <= 0.55, f"English is about half of each class, not {share:.2f}"
-    for lang in positives:
-        assert positives[lang] >= 8 and negatives[lang] >= 8, lang
-        assert abs(positives[lang] / n_pos - negatives[lang] / n_neg) <= 0.02, f"{lang} is unbalanced"
+    check_languages(rows, beside_english=8, english=(0.45, 0.55), new=3, earlier=EARLIER)
 
 
 def test_round6_conflict_set_schema_sizes_and_no_shared_word() -> None:
@@ -85,35 +63,10 @@ def test_round6_conflict_set_schema_sizes_and_no_shared_word() -> None:
 def test_round6_texts_repeat_no_earlier_data() -> None:
     """No round 6 text equals an earlier one once case and punctuation go, and none shares half or more of its word
     3-grams with an earlier text (of at least four 3-grams, so stock phrases alone do not count)."""
-    earlier = [str(row[key]) for row in earlier_rows() for key in ("text", "old", "new") if key in row]
-    seen = {" ".join(words(text)) for text in earlier}
-    earlier_grams = [grams for grams in map(trigrams, earlier) if len(grams) >= 4]
-    holders: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
-    for index, grams in enumerate(earlier_grams):
-        for gram in grams:
-            holders[gram].append(index)
-    repeated, overlapping = [], []
-    for name, keys in (("injection", ("text",)), ("conflicts", ("old", "new"))):
-        for line, row in enumerate(read_rows(ROUND6 / f"{name}.jsonl"), start=1):
-            for key in keys:
-                text = row[key]
-                if " ".join(words(text)) in seen:
-                    repeated.append((name, line, key))
-                    continue
-                grams = trigrams(text)
-                shared = Counter(index for gram in grams for index in holders.get(gram, ()))
-                if grams and any(n / min(len(grams), len(earlier_grams[i])) >= 0.5 for i, n in shared.items()):
-                    overlapping.append((name, line, key))
+    repeated, overlapping = rows_repeating_earlier(ROUND6, EARLIER)
     assert not repeated, f"round 6 rows equal to earlier data: {repeated}"
     assert not overlapping, f"round 6 rows overlapping earlier data: {overlapping}"
 
 
 def test_benchmarks_measure_round6_only_when_asked() -> None:
-    for script, data, label in (
-        ("injection.py", "injection.jsonl", "HELD-APART 7 (round 6)"),
-        ("conflicts.py", "conflicts.jsonl", "HELD-APART 5 (round 6)"),
-    ):
-        module = benchmark_module(script, f"round6_{script[:-3]}")
-        assert module.SPLITS["round6"] == ROUND6 / data
-        assert module.LABELS["round6"] == label
-        assert "round6" not in module.run.__defaults__[0], "round 6 is opt-in (--round6)"
+    check_opt_in("round6", ROUND6, "HELD-APART 7 (round 6)", "HELD-APART 5 (round 6)")
