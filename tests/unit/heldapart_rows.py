@@ -69,6 +69,40 @@ def benchmark_module(script: str, name: str) -> ModuleType:
     return module
 
 
+def check_injection_set(
+    rows: list[dict[str, Any]],
+    *,
+    long_injections: int,
+    long_ordinary: int,
+    quotes_attack: int,
+    about_ai: int,
+) -> None:
+    """An injection set's rows (``check_injection_rows``), about 200 injections and 250 ordinary texts, at least the
+    given numbers of long texts (>= 800 characters) in each class, of articles quoting attacks and of text about
+    assistants that orders nothing, and at least ten kinds in each class."""
+    check_injection_rows(rows)
+    positives = [row for row in rows if row["injection"]]
+    negatives = [row for row in rows if not row["injection"]]
+    assert 190 <= len(positives) <= 215 and 240 <= len(negatives) <= 265
+    assert sum(len(row["text"]) >= 800 for row in positives) >= long_injections, "injections buried in long text"
+    assert sum(len(row["text"]) >= 800 for row in negatives) >= long_ordinary, "long ordinary text"
+    assert sum(row["kind"] == "quotes_attack" for row in negatives) >= quotes_attack, "articles quoting attacks"
+    assert sum(row["kind"] == "about_ai" for row in negatives) >= about_ai, "text about assistants that orders nothing"
+    assert len({row["kind"] for row in positives}) >= 10 and len({row["kind"] for row in negatives}) >= 10
+
+
+def check_conflict_set(rows: list[dict[str, Any]], *, at_least: int) -> None:
+    """A conflict set's rows (``check_conflict_rows``), at least ``at_least`` changes and as many look-alikes, no
+    newer statement twice, and each change replacing its own older statement."""
+    check_conflict_rows(rows)
+    changes = [row for row in rows if row["change"]]
+    controls = [row for row in rows if not row["change"]]
+    assert len(changes) >= at_least and len(controls) >= at_least
+    news = [row["new"] for row in rows]
+    assert len(news) == len(set(news)), "duplicate newer statements"
+    assert len({row["old"] for row in changes}) == len(changes), "each change replaces its own older statement"
+
+
 def check_languages(
     rows: list[dict[str, Any]],
     *,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from heldapart_rows import (
     DATA,
-    check_conflict_rows,
-    check_injection_rows,
+    check_conflict_set,
+    check_injection_set,
     check_languages,
     check_opt_in,
     read_rows,
@@ -33,15 +33,7 @@ EARLIER = (
 
 def test_round7_injection_set_schema_sizes_and_kinds() -> None:
     rows = read_rows(ROUND7 / "injection.jsonl")
-    check_injection_rows(rows)
-    positives = [row for row in rows if row["injection"]]
-    negatives = [row for row in rows if not row["injection"]]
-    assert 190 <= len(positives) <= 215 and 240 <= len(negatives) <= 265
-    assert sum(len(row["text"]) >= 800 for row in positives) >= 10, "injections buried in long text"
-    assert sum(len(row["text"]) >= 800 for row in negatives) >= 5, "long ordinary text"
-    assert sum(row["kind"] == "quotes_attack" for row in negatives) >= 20, "articles quoting attacks"
-    assert sum(row["kind"] == "about_ai" for row in negatives) >= 15, "text about assistants that orders nothing"
-    assert len({row["kind"] for row in positives}) >= 10 and len({row["kind"] for row in negatives}) >= 10
+    check_injection_set(rows, long_injections=10, long_ordinary=5, quotes_attack=20, about_ai=15)
 
 
 def test_round7_injection_set_languages_in_both_classes_alike() -> None:
@@ -50,14 +42,7 @@ def test_round7_injection_set_languages_in_both_classes_alike() -> None:
 
 
 def test_round7_conflict_set_schema_sizes_and_no_shared_word() -> None:
-    rows = read_rows(ROUND7 / "conflicts.jsonl")
-    check_conflict_rows(rows)
-    changes = [row for row in rows if row["change"]]
-    controls = [row for row in rows if not row["change"]]
-    assert len(changes) >= 45 and len(controls) >= 45
-    news = [row["new"] for row in rows]
-    assert len(news) == len(set(news)), "duplicate newer statements"
-    assert len({row["old"] for row in changes}) == len(changes), "each change replaces its own older statement"
+    check_conflict_set(read_rows(ROUND7 / "conflicts.jsonl"), at_least=45)
 
 
 def test_round7_texts_repeat_no_earlier_data() -> None:
