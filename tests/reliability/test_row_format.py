@@ -407,3 +407,31 @@ def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_me
     receipt = ephemeral_memory.erase_user("shared")
     assert receipt.counts["history"] == 2 and receipt.counts["changes"] == 1
     assert set(_rows(ephemeral_memory)) == {"erasures"}, "only the store-wide erasure mark is left"
+
+
+def test_a_damaged_history_entry_is_left_out_with_a_warning_naming_its_row(
+    mem: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A history row edited outside memtend (an entry without its id, operation or record id, or not an object):
+    the user's other history still reads, and a warning names the row (the damage is not hidden)."""
+    u = mem.user("dee")
+    note = u.remember("likes rooibos")
+    u.approve(u.remember("works at the harbour", source=Source.EXTERNAL).id)  # a history row of its own
+    u.delete(note.id)  # the creation entry moves to a history row, beside the deletion's
+    whole = u.history()
+    got = mem.storage.memories.get(where={HISTORY_OWNER: {"$eq": "dee"}}, include=["documents"])
+    assert got["ids"], "the writes above leave history rows"
+    row_id, document = got["ids"][0], got["documents"][0]
+    body = json.loads(document)
+    kept = [e["id"] for e in body["entries"]]
+    body["entries"] += [{"op": "update", "record_id": note.id}, {"id": "x", "record_id": note.id}, 7]
+    mem.storage.memories.update(ids=[row_id], documents=[json.dumps(body)])
+    with caplog.at_level("WARNING", logger="memtend"):
+        after = u.history()
+    assert after == whole, "the entries as written still read; the damaged ones are left out"
+    assert all(e in {h.id for h in after} for e in kept)
+    warned = [r.getMessage() for r in caplog.records if r.name == "memtend" and r.levelname == "WARNING"]
+    assert len(warned) == 1 and row_id in warned[0] and "3 damaged entries" in warned[0]
+    assert "likes rooibos" not in warned[0]
+    assert mem.erase_user("dee").counts["history"] >= 1
+    assert mem.storage.memories.count() == 0, "erasure removes the damaged row too"

@@ -33,6 +33,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -52,6 +53,7 @@ from memtend.records import Kind, Record, Status, chroma_float, expand_snapshot
 from memtend.results import HistoryEntry
 
 T = TypeVar("T")
+_log = logging.getLogger("memtend")
 Where = dict[str, Any]
 
 # Collections without meaning (history, keyed store) carry a constant one-dimensional vector: Chroma needs one
@@ -614,7 +616,7 @@ class Storage:
         first set to a deleted value): each one that quotes what went moves, scrubbed, to a history row of its own,
         written in one call with its record's row rewritten without it."""
         moving: dict[str, tuple[HistoryEntry, dict[str, Any]]] = {}  # row id -> (entry, scrubbed body)
-        for row_id, entry in self._creation_history(user_id):
+        for row_id, entry in self._creation_history(user_id, expand=False):
             body = entry.stored()
             if row_id not in gone and history_scrub.scrub([body], user_id, gone, facts):
                 moving[row_id] = (entry, body)
@@ -673,8 +675,8 @@ class Storage:
         rows = self._history_rows(user_id, record_ids=[record_id] if record_id is not None else (), since=since)
         entries: list[HistoryEntry] = []
         seen: set[str] = set()
-        for _collection, _hid, doc, meta in rows:
-            for found in _row_history(doc, meta):
+        for _collection, hid, doc, meta in rows:
+            for found in _row_history(hid, doc, meta):
                 if (record_id is not None and found.record_id != record_id) or found.id in seen:
                     continue
                 seen.add(found.id)
@@ -683,7 +685,7 @@ class Storage:
         for _row, entry in () if rows_only else self._creation_history(user_id, record_id):
             if entry.id not in seen and (since is None or entry.at >= since):
                 seen.add(entry.id)
-                entries.append(replace(entry, before=_expanded(entry.before), after=_expanded(entry.after)))
+                entries.append(entry)
         entries.sort(key=lambda e: e.at)  # stable: the entries of one row keep their order
         return entries
 
@@ -706,18 +708,18 @@ class Storage:
         for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
             meta = dict(m or {})
             if HISTORY_OWNER in meta:
-                entries.extend(e for e in _row_history(d, meta) if e.record_id == record_id)
-            elif _keeps_origin(meta):
-                entry = _origin_entry(Record.from_chroma(i, d, meta))
-                if entry is not None and entry.record_id == record_id:
-                    entries.append(replace(entry, before=_expanded(entry.before), after=_expanded(entry.after)))
+                entries.extend(e for e in _row_history(i, d, meta) if e.record_id == record_id)
+            elif (entry := _kept_entry(i, d, meta)) is not None and entry.record_id == record_id:
+                entries.append(entry)
         entries.sort(key=lambda e: e.at)
         return entries
 
-    def _creation_history(self, user_id: str, record_id: str | None = None) -> list[tuple[str, HistoryEntry]]:
+    def _creation_history(
+        self, user_id: str, record_id: str | None = None, *, expand: bool = True
+    ) -> list[tuple[str, HistoryEntry]]:
         """(row id, entry) of the entries the user's record rows keep in themselves (their creation entries, and
         the entries archived rows keep for the record they were replaced in), or of one record's, in stored
-        order."""
+        order; expanded as history reads show them, or (``expand=False``) as stored."""
         include: Any = ["documents", "metadatas"]
         if record_id is None:
             found = [self.memories.get(where=where(user_id), include=include)]
@@ -729,10 +731,9 @@ class Storage:
         out = []
         for got in found:
             for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
-                if m and _keeps_origin(m):
-                    entry = _origin_entry(Record.from_chroma(i, d, dict(m)))
-                    if entry is not None and (record_id is None or entry.record_id == record_id):
-                        out.append((i, entry))
+                entry = _kept_entry(i, d, dict(m or {}), expand=expand)
+                if entry is not None and (record_id is None or entry.record_id == record_id):
+                    out.append((i, entry))
         return out
 
     def _count_creation_entries(self, user_id: str) -> int:
@@ -1112,6 +1113,20 @@ def _keeps_origin(meta: Mapping[str, Any]) -> bool:
         return False
 
 
+def _kept_entry(
+    row_id: str, document: str | None, meta: Mapping[str, Any], *, expand: bool = True
+) -> HistoryEntry | None:
+    """The history entry a stored record row keeps in itself (its creation entry, or the entry an archived row keeps
+    for the record it was replaced in), expanded as history reads show it (``expand=False``: as stored); None for a
+    row keeping none (or a malformed one, left unread)."""
+    if not _keeps_origin(meta):
+        return None
+    entry = _origin_entry(Record.from_chroma(row_id, document, dict(meta)))
+    if entry is None or not expand:
+        return entry
+    return replace(entry, before=_expanded(entry.before), after=_expanded(entry.after))
+
+
 def _origin_entry(record: Record) -> HistoryEntry | None:
     """The creation entry a stored record keeps in its own row, or None (a malformed one is left unread)."""
     origin = record.origin
@@ -1180,29 +1195,51 @@ def _expanded(snapshot: Any) -> dict[str, Any] | None:
     return expand_snapshot(snapshot) if isinstance(snapshot, dict) else None
 
 
-def _row_history(document: str | None, meta: Mapping[str, Any]) -> list[HistoryEntry]:
-    """The entries of one history row, as written."""
+def _row_history(row_id: str, document: str | None, meta: Mapping[str, Any]) -> list[HistoryEntry]:
+    """The entries of one history row, as written. An entry lacking its id, operation or record id (a row damaged,
+    or edited outside memtend) is left out with a warning naming the row, so the user's other history still reads
+    and the damage is not hidden (memtend never writes such an entry)."""
     row_at = float(meta["at"])
-    return [
-        HistoryEntry(
-            id=str(body["id"]),
-            user_id=str(meta.get(HISTORY_OWNER, meta.get("user_id"))),
-            op=str(body["op"]),
-            record_id=str(body["record_id"]),
-            before=_expanded(body.get("before")),
-            after=_expanded(body.get("after")),
-            source=str(body.get("source", "")),
-            at=float(body.get("at", row_at)),  # a creation entry moved out of its record's row keeps its own
+    entries: list[HistoryEntry] = []
+    damaged = 0
+    for body in _row_entries(document, keep_damaged=True):
+        if not isinstance(body, dict) or not all(name in body for name in _ENTRY_NAMES):
+            damaged += 1
+            continue
+        entries.append(
+            HistoryEntry(
+                id=str(body["id"]),
+                user_id=str(meta.get(HISTORY_OWNER, meta.get("user_id"))),
+                op=str(body["op"]),
+                record_id=str(body["record_id"]),
+                before=_expanded(body.get("before")),
+                after=_expanded(body.get("after")),
+                source=str(body.get("source", "")),
+                at=float(body.get("at", row_at)),  # a creation entry moved out of its record's row keeps its own
+            )
         )
-        for body in _row_entries(document)
-        if "id" in body and "op" in body and "record_id" in body
-    ]
+    if damaged:
+        _log.warning(
+            "memtend: history row %s holds %d damaged entr%s (no id, operation or record id); left out of history "
+            "reads. Restore the store from a backup to recover them (the records themselves are not affected)",
+            row_id,
+            damaged,
+            "y" if damaged == 1 else "ies",
+        )
+    return entries
 
 
-def _row_entries(document: str | None) -> list[dict[str, Any]]:
+_ENTRY_NAMES = ("id", "op", "record_id")  # what every stored history entry names
+
+
+def _row_entries(document: str | None, *, keep_damaged: bool = False) -> list[Any]:
+    """The entry bodies of a history row's document (``keep_damaged``: with those that are not objects, for the
+    reader to count)."""
     body = json.loads(document or "{}")
     entries = body.get("entries")
-    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    if not isinstance(entries, list):
+        return []
+    return list(entries) if keep_damaged else [e for e in entries if isinstance(e, dict)]
 
 
 # ---------------------------------------------------------------------------------------------------- documents
