@@ -30,11 +30,13 @@ tuning and measured only before and after a round of changes; tuning data since 
 ``conflicts_cv.py``), like the fresh set, which had been measured many times. With ``--round6`` it also measures
 ``round6/conflicts.jsonl``: a further such set by another hand, measured only before and after the next tuning.
 With ``--round7`` it also measures ``round7/conflicts.jsonl``: another such set by another hand, written apart from
-the detector and every earlier set, for the next session to measure before and after its tuning.
+the detector and every earlier set, for the next session to measure before and after its tuning. With ``--round8`` it
+also measures ``round8/conflicts.jsonl``: one more such set by another hand, written apart from the detector and
+every earlier set (round 7's included), for the session after that.
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
 
-    uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--round7] [--cost]
+    uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--round7] [--round8] [--cost]
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ SPLITS = {
     "round5": HERE / "data" / "round5" / "conflicts.jsonl",
     "round6": HERE / "data" / "round6" / "conflicts.jsonl",
     "round7": HERE / "data" / "round7" / "conflicts.jsonl",
+    "round8": HERE / "data" / "round8" / "conflicts.jsonl",
 }
 LABELS = {
     "tune": "tuning",
@@ -67,6 +70,7 @@ LABELS = {
     "round5": "HELD-APART 4 (round 5)",
     "round6": "HELD-APART 5 (round 6)",
     "round7": "HELD-APART 6 (round 7)",
+    "round8": "HELD-APART 7 (round 8)",
 }
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
@@ -329,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round5", action="store_true", help="also measure the round 5 held-apart set")
     parser.add_argument("--round6", action="store_true", help="also measure the round 6 held-apart set")
     parser.add_argument("--round7", action="store_true", help="also measure the round 7 held-apart set")
+    parser.add_argument("--round8", action="store_true", help="also measure the round 8 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
@@ -339,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round6",)
     if args.round7 and "round7" not in splits:
         splits += ("round7",)
+    if args.round8 and "round8" not in splits:
+        splits += ("round8",)
     for name, result in run(splits).items():
         label = LABELS[name]
         print(

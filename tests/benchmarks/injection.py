@@ -64,12 +64,18 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   English, the rest in eight other languages, four of them new: Vietnamese, Ukrainian, Romanian, Greek; new angles
   such as fake transcripts, subtitles, CSV cells, commit messages, document metadata and obfuscated text; hard
   negatives including security writing that quotes attacks and text about assistants). Its errors are never printed.
+* ``tests/benchmarks/data/round8/injection.jsonl`` (only with ``--round8``): the round 8 held-apart set, written
+  by another hand apart from the detector and every earlier data set, for the next session to measure (about half
+  English, the rest in eight other languages, four of them new: Catalan, Finnish, Hungarian, Norwegian; injections
+  hidden in markup, code, commits, spreadsheet cells, config values, invites, footers, reviews and metadata,
+  planted memories, polite and obfuscated ones, ten buried in long text; hard negatives including security writing
+  that quotes attacks and text about assistants). Its errors are never printed.
 
 Reports flag recall on injections and the false-flag rate on ordinary text, overall, per language and per
 kind, and the time per call.
 
     uv run python tests/benchmarks/injection.py [--show-errors SPLIT] [--round3] [--round4] [--round5] [--round6]
-        [--round7]
+        [--round7] [--round8]
 """
 
 from __future__ import annotations
@@ -101,6 +107,7 @@ SPLITS: dict[str, Path] = {
     "round5": HERE / "data" / "round5" / "injection.jsonl",
     "round6": HERE / "data" / "round6" / "injection.jsonl",
     "round7": HERE / "data" / "round7" / "injection.jsonl",
+    "round8": HERE / "data" / "round8" / "injection.jsonl",
 }
 LABELS = {
     "dev": "shared dev",
@@ -119,6 +126,7 @@ LABELS = {
     "round5": "HELD-APART 6 (round 5)",
     "round6": "HELD-APART 7 (round 6)",
     "round7": "HELD-APART 8 (round 7)",
+    "round8": "HELD-APART 9 (round 8)",
 }
 
 
@@ -207,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round5", action="store_true", help="also measure the round 5 held-apart set")
     parser.add_argument("--round6", action="store_true", help="also measure the round 6 held-apart set")
     parser.add_argument("--round7", action="store_true", help="also measure the round 7 held-apart set")
+    parser.add_argument("--round8", action="store_true", help="also measure the round 8 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
@@ -219,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round6",)
     if args.round7 and "round7" not in splits:
         splits += ("round7",)
+    if args.round8 and "round8" not in splits:
+        splits += ("round8",)
     for semantic in (False, True):
         print("patterns + meaning (external text)" if semantic else "patterns only (every source)")
         for name, result in run(splits, semantic=semantic).items():

@@ -1,4 +1,4 @@
-"""The held-apart sets of rounds 6 and 7 keep their schema, sizes, class balance and language mix, every change pair
+"""The held-apart sets of rounds 6, 7 and 8 keep their schema, sizes, class balance and language mix, every change pair
 shares no word, none of their texts repeats data written before them, and both stay opt-in.
 
 The sets are measured only by ``tests/benchmarks/injection.py --roundN`` and ``tests/benchmarks/conflicts.py
@@ -53,6 +53,20 @@ ROUNDS = (
         2,
         45,
         ("HELD-APART 8 (round 7)", "HELD-APART 6 (round 7)"),
+    ),
+    Round(
+        "round8",
+        (
+            *_BEFORE_ROUND6,
+            "injection_tune7.jsonl",
+            "round6/conflicts.jsonl",
+            "round6/injection.jsonl",
+            "round7/conflicts.jsonl",
+            "round7/injection.jsonl",
+        ),
+        4,
+        50,
+        ("HELD-APART 9 (round 8)", "HELD-APART 7 (round 8)"),
     ),
 )
 each_round = pytest.mark.parametrize("r", ROUNDS, ids=[r.split for r in ROUNDS])
