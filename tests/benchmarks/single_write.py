@@ -8,8 +8,10 @@ the busy turn, nor always follows the same operation: a rotated order keeps who 
 a caller of Chroma would write: a collection with the same embedding function, created with Chroma's defaults, one
 ``add`` per document. Printed: p50/p95 in milliseconds and the ratios of the p50s (and p95s) to the raw add and of
 the p50s to the embedding alone; and, per memtend call, how many Chroma write calls (add, upsert, update, delete on
-any collection) it made. ``--backend server`` starts a local ``chroma run`` in a temporary folder (a store other
-processes may share: memtend also marks its writes for them).
+any collection) it made at most, how many read calls (get, query, count) at the median and at most, and the p50 of the
+time its reads took (``read ms``: the share of the call a write that reads nothing would save). ``--backend server``
+starts a local ``chroma run`` in a temporary folder (a store other processes may share: memtend also marks its
+writes for them).
 
     uv run python tests/benchmarks/single_write.py [--n 200] [--backend persistent|ephemeral|server] [--runs 3]
         [--json]
@@ -36,7 +38,7 @@ from typing import Any
 import chromadb
 from memtend import Memory
 from memtend.policies.precedence import fact_text
-from memtend.testing.chroma_calls import counting_writes
+from memtend.testing.chroma_calls import counting_reads, counting_writes
 
 OPERATIONS = ("remember", "log", "set_fact", "raw_add", "raw_add_fact", "embed")
 
@@ -124,12 +126,13 @@ def run(
         }
         times: dict[str, list[float]] = {op: [] for op in OPERATIONS}
         writes: dict[str, list[int]] = {op: [] for op in ("remember", "log", "set_fact")}
+        reads: dict[str, list[list[tuple[str, float]]]] = {op: [] for op in writes}
         order = list(OPERATIONS)
         shuffler = random.Random(0)
         for round_no in range(warmup + n):
             shuffler.shuffle(order)
             for op in order:
-                with counting_writes(memory) as calls:
+                with counting_writes(memory) as calls, counting_reads(memory) as read_calls:
                     start = time.perf_counter()
                     ops[op]()
                     elapsed = time.perf_counter() - start
@@ -137,6 +140,7 @@ def run(
                     times[op].append(elapsed * 1000)
                     if op in writes:
                         writes[op].append(len(calls))
+                        reads[op].append(read_calls)
         memory.close()
     p50 = {op: statistics.median(ts) for op, ts in times.items()}
     p95 = {op: _percentile(ts, 0.95) for op, ts in times.items()}
@@ -151,6 +155,9 @@ def run(
         }
         if op in writes:
             row["chroma_writes"] = max(writes[op])
+            row["chroma_reads_p50"] = statistics.median(len(r) for r in reads[op])
+            row["chroma_reads_max"] = max(len(r) for r in reads[op])
+            row["read_ms_p50"] = statistics.median(sum(t for _, t in r) * 1000 for r in reads[op])
         out[op] = row
     return out
 
@@ -165,11 +172,13 @@ def _load() -> str:
 
 def _table(results: dict[str, dict[str, float]]) -> None:
     head = f"{'operation':<10} {'p50 ms':>8} {'p95 ms':>8} {'p50/raw add':>12} {'p95/raw add':>12} {'p50/embed':>10}"
-    print(f"{head} {'writes':>7}")
+    print(f"{head} {'writes':>7} {'reads p50/max':>14} {'read ms':>8}")
     for op, r in results.items():
         writes = f"{int(r['chroma_writes'])}" if "chroma_writes" in r else ""
+        read_calls = f"{r['chroma_reads_p50']:g}/{int(r['chroma_reads_max'])}" if "chroma_reads_max" in r else ""
+        read_ms = f"{r['read_ms_p50']:.2f}" if "read_ms_p50" in r else ""
         ratios = f"{r['vs_raw_add']:12.2f} {r['p95_vs_raw_add']:12.2f} {r['vs_embed']:10.2f}"
-        print(f"{op:<10} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {ratios} {writes:>7}")
+        print(f"{op:<10} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {ratios} {writes:>7} {read_calls:>14} {read_ms:>8}")
 
 
 def main() -> None:
@@ -199,7 +208,12 @@ def main() -> None:
         spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else f"{ratios[0]:.2f}"
         verdict = "at or below" if max(ratios) <= 1.0 else ("above in some runs" if min(ratios) <= 1.0 else "above")
         writes = max(int(r[op]["chroma_writes"]) for r in runs)
-        print(f"  {op:<9} {spread:>10}  ({verdict}; Chroma write calls per call: {writes})")
+        read_calls = max(r[op]["chroma_reads_p50"] for r in runs)
+        read_share = max(r[op]["read_ms_p50"] / r["raw_add"]["p50_ms"] for r in runs)
+        print(
+            f"  {op:<9} {spread:>10}  ({verdict}; Chroma write calls per call: {writes}, read calls p50: "
+            f"{read_calls:g}, their time {read_share:.2f} of the raw add)"
+        )
     same_text = [r["set_fact"]["p50_ms"] / r["raw_add_fact"]["p50_ms"] for r in runs]
     spread = f"{min(same_text):.2f}-{max(same_text):.2f}" if len(same_text) > 1 else f"{same_text[0]:.2f}"
     print(f"  set_fact over a raw add of the same text (the key in words, then the value): {spread}")

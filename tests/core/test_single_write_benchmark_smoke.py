@@ -20,3 +20,9 @@ def test_single_write_benchmark_runs(embedding_function: object, backend: str) -
         assert r["p50_ms"] > 0 and math.isfinite(r["vs_raw_add"]) and math.isfinite(r["vs_embed"]), op
         assert math.isfinite(r["p95_vs_raw_add"]), op
     assert {results[op]["chroma_writes"] for op in ("remember", "log", "set_fact")} == {1}
+    for op in ("remember", "log", "set_fact"):  # the reads are counted and timed (a write that reads takes longer)
+        r = results[op]
+        assert 0 <= r["chroma_reads_p50"] <= r["chroma_reads_max"] and r["read_ms_p50"] >= 0, op
+        assert (r["read_ms_p50"] > 0) == (r["chroma_reads_p50"] > 0), op
+    if backend == "persistent":  # a store only this process writes: a new record needs no read
+        assert results["remember"]["chroma_reads_max"] == 0 and results["log"]["chroma_reads_max"] == 0
