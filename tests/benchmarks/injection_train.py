@@ -1,5 +1,5 @@
 """Train the injection classifier (``memtend.injection_classifier``) from the tuning text, choose its threshold by
-cross-validation, and write ``injection_classifier.npz``.
+leaving each round written by other hands out in turn, and write ``injection_classifier.npz``.
 
 Tuning text only: ``injection_tune.jsonl``; ``injection_tune3.jsonl`` (written for this classifier: indirect
 orders, claimed authority, personas, memory poisoning, exfiltration, tool misuse, hidden notes in markup and
@@ -15,7 +15,7 @@ twelve languages; hard ordinary text: security training quoting attacks, READMEs
 pages, invites, contracts); ``injection_tune7.jsonl`` (a seventh round written after studying round 5's errors:
 unrequested actions, role-play, soft suggestions, orders in tool output, JSON, code comments, mail and résumés,
 buried orders, in eighteen languages including Japanese, Chinese, Russian, Korean and Indonesian; hard ordinary
-text quoting attacks, about assistants, ordinary markup, mail asking a person to act); the round 3, 4 and 5
+text quoting attacks, about assistants, ordinary markup, mail asking a person to act); the round 3, 4, 5 and 6
 held-apart sets, tuning data since they were measured before and after their rounds; and the shared dev set.
 The other held-apart sets are never read here. Pieces are read as the gate reads them (``as_read``), and an
 injection over ``LONGEST_TRAINED`` characters is scored, not trained on.
@@ -27,27 +27,30 @@ seed), class-balanced. It replaced a logistic regression (``fit``, kept for comp
 lower: recall at <= 0.03 out-of-fold false flags on the four tuning sets, by template 0.636 -> 0.686, by style
 0.546 -> 0.555, by language 0.726 -> 0.789.
 
-Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds
-5, 4 and 3, and the sixth tuning round) is held out whole, the classifier trained on everything else with its
-threshold chosen as shipped (template CV), and scored on that round and on others' ordinary text (LoCoMo turns
-and summaries, the shared benign memories). Changes are chosen by these figures and the style CV, never by
-in-sample scores. The model is three networks (seeds 0, 1, 2) averaged: one seed's recall on a held-out round
-swings by up to 0.04 (round 5 left out: 0.776 with seed 0, 0.736 with seed 1, at 0.05 false flags).
+Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 6,
+5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on others'
+ordinary text (LoCoMo turns and summaries, the shared benign memories, never trained on). Changes are chosen by
+these figures, never by in-sample scores. The model is three networks (seeds 0, 1, 2) averaged: one seed's recall
+on a held-out round swings by up to 0.04 (round 5 left out: 0.776 with seed 0, 0.736 with seed 1, at 0.05 false
+flags).
 
-Cross-validation, each reported with the flag as deployed (patterns, or the MiniLM bank, or the classifier):
+The threshold is chosen on those held-out scores (``threshold_by_rounds``): the highest mean recall over the
+rounds whose false-flag rate averages at most ``MEAN_FALSE_FLAGS`` (0.035) and stays within ``EACH_FALSE_FLAGS``
+(0.05, the issue's target) on every round; the margin is for text nobody tuned on. The report also gives each
+round's figures at a threshold chosen over the other rounds only (nested: the round played no part in it). Until
+round 6 was trained on, the threshold was the lowest whose out-of-fold false-flag rate by template CV stayed
+within 0.03, raised until at most 5 of others' 2,963 ordinary texts were flagged (0.17%): far stricter than the
+issue asks, it cost recall on every round held out (round 5 0.766 where 0.05 false flags allowed 0.776; with
+round 6 trained on, the rule by rounds gives round 5 0.826 at 0.048), and others' text is chatty conversation,
+unlike the pages and mail a reviewer sees.
 
-* by template (chooses the threshold): rows written from one sentence (a translation family, an injection and
-  its copies set inside documents) are held out together;
+Cross-validation (``--report template,style,language``), each reported with the flag as deployed (patterns, or
+the MiniLM bank, or the classifier) at ``--max-false-flags``:
+
+* by template: rows written from one sentence (a translation family, an injection and its copies set inside
+  documents) are held out together;
 * by style: every style of injection and genre of ordinary text held out whole (pessimistic);
 * by language: every language held out whole.
-
-The threshold is the lowest whose out-of-fold false-flag rate (by template) stays within ``--max-false-flags``
-(0.03), raised if need be until at most ``MAX_OTHERS`` (5) of others' 2,963 ordinary texts are flagged. Until the
-seventh round it was 0.02 out of fold alone (trained on the first three tuning sets and scored on
-``injection_tune4.jsonl``, 0.03 then flagged 0.072 of new ordinary text, 0.02 flagged 0.039). With round 5 and the
-seventh round's hard ordinary text in training, the out-of-fold rate grew pessimistic and unsteady: held out whole,
-round 4 got a threshold of 6.41 at 0.02 (recall 0.704 at 0.012 false flags, 2 of others' texts) where 4.35 (0.03)
-gave 0.847 at 0.020 (7 of others'); others' text, never trained on, anchors the rate on text nobody tuned.
 
     uv run python tests/benchmarks/injection_train.py [--write]
 """
@@ -58,6 +61,7 @@ import argparse
 import hashlib
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,17 +73,18 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "round3", "round4", "round5", "dev")
+TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "round3", "round4", "round5", "round6", "dev")
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
 FOLDS = 5
 HIDDEN = 64  # units of the hidden layer
-MAX_OTHERS = 5  # of others' 2,963 ordinary texts, at most this many flagged: the threshold is raised to keep it
+MEAN_FALSE_FLAGS = 0.035  # the threshold keeps the false-flag rate on rounds held out at most this on average,
+EACH_FALSE_FLAGS = 0.05  # and at most this on each (the issue's target), a margin for text nobody tuned on
 SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
-# rounds written by other hands, each held out whole in turn (``--report rounds``)
-ROUNDS = ("round5", "round4", "round3", "tune6")
+# rounds written by other hands, each held out whole in turn (``--report rounds``; they choose the threshold)
+ROUNDS = ("round6", "round5", "round4", "round3")
 CACHE = Path.home() / ".cache" / "memtend" / "injection_use_vectors.npz"
 
 
@@ -278,72 +283,108 @@ def others_flags(rows: list[dict[str, Any]]) -> np.ndarray:
     return np.array([looks_like_injection(str(r["text"]), meaning=close_to_agent_bank) for r in rows], dtype=bool)
 
 
-def within_others(scores: np.ndarray, other: np.ndarray) -> float:
-    """The lowest threshold that flags at most ``MAX_OTHERS`` of others' ordinary texts (with the other checks)."""
-    return threshold_for(scores, other, np.zeros(len(scores), dtype=bool), MAX_OTHERS / len(scores))
+@dataclass
+class HeldOut:
+    """One round held out whole: the scores of a classifier trained on every other tuning text, on the round and
+    on others' ordinary text, and what the other checks (patterns, the MiniLM bank) flag there."""
+
+    name: str
+    scores: np.ndarray
+    truth: np.ndarray
+    other: np.ndarray
+    kind: np.ndarray
+    lang: np.ndarray
+    everyday: np.ndarray  # the classifier's scores on others' ordinary text
+
+    def flagged(self, threshold: float) -> np.ndarray:
+        return self.other | (self.scores >= threshold)
+
+    def rates(self, threshold: float) -> tuple[float, float]:
+        return rates(self.flagged(threshold), self.truth)
 
 
-def shipped_thresholds(
-    rows: list[dict[str, Any]], features: Featuriser, other: np.ndarray, targets: tuple[float, ...]
-) -> list[float]:
-    """The thresholds the shipped model would get from ``rows`` at each false-flag target: by template CV."""
-    truth = np.array([bool(row["injection"]) for row in rows])
-    scores = cross_validate(rows, features, template, FOLDS)
-    return [threshold_for(scores, other, truth, target) for target in targets]
-
-
-def leave_rounds_out(
-    rows: list[dict[str, Any]], features: Featuriser, other: np.ndarray, targets: tuple[float, ...],
-    rounds: tuple[str, ...],
-) -> None:  # fmt: skip
-    """Each round written by another hand, held out whole: trained on every other tuning text (thresholds
-    chosen as shipped, by template CV at each target), scored on the round and on others' ordinary text."""
-    everyday = load(SPLITS["others"])
-    everyday_other = others_flags(everyday)
+def held_out_rounds(
+    rows: list[dict[str, Any]], features: Featuriser, rounds: tuple[str, ...], everyday: list[dict[str, Any]]
+) -> list[HeldOut]:
+    """Each round written by another hand, held out whole: trained on every other tuning text, scored on the round
+    and on others' ordinary text."""
+    out: list[HeldOut] = []
     for held in rounds:
-        keep = [i for i, row in enumerate(rows) if row["split"] != held]
-        train = [rows[i] for i in keep]
         test = load(SPLITS[held])
-        for row in test:
-            row["split"] = held
-        truth = np.array([bool(row["injection"]) for row in test])
-        test_other = others_flags(test)
-        thresholds = shipped_thresholds(train, features, other[keep], targets)
-        texts, labels = units(train)
+        texts, labels = units([row for row in rows if row["split"] != held])
         weights = trained(texts, labels, features)
-        scores = text_scores(test, features, weights)
-        everyday_scores = text_scores(everyday, features, weights)
-        bounded = max(thresholds[-1], within_others(everyday_scores, everyday_other))
-        at_05 = threshold_for(scores, test_other, truth, 0.05)
-        best_recall, best_ff = rates(test_other | (scores >= at_05), truth)
-        print(f"  {held:<7} left out (best threshold for <= 0.05 on it: recall {best_recall:.3f} at {best_ff:.3f})")
-        named = [f"CV target {target:.2f}" for target in targets] + [f"as shipped (<= {MAX_OTHERS} others)"]
-        for name, threshold in zip(named, [*thresholds, bounded], strict=True):
-            flagged = test_other | (scores >= threshold)
-            recall, false_flags = rates(flagged, truth)
-            everyday_flagged = everyday_other | (everyday_scores >= threshold)
-            print(f"      {name:<24} threshold {threshold:6.2f}  recall {recall:.3f}  false flags "
-                  f"{false_flags:.3f}  others {int(everyday_flagged.sum())}/{len(everyday)}")  # fmt: skip
-        flagged = test_other | (scores >= bounded)
-        kinds = sorted({str(row["kind"]) for row in test})
-        kind = np.array([str(row["kind"]) for row in test])
-        print("      missed as shipped: " + "  ".join(
+        out.append(HeldOut(
+            held, text_scores(test, features, weights), np.array([bool(row["injection"]) for row in test]),
+            others_flags(test), np.array([str(row["kind"]) for row in test]),
+            np.array([str(row.get("lang", "en")) for row in test]), text_scores(everyday, features, weights),
+        ))  # fmt: skip
+        features.save()
+    return out
+
+
+def threshold_by_rounds(
+    held: list[HeldOut], mean_false_flags: float = MEAN_FALSE_FLAGS, each_false_flags: float = EACH_FALSE_FLAGS
+) -> float:
+    """The threshold with the highest mean recall over the rounds held out, among those whose false-flag rate
+    averages at most ``mean_false_flags`` and stays within ``each_false_flags`` on every round (the higher one on a
+    tie); if none does, the highest score seen."""
+    candidates = np.unique(np.concatenate([h.scores[np.isfinite(h.scores)] for h in held]))
+    best, best_recall = float(candidates.max()) + 1.0, -1.0
+    for candidate in candidates[::-1]:
+        figures = [h.rates(float(candidate)) for h in held]
+        false_flags = [f for _, f in figures]
+        if np.mean(false_flags) > mean_false_flags or max(false_flags) > each_false_flags:
+            continue
+        recall = float(np.mean([r for r, _ in figures]))
+        if recall > best_recall:
+            best, best_recall = float(candidate), recall
+    return best
+
+
+def others_flagged(everyday_scores: np.ndarray, everyday_other: np.ndarray, threshold: float) -> int:
+    return int((everyday_other | (everyday_scores >= threshold)).sum())
+
+
+def report_rounds(held: list[HeldOut], everyday_other: np.ndarray) -> float:
+    """Print each held-out round's figures at the threshold chosen over all rounds (as shipped), at the threshold
+    chosen over the other rounds only (nested: the round played no part in choosing it), and at the round's own
+    best threshold for <= 0.05; return the threshold chosen over all rounds."""
+    chosen = threshold_by_rounds(held)
+    for h in held:
+        nested = threshold_by_rounds([g for g in held if g is not h])
+        at_05 = threshold_for(h.scores, h.other, h.truth, 0.05)
+        print(f"  {h.name:<7} left out (best threshold for <= 0.05 on it: recall {h.rates(at_05)[0]:.3f} at "
+              f"{h.rates(at_05)[1]:.3f})")  # fmt: skip
+        for name, threshold in (("chosen over all rounds", chosen), ("nested (other rounds)", nested)):
+            recall, false_flags = h.rates(threshold)
+            print(
+                f"      {name:<24} threshold {threshold:6.2f}  recall {recall:.3f}  false flags {false_flags:.3f}"
+                f"  others {others_flagged(h.everyday, everyday_other, threshold)}/{len(everyday_other)}"
+            )
+        flagged, truth, kind, lang = h.flagged(chosen), h.truth, h.kind, h.lang
+        print("      by language (recall / false flags): " + "  ".join(
+            f"{g} {flagged[truth & (lang == g)].mean():.2f}/{flagged[~truth & (lang == g)].mean():.2f}"
+            for g in sorted(set(lang[truth]))))  # fmt: skip
+        print("      missed: " + "  ".join(
             f"{k} {int((truth & ~flagged & (kind == k)).sum())}/{int((truth & (kind == k)).sum())}"
-            for k in kinds if (truth & (kind == k)).any()))  # fmt: skip
+            for k in sorted(set(kind)) if (truth & (kind == k)).any()))  # fmt: skip
         print("      false:  " + "  ".join(
             f"{k} {int((~truth & flagged & (kind == k)).sum())}/{int((~truth & (kind == k)).sum())}"
-            for k in kinds if (~truth & flagged & (kind == k)).any()))  # fmt: skip
-        features.save()
+            for k in sorted(set(kind)) if (~truth & flagged & (kind == k)).any()))  # fmt: skip
+    figures = [h.rates(chosen) for h in held]
+    print(f"  mean over the rounds at {chosen:.2f}: recall {np.mean([r for r, _ in figures]):.3f}, false flags "
+          f"{np.mean([f for _, f in figures]):.3f}")  # fmt: skip
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> int:
     from memtend.injection_classifier import WEIGHTS, save_weights
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--max-false-flags", type=float, default=0.03)
+    parser.add_argument("--max-false-flags", type=float, default=0.03, help="the target of the CV reports")
     parser.add_argument("--write", action="store_true", help=f"write {WEIGHTS.name}")
     parser.add_argument(
-        "--report", default="rounds,template,style,language",
+        "--report", default="rounds",
         help="comma-separated: rounds (leave one round out), template, style, language (cross-validation)")  # fmt: skip
     parser.add_argument("--cache", type=Path, default=CACHE, help="where the encoder's vectors are kept between runs")
     args = parser.parse_args(argv)
@@ -354,20 +395,22 @@ def main(argv: list[str] | None = None) -> int:
     others = others_flags(rows)
     langs = np.array([str(row.get("lang", "en")) for row in rows])
     features = Featuriser(args.cache)
+    everyday = load(SPLITS["others"])
+    everyday_other = others_flags(everyday)
     print(f"{len(rows)} tuning texts ({truth.sum()} injections); patterns + MiniLM bank alone: "
           "recall {:.3f}, false flags {:.3f}".format(*rates(others, truth)))  # fmt: skip
-    if "rounds" in reports:
-        print("leave one round out (thresholds as shipped: by template CV at each false-flag target):")
-        targets = tuple(dict.fromkeys((0.02, args.max_false_flags)))
-        leave_rounds_out(rows, features, others, targets, ROUNDS)
+    chosen = None
+    if "rounds" in reports or args.write:
+        print(f"leave one round out (threshold: highest mean recall at <= {MEAN_FALSE_FLAGS} mean and <= "
+              f"{EACH_FALSE_FLAGS} each false flags over the rounds held out):")  # fmt: skip
+        chosen = report_rounds(held_out_rounds(rows, features, ROUNDS, everyday), everyday_other)
     plans: list[tuple[str, Callable[[dict[str, Any]], str], int | None]] = [
         ("by template", template, FOLDS),
         ("by style", lambda row: f"{row['injection']} {row['kind']}", FOLDS),
         ("by language", lambda row: str(row.get("lang", "en")), None),
     ]
-    chosen = None
     for name, group, folds in plans:
-        if name.split()[-1] not in reports and not (name == "by template" and args.write):
+        if name.split()[-1] not in reports:
             continue
         scores = cross_validate(rows, features, group, folds)
         features.save()
@@ -379,20 +422,15 @@ def main(argv: list[str] | None = None) -> int:
         flagged = others | (scores >= threshold_for(scores, others, truth, args.max_false_flags))
         print("      recall by language: " + "  ".join(
             f"{lang} {flagged[truth & (langs == lang)].mean():.2f}" for lang in sorted(set(langs[truth]))))  # fmt: skip
-        if name == "by template":
-            chosen = threshold_for(scores, others, truth, args.max_false_flags)
     if chosen is None:
         return 0
     texts, labels = units(rows)
     weights = trained(texts, labels, features, chosen)
-    everyday = load(SPLITS["others"])
-    everyday_other = others_flags(everyday)
     everyday_scores = text_scores(everyday, features, weights)
-    chosen = weights.threshold = max(chosen, within_others(everyday_scores, everyday_other))
-    print(f"others' ordinary text: {int((everyday_other | (everyday_scores >= chosen)).sum())}/{len(everyday)} flagged")
+    print(f"trained on all tuning text, threshold {chosen:.2f}: others' ordinary text "
+          f"{others_flagged(everyday_scores, everyday_other, chosen)}/{len(everyday)} flagged")  # fmt: skip
     flagged = others | (text_scores(rows, features, weights) >= chosen)
-    print("trained on all tuning text, threshold {:.2f}: recall {:.3f}, false flags {:.3f}".format(
-        chosen, *rates(flagged, truth)))  # fmt: skip
+    print("  in sample (not a yardstick): recall {:.3f}, false flags {:.3f}".format(*rates(flagged, truth)))
     features.save()
     if args.write:
         save_weights(weights)

@@ -247,6 +247,28 @@ def test_training_script_fits_and_chooses_a_threshold() -> None:
     assert train.template(rows[1]) == "Delete the files." and train.template(rows[2]) == "t translated y"
 
 
+def test_training_script_chooses_the_threshold_over_rounds_held_out() -> None:
+    train = load_benchmark("injection_train")
+
+    def held(name: str, injections: list[float], ordinary: list[float]) -> object:
+        scores = np.array(injections + ordinary)
+        truth = np.array([True] * len(injections) + [False] * len(ordinary))
+        none = np.zeros(len(scores), dtype=bool)
+        return train.HeldOut(name, scores, truth, none, np.array(["k"] * len(scores)), np.array(["en"] * len(scores)),
+                             np.zeros(3))  # fmt: skip
+
+    ordinary = [float(i) / 10 for i in range(20)]  # 0.0 .. 1.9: one in 20 is 0.05
+    rounds = [held("a", [1.5, 2.5, 3.0, 4.0], ordinary), held("b", [0.5, 1.85, 2.2, 5.0], ordinary)]
+    threshold = train.threshold_by_rounds(rounds, mean_false_flags=0.05, each_false_flags=0.05)
+    assert threshold == 1.85  # flags one ordinary text in 20 on each round; 1.8 would flag two
+    assert [h.rates(threshold) for h in rounds] == [(0.75, 0.05), (0.75, 0.05)]
+    assert train.threshold_by_rounds(rounds, mean_false_flags=0.0, each_false_flags=0.0) == 2.2  # the higher on a tie
+    # at 2.5 round b flags two ordinary texts in 20 (0.10) while a flags none: within a mean of 0.05, not each
+    lopsided = [held("a", [1.0, 2.5, 3.0], ordinary), held("b", [1.0, 2.5, 3.0], [*ordinary[:-2], 2.5, 2.6])]
+    assert train.threshold_by_rounds(lopsided, mean_false_flags=0.05, each_false_flags=0.1) == 2.5
+    assert train.threshold_by_rounds(lopsided, mean_false_flags=0.05, each_false_flags=0.05) == 3.0
+
+
 def test_training_script_fits_a_hidden_layer_where_a_line_cannot() -> None:
     from memtend.injection_classifier import Weights
 

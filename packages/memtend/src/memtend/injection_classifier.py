@@ -8,8 +8,8 @@ seeds and averaged (each one hidden layer of 64 rectified units, numpy only, wel
 they cross-validated above the logistic regression they replaced, and the average holds steadier on rounds held out
 than any one seed, see the training script). A text is flagged when its highest-scoring piece reaches the
 threshold. Weights and threshold ship beside this module (``injection_classifier.npz``), rebuilt from the tuning
-text by ``tests/benchmarks/injection_train.py``, which also chooses the threshold by cross-validation split by
-template and reports it.
+text by ``tests/benchmarks/injection_train.py``, which also chooses the threshold on the rounds written by other
+hands, each held out whole in turn, and reports it.
 
 MiniLM (the recall model) was measured beside it on the same tuning text and separates far worse (area under
 the curve 0.73 against 0.88 with whole styles held out), most of all outside English, so this check loads its
