@@ -28,7 +28,8 @@ domain) was written for the next round, before its changes. With ``--round5`` it
 ``round5/conflicts.jsonl``: the same kinds of pairs from everyday user memory, written by another hand apart from the
 tuning and measured only before and after a round of changes; tuning data since (a fold of its own in
 ``conflicts_cv.py``), like the fresh set, which had been measured many times. With ``--round6`` it also measures
-``round6/conflicts.jsonl``: a further such set by another hand, measured only before and after the next tuning.
+``round6/conflicts.jsonl``: a further such set by another hand, measured only before and after a round of changes;
+tuning data since (a fold of its own in ``conflicts_cv.py``, measured there before its errors were read).
 With ``--round7`` it also measures ``round7/conflicts.jsonl``: another such set by another hand, written apart from
 the detector and every earlier set, for the next session to measure before and after its tuning. With ``--round8`` it
 also measures ``round8/conflicts.jsonl``: one more such set by another hand, written apart from the detector and
@@ -320,10 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("tune", "tune2", "tune3", "heldout", "round3", "round5", "fresh"),
+        choices=("tune", "tune2", "tune3", "heldout", "round3", "round5", "round6", "fresh"),
         action="append",
         default=[],
-        help="list misses and false merges of a set tuned on (rounds 3 and 5 and the fresh set are tuning data now)",
+        help="list misses and false merges of a set tuned on (rounds 3, 5, 6 and the fresh set are tuning data now)",
     )
     parser.add_argument(
         "--splits", default="tune,tune2,heldout,fresh", help="comma-separated: tune, tune2, heldout, fresh"

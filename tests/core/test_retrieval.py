@@ -548,6 +548,17 @@ def test_a_change_said_in_other_words_conflicts_between_notes_only() -> None:
     assert R.people("Reservation switched to Marco's.") == {"marco"}  # a possessive name stays somebody's
     assert R.people("At my parents' place they burn logs.") == {"parent"}  # so does a possessive relation
     assert R.announces_change("These days I mostly listen to jazz.") and not R.announces_change("I like jazz.")
+    # a name's "'s" that is "is"/"has", or that is part of a longer name, is nobody's thing
+    assert R.people("Broadband's with Virgin Media since the move.") == set()
+    assert R.people("Emma's into rock climbing now.") == set()  # like "Emma is into": "Anna relocated" counts none
+    assert R.people("Bright Smile on Queen's Road is my practice.") == set()
+    assert R.people("Our children transferred to St Mary's.") == {"children"}
+    assert R.people("Upgraded to Apple's 15 Pro.") == set() and R.people("A salon does it now, Jo's Studio.") == set()
+    assert R.people("Sarah's new flat is in Leeds.") == {"sarah"}  # a possessive before a plain word stays
+    assert R.people("Lunch moved to Marco's at 1.") == {"marco"}  # after a preposition: the place is somebody's
+    assert R.announces_change("A correction, the launch is on the 9th.")
+    assert not R.announces_change("The kids stay up for New Year's Eve.")  # "New" opening a name is no change
+    assert R.announces_change("Got a new job in New York.")
     assert R.leading_names("Tom took over as my manager.") == {"tom"} and not R.leading_names("The car is red.")
     assert R.first_person("I moved to Berlin.") and not R.first_person("The office moved to Berlin.")
     far = replace(moved, query_cosine=0.3)  # 0.25 below the older: too far, unless both speak of the user
@@ -574,6 +585,27 @@ def test_moved_to_berlin_outranks_living_in_paris_with_the_real_embedding_model(
     plain.upsert(records, embed([r.text for r in records]))
     alone = dict(plain.search("Which city do I live in?", embed_query("Which city do I live in?"), k=5, now=NOW))
     assert alone["old"] > alone["new"]  # the ranking alone would have answered Paris
+
+
+def test_a_condition_replaces_nothing_with_the_real_embedding_model() -> None:
+    from memtend.embeddings import embed, embed_query
+
+    query = "Who supplies our energy?"
+    texts = [
+        ("old", "Our energy supplier is EDF.", 40),
+        ("new", "If Octopus offered a better tariff, I'd consider switching.", 5),
+        ("x1", "Prefers window seats on flights.", 30),
+        ("x2", "Plays five-a-side football on Thursdays.", 50),
+        ("x3", "Reads mostly science fiction.", 45),
+    ]
+    records = [rec(i, t, days_ago=d, kind=Kind.NOTE) for i, t, d in texts]
+    index = UserIndex(RetrievalConfig())
+    index.upsert(records, embed([r.text for r in records]))
+    hits = dict(index.search(query, embed_query(query), k=5, now=NOW))
+    plain = UserIndex(RetrievalConfig(conflict_pool=0))
+    plain.upsert(records, embed([r.text for r in records]))
+    assert hits["old"] == dict(plain.search(query, embed_query(query), k=5, now=NOW))["old"]  # not demoted
+    assert hits["old"] > hits["new"]
 
 
 @pytest.mark.slow

@@ -70,6 +70,10 @@ def test_two_statements_of_one_subject_mask_alike() -> None:
         "Back in 2016 we ran everything on Oracle.",
         "Two summers ago we went to Iceland.",
         "When I was a student I put 350 into index funds.",
+        "If Octopus offered a better tariff, I'd consider switching.",  # a condition
+        "We would switch to fibre if it reached our street.",
+        "Been a Gunners fan since I was six.",  # held since long ago: no recent change
+        "Current account's with Barclays, have had it since uni.",
     ],
 )
 def test_plans_and_long_past_times_are_not_current(text: str) -> None:
@@ -120,6 +124,7 @@ def test_acts_that_end_a_state_and_values_added_beside_one() -> None:
         "Went to a spin class once and hated it.",
         "Our old landlord in Leeds never returned the deposit.",
         "Book club picked a Murakami novel for next month.",
+        "At camp the bedtime was ten o'clock.",  # how things were
     ],
 )
 def test_one_occasion_is_told(text: str) -> None:

@@ -124,12 +124,14 @@ def _mask_names(text: str) -> str:
 _NOT_YET = re.compile(
     r"\b(?:might|maybe|perhaps|planning|plan to|thinking (?:of|about)|considering|hoping|hope to|would (?:like|love)"
     r"|'d (?:like|love)|wants? to|someday|some day|one day|eventually|sometime)\b"
-    r"|(?<!\bin )(?<!\bof )\bmay\b(?!\s+\d)",
+    r"|(?<!\bin )(?<!\bof )\bmay\b(?!\s+\d)"
+    r"|\bif\b[^.;!?]*\b(?:would|'d|could)\b|\b(?:would|'d|could) (?:consider|switch|go|move|change|try)\b",
     re.IGNORECASE,
 )
 _LONG_AGO = re.compile(
     r"\b(?:back in|(?:\w+ )?(?:years|summers|winters|decades) ago|when (?:i|we) (?:was|were)|used to"
-    r"|as a (?:kid|child|student|teenager))\b",
+    r"|as a (?:kid|child|student|teenager)"
+    r"|since (?:i|we) (?:was|were)|since (?:uni|university|college|school|childhood|birth|forever|ever|always))\b",
     re.IGNORECASE,
 )
 _OPENS_WITH_DETERMINER = re.compile(r"^\s*(?:the|a|an)\s", re.IGNORECASE)
@@ -140,8 +142,10 @@ _BACK_REFERENCE = re.compile(
 
 
 def not_yet_or_long_ago(text: str) -> bool:
-    """Does the statement speak of a plan or wish ("might", "thinking of", "someday") or of a time long past ("back
-    in 2016", "two summers ago", "when I was a student")? Neither replaces how things are now."""
+    """Does the statement speak of a plan, a wish or a condition ("might", "thinking of", "someday", "if they
+    offered fibre, I'd switch") or of a time long past ("back in 2016", "two summers ago", "when I was a student"),
+    or of a state held since long ago ("a fan since I was six", "with Barclays since uni": nothing changed lately)?
+    None replaces how things are now."""
     body = without_speaker(text).replace("\u2019", "'")
     return _NOT_YET.search(body) is not None or _LONG_AGO.search(body) is not None
 
@@ -198,7 +202,8 @@ _OCCASION = re.compile(
     r"|next (?:week|weekend|month|year|summer|time)|on (?:holiday|vacation|a trip)|for the weekend|not sure"
     r"|(?:in|during) (?:19|20)\d\d|(?:my|our|the) (?:old|former|previous)"
     rf"|on (?:{_DAYS})(?!s|\s+(?:morning|afternoon|evening|night)s))\b"
-    r"|\bonce\b(?!\s+(?:a|an|every|per|each)\b)",
+    r"|\bonce\b(?!\s+(?:a|an|every|per|each)\b)"
+    r"|\b(?:was|were)\b",
     re.IGNORECASE,
 )
 
@@ -206,8 +211,9 @@ _OCCASION = re.compile(
 def tells_an_occasion(text: str) -> bool:
     """Does the statement tell of one occasion rather than how things stand: it opens on a verb in the past ("Cooked
     a roast for my in-laws", "We adopted a kitten") or names one time ("last night", "on Sunday", "in 2018", "once",
-    "next month", "on holiday", "our old landlord")? Said without a change cue, such a statement does not replace
-    an older one; said in the present ("Credentials live in Bitwarden") it may."""
+    "next month", "on holiday", "our old landlord") or says how things were ("At camp the bedtime was ten")? Said
+    without a change cue, such a statement does not replace an older one; said in the present ("Credentials live in
+    Bitwarden") it may."""
     body = without_speaker(text).replace("\u2019", "'")
     return _PAST_OPENING.search(body) is not None or _OCCASION.search(body) is not None
 

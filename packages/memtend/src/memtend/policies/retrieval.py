@@ -778,7 +778,7 @@ _CHANGES = re.compile(
     r"\b(?:moved|moving|relocated|switched|switching|changed|started|starting|began|took over|left|quit|closed"
     r"|opened|enrolled|raised|cut|lowered|pushed|postponed|rescheduled|delayed|converted|replaced|upgraded"
     r"|downgraded|new|now|nowadays|these days|anymore|any more|no longer|since|instead|from now on|turns out"
-    r"|got a|became|become|migrated|transferred|joined)\b",
+    r"|got a|became|become|migrated|transferred|joined|correction|corrected|had it wrong)\b",
     re.IGNORECASE,
 )
 _PEOPLE = re.compile(
@@ -791,9 +791,13 @@ _PEOPLE = re.compile(
 )
 
 
+_NAMED_NEW = re.compile(r"\bNew(?=\s+[A-Z])")  # "New Year's Eve", "New York": part of a name, not a change
+
+
 def announces_change(text: str) -> bool:
-    """Does a statement say, in any words, that something changed ("moved to", "switched", "now", ...)?"""
-    return _CHANGES.search(statement_body(text)) is not None
+    """Does a statement say, in any words, that something changed ("moved to", "switched", "now", "a new job")?
+    "New" opening a name ("New Year's Eve", "New York") says nothing changed."""
+    return _CHANGES.search(_NAMED_NEW.sub("", statement_body(text))) is not None
 
 
 _OPENERS = frozenset(
@@ -830,18 +834,45 @@ _AFTER_PREPOSITION = re.compile(
 )
 
 
+_SAINT = re.compile(r"\b(?:St|St\.|Saint)\s+$")
+# "Name's" as part of a longer name ("Queen's Road", "Jo's Studio", "Apple's 15 Pro"); what follows "Name's" when
+# its "'s" is "is" or "has" ("Emma's into climbing", "Broadband's with Virgin", "Tom's moved")
+_NAME_GOES_ON = re.compile(r"\s+[A-Z0-9]")
+_IS_OR_HAS = re.compile(
+    r"\s+(?:(?:with|into|in|at|on|from|off|out|up|down|over|away|back|now|still|just|also|already|never"
+    r"|always|been|got|gone|going|not|no|a|an|the|all|very|so|too|quite|really|more|less|done)\b|[a-z]+ed\b)"
+)
+
+
 def people(text: str) -> frozenset[str]:
     """Whom a statement is about besides its speaker: relations ("my sister") and possessive names ("Sarah's"),
     unless they follow a preposition, where they are where or with whom the speaker does something ("switched to a
     clinic", "swapped plots with a neighbour"), not of whom the statement speaks; a possessive stays somebody's
-    ("moved to Marco's", "at my parents' place")."""
+    ("moved to Marco's", "at my parents' place"). A name's "'s" that is "is" or "has" ("Emma's into climbing",
+    "Broadband's with Virgin") or is part of a longer name ("St Mary's", "Queen's Road", "Jo's Studio", "Apple's 15
+    Pro") names nobody's thing: like "Anna relocated", it is not counted."""
     body = statement_body(text)
     found = (
         m.group(0).lower()
         for m in _PEOPLE.finditer(body)
-        if m.group(0).endswith("'s")
-        or body[m.end() : m.end() + 1] in ("'", "\u2019")  # "at my parents' place": whose place it is
-        or not _AFTER_PREPOSITION.search(body[: m.start()])
+        if (
+            m.group(0).endswith("'s")
+            and not (
+                m.group(0)[0].isupper()
+                and (
+                    _SAINT.search(body[: m.start()])
+                    or _NAME_GOES_ON.match(body, m.end())
+                    or (_IS_OR_HAS.match(body, m.end()) and not _AFTER_PREPOSITION.search(body[: m.start()]))
+                )
+            )
+        )
+        or (
+            not m.group(0).endswith("'s")
+            and (
+                body[m.end() : m.end() + 1] in ("'", "\u2019")  # "at my parents' place": whose place it is
+                or not _AFTER_PREPOSITION.search(body[: m.start()])
+            )
+        )
     )
     return frozenset(w[:-2] if w.endswith("'s") else w.removesuffix("s") for w in found)
 
