@@ -145,6 +145,16 @@ def test_how_things_stand_is_no_occasion(text: str) -> None:
     assert not tells_an_occasion(text)
 
 
+def test_a_move_into_another_state_or_the_end_of_the_older_is_an_act() -> None:
+    assert reports_an_act("Consolidated both pensions into one SIPP.")
+    assert reports_an_act("Remortgaged onto a tracker, 4.3% at the moment.")
+    assert reports_an_act("Went back to paper books.") and reports_an_act("Switched over to decaf.")
+    assert reports_an_act("The old laptop is gone; the new one is a Framework.")
+    assert reports_an_act("After the old dog passed away we adopted a cat.")
+    assert not reports_an_act("Popped into the Co-op for milk.")  # a visit: nothing moved into
+    assert not reports_an_act("Walked into town on Saturday.")
+
+
 def test_more_acts_that_end_a_state() -> None:
     assert reports_an_act("Signed the lease on a two-bedroom by the canal.")
     assert reports_an_act("Gave the e-reader away; paper books only.")

@@ -162,7 +162,12 @@ _ACTS = re.compile(
     r"\b(?:re-?booked|re-?assigned|re-?registered|registered|shifted|traded|dropped|cancell?ed|canceled|signed up"
     r"|took up|taken up|engaged|married|divorced|bought|sold|accepted|handed in|renamed|reset|installed|retired"
     r"|graduated|promoted|put me on|ported|finished|gave up|given up|signed|ditched|swapped|got rid of"
-    r"|gave (?:[\w-]+ ){0,2}away)\b",
+    r"|gave (?:[\w-]+ ){0,2}away"
+    # a move from one state into another ("consolidated the pots into a SIPP", "remortgaged onto a tracker", "went
+    # back to paper books"; not a visit: "popped into the shop")
+    r"|\w+ed (?:[\w'-]+ ){1,3}(?:into|onto|over to|back to)|\w+ed (?:onto|over to|back to)|went (?:back|over) to"
+    # the end of the older state ("the e-reader is gone", "after the old boy passed away")
+    r"|passed away|died|(?:is|are|'s) gone|went to live with|rehomed)\b",
     re.IGNORECASE,
 )
 
