@@ -559,6 +559,8 @@ def test_a_change_said_in_other_words_conflicts_between_notes_only() -> None:
     assert R.announces_change("A correction, the launch is on the 9th.")
     assert not R.announces_change("The kids stay up for New Year's Eve.")  # "New" opening a name is no change
     assert R.announces_change("Got a new job in New York.")
+    assert R.announces_change("My new number ends in 42.") and R.announces_change("New job at a bank.")
+    assert not R.announces_change("Rates for new fixes are around 4.4%.")  # new things in general: no change
     assert R.leading_names("Tom took over as my manager.") == {"tom"} and not R.leading_names("The car is red.")
     assert R.first_person("I moved to Berlin.") and not R.first_person("The office moved to Berlin.")
     far = replace(moved, query_cosine=0.3)  # 0.25 below the older: too far, unless both speak of the user

@@ -99,6 +99,10 @@ def test_a_statement_opening_on_another_thing_that_never_refers_back() -> None:
     assert not about_another_thing("The council now empties them on Fridays.")  # refers back
     assert not about_another_thing("The teacher shifted us to Saturday mornings.")  # speaks of the user
     assert not about_another_thing("Relocated to Montreal in the spring.")  # no subject of its own
+    # what others report is not the user's own thing, however it opens
+    assert about_another_thing("Rates for new fixes are around 4.4% according to the news.")
+    assert about_another_thing("I read that Octopus now offers the cheapest tariff.")
+    assert not about_another_thing("I read mostly on the train these days.")
 
 
 def test_acts_that_end_a_state_and_values_added_beside_one() -> None:

@@ -150,11 +150,20 @@ def not_yet_or_long_ago(text: str) -> bool:
     return _NOT_YET.search(body) is not None or _LONG_AGO.search(body) is not None
 
 
+_HEARSAY = re.compile(
+    r"\b(?:according to|reportedly|(?:in|on) the news|(?:i|we) (?:read|heard|saw) (?:that|somewhere|online))\b",
+    re.IGNORECASE,
+)
+
+
 def about_another_thing(text: str) -> bool:
     """Does the statement open on a thing of its own ("The canteen now opens at 10pm", "A new café opened") and
-    never speak of the user or refer back ("I", "my", "we", "it", "them", "her")? Then a change it announces is
-    that thing's, not a change of what an older statement of the user's said."""
+    never speak of the user or refer back ("I", "my", "we", "it", "them", "her"), or pass on what others report
+    ("Rates for new fixes are around 4.4% according to the news")? Then a change it announces is that thing's, not a
+    change of what an older statement of the user's said."""
     body = without_speaker(text).replace("\u2019", "'")
+    if _HEARSAY.search(body):
+        return True
     return _OPENS_WITH_DETERMINER.match(body) is not None and _BACK_REFERENCE.search(body) is None
 
 

@@ -791,13 +791,19 @@ _PEOPLE = re.compile(
 )
 
 
-_NAMED_NEW = re.compile(r"\bNew(?=\s+[A-Z])")  # "New Year's Eve", "New York": part of a name, not a change
+# "new" says something changed when it is somebody's or the one now ("a new job", "my new number", "New mobile:"),
+# not when it opens a name ("New Year's Eve", "New York") or speaks of new things in general ("rates for new fixes")
+_OTHER_NEW = re.compile(
+    r"(?-i:\bNew(?=\s+[A-Z]))|(?<!\ba )(?<!\ban )(?<!\bmy )(?<!\bour )(?<!\bthe )(?<!\bhis )(?<!\bher )(?<!\btheir )"
+    r"(?<!^)(?<!\bbrand )\bnew\b",
+    re.IGNORECASE,
+)
 
 
 def announces_change(text: str) -> bool:
     """Does a statement say, in any words, that something changed ("moved to", "switched", "now", "a new job")?
     "New" opening a name ("New Year's Eve", "New York") says nothing changed."""
-    return _CHANGES.search(_NAMED_NEW.sub("", statement_body(text))) is not None
+    return _CHANGES.search(_OTHER_NEW.sub("", statement_body(text))) is not None
 
 
 _OPENERS = frozenset(
