@@ -840,6 +840,7 @@ _AFTER_PREPOSITION = re.compile(
 )
 
 
+_OWN_TEAM = re.compile(r"\b(?:my|our) team\b", re.IGNORECASE)
 _SAINT = re.compile(r"\b(?:St|St\.|Saint)\s+$")
 # "Name's" as part of a longer name ("Queen's Road", "Jo's Studio", "Apple's 15 Pro"); what follows "Name's" when
 # its "'s" is "is" or "has" ("Emma's into climbing", "Broadband's with Virgin", "Tom's moved")
@@ -856,8 +857,9 @@ def people(text: str) -> frozenset[str]:
     clinic", "swapped plots with a neighbour"), not of whom the statement speaks; a possessive stays somebody's
     ("moved to Marco's", "at my parents' place"). A name's "'s" that is "is" or "has" ("Emma's into climbing",
     "Broadband's with Virgin") or is part of a longer name ("St Mary's", "Queen's Road", "Jo's Studio", "Apple's 15
-    Pro") names nobody's thing: like "Anna relocated", it is not counted."""
-    body = statement_body(text)
+    Pro") names nobody's thing: like "Anna relocated", it is not counted. One relation in other words is one person
+    ("kids" / "children": "kid"), and the user's own team ("our team", "my team") is the user's."""
+    body = _OWN_TEAM.sub("", statement_body(text))
     found = (
         m.group(0).lower()
         for m in _PEOPLE.finditer(body)
@@ -880,7 +882,23 @@ def people(text: str) -> frozenset[str]:
             )
         )
     )
-    return frozenset(w[:-2] if w.endswith("'s") else w.removesuffix("s") for w in found)
+    named = (w[:-2] if w.endswith("'s") else w.removesuffix("s") for w in found)
+    return frozenset(_SAME_PERSON.get(w, w) for w in named)
+
+
+# one relation said in other words ("the kids" / "our children") is one person, named once
+_SAME_PERSON = {
+    "children": "kid",
+    "child": "kid",
+    "mum": "mother",
+    "mom": "mother",
+    "dad": "father",
+    "grandma": "grandmother",
+    "grandpa": "grandfather",
+    "coworker": "colleague",
+    "co-worker": "colleague",
+    "flatmate": "roommate",
+}
 
 
 def update_sentences(text: str) -> list[str]:
