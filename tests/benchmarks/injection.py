@@ -27,6 +27,11 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   comments, résumés speaking to screening software, orders buried in longer text, in thirteen languages; hard
   ordinary text: writing that quotes or describes such attacks, text about assistants, ordinary markup (HTML
   comments, alt text, JSON fields, tables), mail, invites and tickets asking a person to act, fiction, games;
+* ``tests/benchmarks/data/injection_tune8.jsonl``: an eighth round for languages the sentence encoder does not
+  know: four injections and four ordinary texts in each of 28 languages (the most used on the web and the most
+  spoken that are not among the encoder's 16), written with the multilingual word lexicon
+  (``policies/gate/injection_lexicon.py``). Scored once by the classifier trained before it was written (recall
+  0.312, no false flag), then trained on;
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
   at the first two, and this one is measured after;
@@ -98,6 +103,7 @@ SPLITS: dict[str, Path] = {
     "tune5": HERE / "data" / "injection_tune5.jsonl",
     "tune6": HERE / "data" / "injection_tune6.jsonl",
     "tune7": HERE / "data" / "injection_tune7.jsonl",
+    "tune8": HERE / "data" / "injection_tune8.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
@@ -117,6 +123,7 @@ LABELS = {
     "tune5": "tuning 5 (classifier)",
     "tune6": "tuning 6 (classifier)",
     "tune7": "tuning 7 (classifier)",
+    "tune8": "tuning 8 (28 languages)",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",

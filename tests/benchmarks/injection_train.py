@@ -15,10 +15,15 @@ twelve languages; hard ordinary text: security training quoting attacks, READMEs
 pages, invites, contracts); ``injection_tune7.jsonl`` (a seventh round written after studying round 5's errors:
 unrequested actions, role-play, soft suggestions, orders in tool output, JSON, code comments, mail and résumés,
 buried orders, in eighteen languages including Japanese, Chinese, Russian, Korean and Indonesian; hard ordinary
-text quoting attacks, about assistants, ordinary markup, mail asking a person to act); the round 3, 4, 5 and 6
-held-apart sets, tuning data since they were measured before and after their rounds; and the shared dev set.
-The other held-apart sets are never read here. Pieces are read as the gate reads them (``as_read``), and an
-injection over ``LONGEST_TRAINED`` characters is scored, not trained on.
+text quoting attacks, about assistants, ordinary markup, mail asking a person to act); ``injection_tune8.jsonl``
+(an eighth round for languages the sentence encoder does not know: four injections and four ordinary texts in each
+of 28 languages, those of a broad list, the most used on the web and the most spoken, that are not among the
+encoder's 16: bg, bn, ca, cs, da, el, et, fa, fi, he, hi, hr, hu, id, lt, lv, ms, nb, ro, sk, sl, sr, sv, sw,
+tl, uk, ur, vi; injections of twelve kinds, ordinary text about assistants, quoting attacks, how-tos, recipes,
+mail, notes and policies); the round 3, 4, 5 and 6 held-apart sets, tuning data since they were measured before
+and after their rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read as
+the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
+on.
 
 A training unit is a piece of ordinary text (label 0) or a whole injection (label 1); injections set inside an
 ordinary document are scored, not trained on. The model is a network with one hidden layer of 64 rectified
@@ -44,8 +49,8 @@ issue asks, it cost recall on every round held out (round 5 0.766 where 0.05 fal
 round 6 trained on, the rule by rounds gives round 5 0.826 at 0.048), and others' text is chatty conversation,
 unlike the pages and mail a reviewer sees.
 
-Cross-validation (``--report template,style,language``), each reported with the flag as deployed (patterns, or
-the MiniLM bank, or the classifier) at ``--max-false-flags``:
+Cross-validation (``--report template,style,language``), each reported with the flag as deployed (patterns
+or the classifier) at ``--max-false-flags``:
 
 * by template: rows written from one sentence (a translation family, an injection and its copies set inside
   documents) are held out together;
@@ -73,7 +78,7 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "round3", "round4", "round5", "round6", "dev")
+TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "round3", "round4", "round5", "round6", "dev")
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
@@ -276,17 +281,17 @@ def rates(flagged: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
 
 
 def others_flags(rows: list[dict[str, Any]]) -> np.ndarray:
-    """What the other checks (patterns, the MiniLM bank) flag without the classifier."""
-    from memtend.injection_meaning import close_to_agent_bank
+    """What the gate flags without the classifier: the patterns (the MiniLM bank no longer joins them, see
+    ``memtend.injection_meaning.reads_like_agent_instruction``)."""
     from memtend.policies.gate import looks_like_injection
 
-    return np.array([looks_like_injection(str(r["text"]), meaning=close_to_agent_bank) for r in rows], dtype=bool)
+    return np.array([looks_like_injection(str(r["text"])) for r in rows], dtype=bool)
 
 
 @dataclass
 class HeldOut:
     """One round held out whole: the scores of a classifier trained on every other tuning text, on the round and
-    on others' ordinary text, and what the other checks (patterns, the MiniLM bank) flag there."""
+    on others' ordinary text, and what the patterns flag there."""
 
     name: str
     scores: np.ndarray
@@ -397,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     features = Featuriser(args.cache)
     everyday = load(SPLITS["others"])
     everyday_other = others_flags(everyday)
-    print(f"{len(rows)} tuning texts ({truth.sum()} injections); patterns + MiniLM bank alone: "
+    print(f"{len(rows)} tuning texts ({truth.sum()} injections); patterns alone: "
           "recall {:.3f}, false flags {:.3f}".format(*rates(others, truth)))  # fmt: skip
     chosen = None
     if "rounds" in reports or args.write:

@@ -97,12 +97,17 @@ def close_to_agent_bank(text: str) -> bool:
 
 
 def reads_like_agent_instruction(text: str) -> bool:
-    """The meaning check for external text: close to the bank of instructions aimed at an agent (MiniLM, pieces
-    that speak to or of an agent), or scored as an injection by the learned classifier
-    (``memtend.injection_classifier``, every piece)."""
+    """The meaning check for external text: scored as an injection by the learned classifier
+    (``memtend.injection_classifier``, every piece).
+
+    The MiniLM bank (:func:`close_to_agent_bank`) no longer joins it: with each round by other hands held out in
+    turn (``tests/benchmarks/injection_train.py``), the bank's flags added false flags on writing about assistants
+    and attacks faster than recall the classifier lacked, so the threshold had to sit higher; without it mean
+    recall at the same held-out false-flag bound rose from 0.836 to 0.870 (rounds 3-6), and no MiniLM encoding is
+    spent on external text. The bank stays for comparison in the training script."""
     from memtend.injection_classifier import reads_like_injection
 
-    return close_to_agent_bank(text) or reads_like_injection(text)
+    return reads_like_injection(text)
 
 
 def write_bank_vectors(path: Path = VECTORS) -> None:

@@ -131,7 +131,9 @@ _INJECTION = [
 _ABOUT_ATTACKS = re.compile(
     r"\b(?:prompt[\s-]injections?|jailbreaks?|jailbreaking|researchers?|attackers?|attacks?|article|paper|study"
     r"|report|blog|demo|talk|owasp|vulnerabilit(?:y|ies)|exploit|meme|security|hijack\w*|phishing|payloads?"
-    r"|red[\s-]team\w*|audit|forscher\w*"
+    r"|red[\s-]team\w*|audit|\w*forscher\w*|chercheuses?|démonstrations?|defenders?|ctf|threat[\s-]models?"
+    r"|mitigations?|bug\s+bount(?:y|ies)|scam\w*|fraud\w*|arnaques?|escroquer\w*|estafas?|betrüger\w*|betrugs\w+|oplicht\w*"
+    r"|truff\w*"
     r"|angreifer|angriff\w*|artikel|bericht|studie|chercheurs?|pirates?|attaques?|rapport|étude|investigador\w*"
     r"|atacantes?|ataques?|artículo|estudio|informe|noticia|malicious|malveillant\w*|malicios[oa]s?|bösartig\w*"
     r"|präpariert\w*|manipul\w+|training|schulung|formation|awareness|prompt-?injectie|aanval\w*|iniezion\w*"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from memtend.policies.gate.injection_lexicon import lexicon_patterns
+
 __all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces"]
 
 MAX_PIECES = 40  # a long page's sentences are all read, up to this many (one batch for the encoder)
@@ -20,8 +22,10 @@ _SENTENCES = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")  # Chinese
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")  # Japanese and Chinese: a character is about a word
 
-# Word cues in the languages of the tuning text (en, de, fr, es, it, pt, nl, pl, sv). Each is one 0/1 feature
-# beside the sentence vector; the classifier learns their weights, so a cue is evidence, never a verdict.
+# Word cues in the languages of the tuning text (en, de, fr, es, it, pt, nl, pl, sv), and for most cues the
+# multilingual lexicon (``injection_lexicon``: some forty languages, most of which the encoder does not know). Each
+# is one 0/1 feature beside the sentence vector; the classifier learns their weights, so a cue is evidence, never
+# a verdict.
 _CUES: tuple[tuple[str, str], ...] = (
     ("user_ref",
      r"\b(?:the|your|this|their)\s+(?:user|human|owner|account\s+holder|principal|operator)s?\b|\b(?:nutzer\w*"
@@ -87,6 +91,10 @@ _CUES: tuple[tuple[str, str], ...] = (
      r"|pre-?approved|bereits\s+(?:zugestimmt|erlaubt)|déjà\s+(?:accepté|donné|autorisé)|ya\s+(?:dio|autorizó"
      r"|aceptó)|già\s+(?:acconsentito|autorizzato)|já\s+(?:concordou|autorizou)|al\s+toestemming|już\s+(?:to\s+)?"
      r"(?:zatwierdził|zgodził)|redan\s+godkänt|už\s+souhlasil|zaten\s+onay|allerede\s+sagt\s+ja)\b"),
+    # instructions, orders, a prompt
+    ("instruction_ref",
+     r"\b(?:instructions?|prompts?|directives?|anweisung\w*|befehl\w*|consignes?|instrucci\w+|istruzion\w*"
+     r"|instruç\w+|instructie\w*|polece\w+|instrukcj\w*|instruktion\w*|systemprompt\w*)\b"),
     # play-acting: a part to play and a character to stay in
     ("roleplay",
      r"\b(?:pretend|let'?s\s+play|play\s+a\s+game|imagine\s+you|in\s+character|stay\s+in|your\s+part|act\s+as"
@@ -95,12 +103,18 @@ _CUES: tuple[tuple[str, str], ...] = (
      r"|roli|oyun\w*|legen)\b"),
 )  # fmt: skip
 CUE_NAMES: tuple[str, ...] = tuple(name for name, _ in _CUES)
-_CUE_PATTERNS = tuple(re.compile(pattern, re.IGNORECASE | re.MULTILINE) for _, pattern in _CUES)
+_LEXICON = lexicon_patterns()
+_CUE_PATTERNS = tuple(
+    (re.compile(pattern, re.IGNORECASE | re.MULTILINE), _LEXICON.get(name)) for name, pattern in _CUES
+)
 
 
 def cues(piece: str) -> list[float]:
     """The piece's word cues, one 0/1 value per name in :data:`CUE_NAMES`."""
-    return [1.0 if pattern.search(piece) else 0.0 for pattern in _CUE_PATTERNS]
+    return [
+        1.0 if pattern.search(piece) or (lexicon is not None and lexicon.search(piece)) else 0.0
+        for pattern, lexicon in _CUE_PATTERNS
+    ]
 
 
 def pieces(text: str) -> list[str]:
