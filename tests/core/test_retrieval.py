@@ -590,6 +590,27 @@ def test_moved_to_berlin_outranks_living_in_paris_with_the_real_embedding_model(
     assert alone["old"] > alone["new"]  # the ranking alone would have answered Paris
 
 
+def test_news_of_a_relative_in_another_language_replaces_nothing_with_the_real_embedding_model() -> None:
+    from memtend.embeddings import embed, embed_query
+
+    query = "Qui est mon médecin ?"
+    fillers = [
+        ("x1", "Prefers window seats on flights.", 30),
+        ("x2", "Plays five-a-side football on Thursdays.", 50),
+        ("x3", "Reads mostly science fiction.", 45),
+    ]
+    for newer, replaces in (("Je vais désormais chez le Dr Leroy.", True), ("Ma sœur va chez le Dr Leroy.", False)):
+        texts = [("old", "Mon médecin est le Dr Martin.", 40), ("new", newer, 5), *fillers]
+        records = [rec(i, t, days_ago=d, kind=Kind.NOTE) for i, t, d in texts]
+        vectors = embed([r.text for r in records])
+        index, plain = UserIndex(RetrievalConfig()), UserIndex(RetrievalConfig(conflict_pool=0))
+        index.upsert(records, vectors)
+        plain.upsert(records, vectors)
+        hits = dict(index.search(query, embed_query(query), k=5, now=NOW))
+        alone = dict(plain.search(query, embed_query(query), k=5, now=NOW))
+        assert (hits["old"] < alone["old"]) is replaces, newer  # the sister's doctor is not the user's
+
+
 def test_a_condition_replaces_nothing_with_the_real_embedding_model() -> None:
     from memtend.embeddings import embed, embed_query
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from memtend.arguments import check_retrieval
 from memtend.errors import InvalidInputError
+from memtend.policies.conflict_relations import relations_named
 from memtend.records import DAY, Kind
 
 __all__ = [
@@ -858,7 +859,8 @@ def people(text: str) -> frozenset[str]:
     ("moved to Marco's", "at my parents' place"). A name's "'s" that is "is" or "has" ("Emma's into climbing",
     "Broadband's with Virgin") or is part of a longer name ("St Mary's", "Queen's Road", "Jo's Studio", "Apple's 15
     Pro") names nobody's thing: like "Anna relocated", it is not counted. One relation in other words is one person
-    ("kids" / "children": "kid"), and the user's own team ("our team", "my team") is the user's."""
+    ("kids" / "children": "kid"), and the user's own team ("our team", "my team") is the user's. Relations named in
+    other languages count too, by their English word (see ``conflict_relations``: "meine Schwester" is "sister")."""
     body = _OWN_TEAM.sub("", statement_body(text))
     found = (
         m.group(0).lower()
@@ -883,7 +885,7 @@ def people(text: str) -> frozenset[str]:
         )
     )
     named = (w[:-2] if w.endswith("'s") else w.removesuffix("s") for w in found)
-    return frozenset(_SAME_PERSON.get(w, w) for w in named)
+    return frozenset(_SAME_PERSON.get(w, w) for w in named) | relations_named(body)
 
 
 # one relation said in other words ("the kids" / "our children") is one person, named once

@@ -1,0 +1,50 @@
+"""Relations named in other languages, for telling news of somebody else from a change of the user's own thing."""
+
+from __future__ import annotations
+
+import pytest
+from memtend.policies.conflict_relations import relations_named
+from memtend.policies.retrieval import people
+
+
+@pytest.mark.parametrize(
+    ("text", "relation"),
+    [
+        ("Meine Schwester ist nach Berlin gezogen.", "sister"),
+        ("Ma sœur va chez le Dr Leroy.", "sister"),
+        ("Mi hermano trabaja en una escuela.", "brother"),
+        ("Mia moglie ha comprato un iPhone.", "wife"),
+        ("Mijn buurman fietst overal naartoe.", "neighbour"),
+        ("Min sambo dricker kaffe på morgonen.", "partner"),
+        ("Moja mama chodzi do dr Kowalskiej.", "mother"),
+        ("Kız kardeşim İzmir'e taşındı.", "sister"),
+        ("Мой брат переехал в Казань.", "brother"),
+        ("Η κόρη μου ξεκίνησε πιάνο.", "daughter"),
+        ("Vợ tôi làm việc ở ngân hàng.", "wife"),
+        ("我的妹妹搬到了上海。", "sister"),
+        ("Anakku perempuan? Tidak, teman saya pindah ke Bandung.", "friend"),
+    ],
+)
+def test_a_relation_in_another_language_is_somebody_else(text: str, relation: str) -> None:
+    assert relation in relations_named(text)
+    assert relation in people(text)  # the conflict rules read it as a person the statement speaks of
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It took a mere five minutes.",
+        "The company moved to Leeds.",
+        "Germans drive on the right.",
+        "I have a sore throat.",
+        "OTC painkillers are in the drawer.",
+        "Fill the form before Friday.",
+        "Be kinder to myself this year.",
+        "I use the pomodoro method.",
+        "The fire was ablaze by noon.",
+        "Je vais désormais chez le Dr Leroy.",
+        "Ahora trabajo en una escuela como profesora.",
+    ],
+)
+def test_common_words_and_the_users_own_changes_name_nobody(text: str) -> None:
+    assert relations_named(text) == frozenset()
