@@ -24,7 +24,10 @@ notes, and the pair's question is recalled (top 10):
 With ``--round3`` it also measures ``round3/conflicts.jsonl``: changes that share no content word with the value
 they replace and look-alike controls, written by another hand and measured once before and once after a round of
 changes; tuning data since (its errors may be shown). ``conflicts_tune3.jsonl`` (39 changes, 39 look-alikes, by
-domain) was written for the next round, before its changes. With ``--round5`` it also measures
+domain) was written for the next round, before its changes. ``conflicts_tune4.jsonl``: one change and one look-alike
+about a relative ("Meine Schwester ist nach Berlin gezogen") in each of 16 languages (de, fr, es, it, nl, sv, pl, tr
+first, as a probe of ``policies/conflict_relations.py``; pt, ru, fi, cs, hu, id, ja, el written after it).
+With ``--round5`` it also measures
 ``round5/conflicts.jsonl``: the same kinds of pairs from everyday user memory, written by another hand apart from the
 tuning and measured only before and after a round of changes; tuning data since (a fold of its own in
 ``conflicts_cv.py``), like the fresh set, which had been measured many times. With ``--round6`` it also measures
@@ -53,6 +56,7 @@ SPLITS = {
     "tune": HERE / "data" / "conflicts_tune.jsonl",
     "tune2": HERE / "data" / "conflicts_tune2.jsonl",
     "tune3": HERE / "data" / "conflicts_tune3.jsonl",
+    "tune4": HERE / "data" / "conflicts_tune4.jsonl",
     "heldout": HERE / "data" / "conflicts_heldout.jsonl",
     "fresh": HERE / "data" / "conflicts_fresh.jsonl",
     "round3": HERE / "data" / "round3" / "conflicts.jsonl",
@@ -65,6 +69,7 @@ LABELS = {
     "tune": "tuning",
     "tune2": "tuning 2 (by domain)",
     "tune3": "tuning 3 (by domain)",
+    "tune4": "tuning 4 (16 languages)",
     "heldout": "held-apart 1 (tuned on since)",
     "fresh": "HELD-APART 2 (fresh)",
     "round3": "tuned on since (round 3)",
@@ -321,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("tune", "tune2", "tune3", "heldout", "round3", "round5", "round6", "fresh"),
+        choices=("tune", "tune2", "tune3", "tune4", "heldout", "round3", "round5", "round6", "fresh"),
         action="append",
         default=[],
         help="list misses and false merges of a set tuned on (rounds 3, 5, 6 and the fresh set are tuning data now)",

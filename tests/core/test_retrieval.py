@@ -636,7 +636,7 @@ def test_a_condition_replaces_nothing_with_the_real_embedding_model() -> None:
 def test_conflict_benchmark_detects_paraphrased_changes_without_false_merges() -> None:
     from conftest import load_benchmark
 
-    report = load_benchmark("conflicts").run(("tune", "tune2", "tune3", "heldout", "fresh", "round6"))
+    report = load_benchmark("conflicts").run(("tune", "tune2", "tune3", "heldout", "fresh", "round6", "tune4"))
     # tuned on: 1.00 with 1 false merge of 15; tuning 2 (changes sharing no content word): 0.79, 3 of 82 (0.66, 4
     # before "closest" leaned toward what answers the query, the no-cue rule asked for values of one kind and the
     # newer took the older's place)
@@ -653,8 +653,12 @@ def test_conflict_benchmark_detects_paraphrased_changes_without_false_merges() -
     # errors were read), 4 fillers demoted (7 before)
     assert report["round6"]["detection_rate"] >= 0.55 and report["round6"]["false_merges"] == 0
     assert report["round6"]["fillers_demoted"] <= 4
+    # 16 languages, a change and news of a relative each: 0.69 with no false merge (8 of 16 merged before the
+    # relations of policies/conflict_relations.py)
+    assert report["tune4"]["detection_rate"] >= 0.65 and report["tune4"]["false_merges"] == 0
     # filler notes demoted by conflict handling (false merges of unrelated records too): 0 / 1 / 0 / 0 / 1
-    assert sum(report[name]["fillers_demoted"] for name in report if name != "round6") <= 3
+    assert sum(report[name]["fillers_demoted"] for name in report if name not in ("round6", "tune4")) <= 3
+    assert report["tune4"]["fillers_demoted"] == 0
 
 
 # -- incremental upkeep equals a fresh build ------------------------------------------------------------
