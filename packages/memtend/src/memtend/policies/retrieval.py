@@ -843,22 +843,20 @@ _AFTER_PREPOSITION = re.compile(
 
 _OWN_TEAM = re.compile(r"\b(?:my|our) team\b", re.IGNORECASE)
 _SAINT = re.compile(r"\b(?:St|St\.|Saint)\s+$")
-# "Name's" as part of a longer name ("Queen's Road", "Jo's Studio", "Apple's 15 Pro"); what follows "Name's" when
-# its "'s" is "is" or "has" ("Emma's into climbing", "Broadband's with Virgin", "Tom's moved")
+# "Name's" as part of a longer name ("Queen's Road", "Jo's Studio", "Apple's 15 Pro"), or opening a sentence with an
+# "'s" that is "is with": who provides a service ("Broadband's with Virgin", "Insurance's with Aviva")
 _NAME_GOES_ON = re.compile(r"\s+[A-Z0-9]")
-_IS_OR_HAS = re.compile(
-    r"\s+(?:(?:with|into|in|at|on|from|off|out|up|down|over|away|back|now|still|just|also|already|never"
-    r"|always|been|got|gone|going|not|no|a|an|the|all|very|so|too|quite|really|more|less|done)\b|[a-z]+ed\b)"
-)
+_IS_WITH = re.compile(r"\s+with\b")
 
 
 def people(text: str) -> frozenset[str]:
     """Whom a statement is about besides its speaker: relations ("my sister") and possessive names ("Sarah's"),
     unless they follow a preposition, where they are where or with whom the speaker does something ("switched to a
     clinic", "swapped plots with a neighbour"), not of whom the statement speaks; a possessive stays somebody's
-    ("moved to Marco's", "at my parents' place"). A name's "'s" that is "is" or "has" ("Emma's into climbing",
-    "Broadband's with Virgin") or is part of a longer name ("St Mary's", "Queen's Road", "Jo's Studio", "Apple's 15
-    Pro") names nobody's thing: like "Anna relocated", it is not counted. One relation in other words is one person
+    ("moved to Marco's", "at my parents' place"), and so does a name's "'s" that is "is" or "has" ("Sarah's moved
+    to Leeds" is news of Sarah). A name's "'s" that is part of a longer name ("St Mary's", "Queen's Road", "Jo's
+    Studio", "Apple's 15 Pro") names nobody, nor does a sentence opening on "X's with" (who provides a service:
+    "Broadband's with Virgin Media"). One relation in other words is one person
     ("kids" / "children": "kid"), and the user's own team ("our team", "my team") is the user's. Relations named in
     other languages count too, by their English word (see ``conflict_relations``: "meine Schwester" is "sister")."""
     body = _OWN_TEAM.sub("", statement_body(text))
@@ -872,7 +870,7 @@ def people(text: str) -> frozenset[str]:
                 and (
                     _SAINT.search(body[: m.start()])
                     or _NAME_GOES_ON.match(body, m.end())
-                    or (_IS_OR_HAS.match(body, m.end()) and not _AFTER_PREPOSITION.search(body[: m.start()]))
+                    or (_IS_WITH.match(body, m.end()) and starts_sentence(body, m.start()))
                 )
             )
         )
