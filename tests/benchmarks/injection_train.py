@@ -39,9 +39,17 @@ these figures, never by in-sample scores. The model is three networks (seeds 0, 
 on a held-out round swings by up to 0.04 (round 5 left out: 0.776 with seed 0, 0.736 with seed 1, at 0.05 false
 flags).
 
-The threshold is chosen on those held-out scores (``threshold_by_rounds``): the highest mean recall over the
-rounds whose false-flag rate averages at most ``MEAN_FALSE_FLAGS`` (0.035) and stays within ``EACH_FALSE_FLAGS``
-(0.05, the issue's target) on every round; the margin is for text nobody tuned on. The report also gives each
+The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
+and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within
+``RECALL_SLACK`` of the best, among those whose false-flag rate averages at most ``MEAN_FALSE_FLAGS`` (0.035) and
+stays within ``EACH_FALSE_FLAGS`` (0.05, the issue's target) on every round; the margin is for text nobody tuned
+on. It is reported beside one threshold for all (``threshold_by_rounds``), which is what ships unless
+``--two-thresholds`` is given. Measured with the eighth tuning round: one threshold (2.53) lets English ordinary
+text, where nearly all the hard look-alikes are, reach 0.061 false flags on the rounds while other text stays at
+0.008, and misses injections in other languages, which score lower; the pair (3.20 / 1.50) gave mean recall 0.917
+at 0.031 over rounds 3-6 (nested 0.916 / 0.035) against 0.897 / 0.030, but raised false flags where the rounds
+say little: ordinary text of the eighth round held out by language group 0.045 -> 0.071, and held-apart 1 (de,
+fr, es beside English) 0.041 -> 0.054, over its test's 0.05. Not shipped. The report also gives each
 round's figures at a threshold chosen over the other rounds only (nested: the round played no part in it). Until
 round 6 was trained on, the threshold was the lowest whose out-of-fold false-flag rate by template CV stayed
 within 0.03, raised until at most 5 of others' 2,963 ordinary texts were flagged (0.17%): far stricter than the
@@ -86,6 +94,8 @@ FOLDS = 5
 HIDDEN = 64  # units of the hidden layer
 MEAN_FALSE_FLAGS = 0.035  # the threshold keeps the false-flag rate on rounds held out at most this on average,
 EACH_FALSE_FLAGS = 0.05  # and at most this on each (the issue's target), a margin for text nobody tuned on
+GRID = np.round(np.arange(-3.0, 8.0, 0.05), 2)  # the thresholds tried for English and for other text
+RECALL_SLACK = 0.005  # of the pairs this close to the best mean recall, the highest thresholds are taken
 SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
 # rounds written by other hands, each held out whole in turn (``--report rounds``; they choose the threshold)
@@ -218,7 +228,10 @@ def units(rows: list[dict[str, Any]]) -> tuple[list[str], npt.NDArray[np.float64
     return texts, np.array(labels)
 
 
-def trained(texts: list[str], labels: npt.NDArray[np.float64], features: Featuriser, threshold: float = 0.0) -> Any:
+def trained(
+    texts: list[str], labels: npt.NDArray[np.float64], features: Featuriser, threshold: float = 0.0,
+    threshold_other: float | None = None,
+) -> Any:  # fmt: skip
     from memtend.injection_classifier import Weights
 
     x = features(texts)
@@ -229,6 +242,7 @@ def trained(texts: list[str], labels: npt.NDArray[np.float64], features: Featuri
         np.stack([n[2] for n in nets]).astype(np.float32),
         np.array([n[3] for n in nets], dtype=np.float32),
         threshold,
+        threshold_other,
     )
 
 
@@ -300,12 +314,15 @@ class HeldOut:
     kind: np.ndarray
     lang: np.ndarray
     everyday: np.ndarray  # the classifier's scores on others' ordinary text
+    english: np.ndarray | None = None  # which texts read as English (``reads_as_english``); None: all
 
-    def flagged(self, threshold: float) -> np.ndarray:
+    def flagged(self, threshold: float, other_threshold: float | None = None) -> np.ndarray:
+        if self.english is not None and other_threshold is not None:
+            return self.other | (self.scores >= np.where(self.english, threshold, other_threshold))
         return self.other | (self.scores >= threshold)
 
-    def rates(self, threshold: float) -> tuple[float, float]:
-        return rates(self.flagged(threshold), self.truth)
+    def rates(self, threshold: float, other_threshold: float | None = None) -> tuple[float, float]:
+        return rates(self.flagged(threshold, other_threshold), self.truth)
 
 
 def held_out_rounds(
@@ -313,6 +330,9 @@ def held_out_rounds(
 ) -> list[HeldOut]:
     """Each round written by another hand, held out whole: trained on every other tuning text, scored on the round
     and on others' ordinary text."""
+    from memtend.policies.gate.injection import as_read
+    from memtend.policies.gate.injection_features import reads_as_english
+
     out: list[HeldOut] = []
     for held in rounds:
         test = load(SPLITS[held])
@@ -322,6 +342,7 @@ def held_out_rounds(
             held, text_scores(test, features, weights), np.array([bool(row["injection"]) for row in test]),
             others_flags(test), np.array([str(row["kind"]) for row in test]),
             np.array([str(row.get("lang", "en")) for row in test]), text_scores(everyday, features, weights),
+            np.array([reads_as_english(as_read(str(row["text"]))) for row in test]),
         ))  # fmt: skip
         features.save()
     return out
@@ -346,27 +367,62 @@ def threshold_by_rounds(
     return best
 
 
+def thresholds_by_rounds(
+    held: list[HeldOut],
+    mean_false_flags: float = MEAN_FALSE_FLAGS,
+    each_false_flags: float = EACH_FALSE_FLAGS,
+    grid: np.ndarray = GRID,
+    slack: float = RECALL_SLACK,
+) -> tuple[float, float]:
+    """(for English text, for text in other languages): among the pairs on ``grid`` whose false-flag rate over the
+    rounds held out averages at most ``mean_false_flags`` and stays within ``each_false_flags`` on every round,
+    the highest thresholds whose mean recall is within ``slack`` of the best (the held-out rounds are few, and
+    text in languages they lack can score higher); if no pair qualifies, the top of the grid."""
+    recall = np.zeros((len(grid), len(grid)))
+    false_flags = np.zeros((len(held), len(grid), len(grid)))
+    for i, h in enumerate(held):
+        english = np.ones(len(h.scores), dtype=bool) if h.english is None else h.english
+        caught = [(h.scores[None, part] >= grid[:, None]) | h.other[None, part] for part in (english, ~english)]
+        positives, negatives = max(1, int(h.truth.sum())), max(1, int((~h.truth).sum()))
+        tp = [c[:, h.truth[part]].sum(axis=1) for c, part in zip(caught, (english, ~english), strict=True)]
+        fp = [c[:, ~h.truth[part]].sum(axis=1) for c, part in zip(caught, (english, ~english), strict=True)]
+        recall += (tp[0][:, None] + tp[1][None, :]) / positives / len(held)
+        false_flags[i] = (fp[0][:, None] + fp[1][None, :]) / negatives
+    within_mean = false_flags.mean(axis=0) <= mean_false_flags + 1e-12
+    allowed = within_mean & (false_flags.max(axis=0) <= each_false_flags + 1e-12)
+    if not allowed.any():
+        return float(grid[-1]), float(grid[-1])
+    best = np.where(allowed, recall, -1.0)
+    top = np.argwhere(best >= best.max() - slack - 1e-12)
+    i, j = max(top.tolist(), key=lambda ij: ij[0] + ij[1])
+    return float(grid[i]), float(grid[j])
+
+
 def others_flagged(everyday_scores: np.ndarray, everyday_other: np.ndarray, threshold: float) -> int:
     return int((everyday_other | (everyday_scores >= threshold)).sum())
 
 
-def report_rounds(held: list[HeldOut], everyday_other: np.ndarray) -> float:
-    """Print each held-out round's figures at the threshold chosen over all rounds (as shipped), at the threshold
-    chosen over the other rounds only (nested: the round played no part in choosing it), and at the round's own
-    best threshold for <= 0.05; return the threshold chosen over all rounds."""
-    chosen = threshold_by_rounds(held)
+def report_rounds(held: list[HeldOut], everyday_other: np.ndarray) -> tuple[tuple[float, float], float]:
+    """Print each held-out round's figures at the pair of thresholds chosen over all rounds (one for English text,
+    one for other text), at the pair chosen over the other rounds only (nested: the round played no part in
+    choosing it), at one threshold for all text chosen over all rounds (as shipped), and at the round's own best
+    single threshold for <= 0.05; return the pair chosen over all rounds and the one threshold for all."""
+    chosen = thresholds_by_rounds(held)
+    single = threshold_by_rounds(held)
     for h in held:
-        nested = threshold_by_rounds([g for g in held if g is not h])
+        nested = thresholds_by_rounds([g for g in held if g is not h])
         at_05 = threshold_for(h.scores, h.other, h.truth, 0.05)
-        print(f"  {h.name:<7} left out (best threshold for <= 0.05 on it: recall {h.rates(at_05)[0]:.3f} at "
+        print(f"  {h.name:<7} left out (best single threshold for <= 0.05 on it: recall {h.rates(at_05)[0]:.3f} at "
               f"{h.rates(at_05)[1]:.3f})")  # fmt: skip
-        for name, threshold in (("chosen over all rounds", chosen), ("nested (other rounds)", nested)):
-            recall, false_flags = h.rates(threshold)
+        plans = (("chosen over all rounds", chosen), ("nested (other rounds)", nested), ("one for all", (single,) * 2))
+        for name, (threshold, other) in plans:
+            recall, false_flags = h.rates(threshold, other)
             print(
-                f"      {name:<24} threshold {threshold:6.2f}  recall {recall:.3f}  false flags {false_flags:.3f}"
-                f"  others {others_flagged(h.everyday, everyday_other, threshold)}/{len(everyday_other)}"
+                f"      {name:<24} thresholds {threshold:5.2f} (en) {other:5.2f} (other)  recall {recall:.3f}  false "
+                f"flags {false_flags:.3f}  others {others_flagged(h.everyday, everyday_other, threshold)}/"
+                f"{len(everyday_other)}"
             )
-        flagged, truth, kind, lang = h.flagged(chosen), h.truth, h.kind, h.lang
+        flagged, truth, kind, lang = h.flagged(*chosen), h.truth, h.kind, h.lang
         print("      by language (recall / false flags): " + "  ".join(
             f"{g} {flagged[truth & (lang == g)].mean():.2f}/{flagged[~truth & (lang == g)].mean():.2f}"
             for g in sorted(set(lang[truth]))))  # fmt: skip
@@ -376,18 +432,24 @@ def report_rounds(held: list[HeldOut], everyday_other: np.ndarray) -> float:
         print("      false:  " + "  ".join(
             f"{k} {int((~truth & flagged & (kind == k)).sum())}/{int((~truth & (kind == k)).sum())}"
             for k in sorted(set(kind)) if (~truth & flagged & (kind == k)).any()))  # fmt: skip
-    figures = [h.rates(chosen) for h in held]
-    print(f"  mean over the rounds at {chosen:.2f}: recall {np.mean([r for r, _ in figures]):.3f}, false flags "
-          f"{np.mean([f for _, f in figures]):.3f}")  # fmt: skip
-    return chosen
+    for name, pair in (("chosen", chosen), ("one threshold", (single, single))):
+        figures = [h.rates(*pair) for h in held]
+        recall, false_flags = np.mean([r for r, _ in figures]), np.mean([f for _, f in figures])
+        print(f"  mean over the rounds, {name} {pair[0]:.2f} / {pair[1]:.2f}: recall {recall:.3f}, false flags "
+              f"{false_flags:.3f}")  # fmt: skip
+    return chosen, single
 
 
 def main(argv: list[str] | None = None) -> int:
     from memtend.injection_classifier import WEIGHTS, save_weights
+    from memtend.policies.gate.injection import as_read
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-false-flags", type=float, default=0.03, help="the target of the CV reports")
     parser.add_argument("--write", action="store_true", help=f"write {WEIGHTS.name}")
+    parser.add_argument(
+        "--two-thresholds", action="store_true",
+        help="ship the pair of thresholds (English, other text), not one for all (measured, not shipped)")  # fmt: skip
     parser.add_argument(
         "--report", default="rounds",
         help="comma-separated: rounds (leave one round out), template, style, language (cross-validation)")  # fmt: skip
@@ -404,11 +466,12 @@ def main(argv: list[str] | None = None) -> int:
     everyday_other = others_flags(everyday)
     print(f"{len(rows)} tuning texts ({truth.sum()} injections); patterns alone: "
           "recall {:.3f}, false flags {:.3f}".format(*rates(others, truth)))  # fmt: skip
-    chosen = None
+    chosen: tuple[float, float] | None = None
     if "rounds" in reports or args.write:
-        print(f"leave one round out (threshold: highest mean recall at <= {MEAN_FALSE_FLAGS} mean and <= "
-              f"{EACH_FALSE_FLAGS} each false flags over the rounds held out):")  # fmt: skip
-        chosen = report_rounds(held_out_rounds(rows, features, ROUNDS, everyday), everyday_other)
+        print(f"leave one round out (thresholds for English and other text: highest mean recall at <= "
+              f"{MEAN_FALSE_FLAGS} mean and <= {EACH_FALSE_FLAGS} each false flags over the rounds)")  # fmt: skip
+        pair, single = report_rounds(held_out_rounds(rows, features, ROUNDS, everyday), everyday_other)
+        chosen = pair if args.two_thresholds else (single, single)
     plans: list[tuple[str, Callable[[dict[str, Any]], str], int | None]] = [
         ("by template", template, FOLDS),
         ("by style", lambda row: f"{row['injection']} {row['kind']}", FOLDS),
@@ -430,11 +493,13 @@ def main(argv: list[str] | None = None) -> int:
     if chosen is None:
         return 0
     texts, labels = units(rows)
-    weights = trained(texts, labels, features, chosen)
+    weights = trained(texts, labels, features, *chosen)
     everyday_scores = text_scores(everyday, features, weights)
-    print(f"trained on all tuning text, threshold {chosen:.2f}: others' ordinary text "
-          f"{others_flagged(everyday_scores, everyday_other, chosen)}/{len(everyday)} flagged")  # fmt: skip
-    flagged = others | (text_scores(rows, features, weights) >= chosen)
+    print(f"trained on all tuning text, thresholds {chosen[0]:.2f} (English) {chosen[1]:.2f} (other): others' "
+          f"ordinary text {others_flagged(everyday_scores, everyday_other, chosen[0])}/{len(everyday)} flagged "
+          "(at the English threshold)")  # fmt: skip
+    thresholds = np.array([weights.threshold_for(as_read(str(row["text"]))) for row in rows])
+    flagged = others | (text_scores(rows, features, weights) >= thresholds)
     print("  in sample (not a yardstick): recall {:.3f}, false flags {:.3f}".format(*rates(flagged, truth)))
     features.save()
     if args.write:

@@ -7,9 +7,11 @@ model download), its 512 numbers joined by a few word cues, and scored by three 
 seeds and averaged (each one hidden layer of 64 rectified units, numpy only, well under a millisecond per piece;
 they cross-validated above the logistic regression they replaced, and the average holds steadier on rounds held out
 than any one seed, see the training script). A text is flagged when its highest-scoring piece reaches the
-threshold. Weights and threshold ship beside this module (``injection_classifier.npz``), rebuilt from the tuning
-text by ``tests/benchmarks/injection_train.py``, which also chooses the threshold on the rounds written by other
-hands, each held out whole in turn, and reports it.
+threshold (the weights may carry a second, lower one for text that does not read as English, whose injections
+score lower; measured, the shipped weights use one for all, see the training script). Weights and threshold ship
+beside this module (``injection_classifier.npz``), rebuilt from the tuning text by
+``tests/benchmarks/injection_train.py``, which also chooses the thresholds on the rounds written by other hands,
+each held out whole in turn, and reports them.
 
 MiniLM (the recall model) was measured beside it on the same tuning text and separates far worse (area under
 the curve 0.73 against 0.88 with whole styles held out), most of all outside English, so this check loads its
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memtend.policies.gate.injection_features import CUE_NAMES, cues, pieces
+from memtend.policies.gate.injection_features import CUE_NAMES, cues, pieces, reads_as_english
 
 __all__ = ["ENCODER", "WEIGHTS", "Weights", "encode", "feature_digest", "load_weights", "reads_like_injection", "score"]
 
@@ -46,7 +48,8 @@ class Weights:
     """A trained classifier: a few networks (one per seed, averaged), each one hidden layer of rectified units
     over the features (sentence vector, then cues) read out by one weight per unit and a bias, and the threshold a
     text's highest piece score must reach. ``w1`` is (networks, features, units), ``b1`` and ``w2`` (networks,
-    units), ``b2`` (networks,); a single network's 2-D ``w1`` is read as one of them."""
+    units), ``b2`` (networks,); a single network's 2-D ``w1`` is read as one of them. English text is flagged at
+    ``threshold``, text in other languages at ``threshold_other`` (both chosen on rounds held out)."""
 
     def __init__(
         self,
@@ -55,12 +58,18 @@ class Weights:
         w2: npt.NDArray[np.float32],
         b2: float | npt.NDArray[np.float32],
         threshold: float,
+        threshold_other: float | None = None,
     ) -> None:
         if w1.ndim == 2:
             w1, b1, w2 = w1[None], b1[None], w2[None]
         self.w1, self.b1, self.w2 = w1, b1, w2
         self.b2 = np.asarray(b2, dtype=np.float32).reshape(len(w1))
         self.threshold = threshold
+        self.threshold_other = threshold if threshold_other is None else threshold_other
+
+    def threshold_for(self, text: str) -> float:
+        """The threshold for English text, or the one for text in other languages (``reads_as_english``)."""
+        return self.threshold if reads_as_english(text) else self.threshold_other
 
     def scores(self, features: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         hidden = np.maximum(np.einsum("nd,kdh->knh", features, self.w1) + self.b1[:, None, :], 0.0)
@@ -84,6 +93,7 @@ def load_weights(path: Path = WEIGHTS) -> Weights | None:
                 data["w2"].astype(np.float32),
                 data["b2"].astype(np.float32),
                 float(data["threshold"]),
+                float(data["threshold_other"]) if "threshold_other" in data.files else None,
             )
     except (OSError, KeyError, ValueError):
         return None
@@ -98,6 +108,7 @@ def save_weights(weights: Weights, path: Path = WEIGHTS) -> None:
         w2=weights.w2.astype(np.float32),
         b2=np.array(weights.b2),
         threshold=np.array(weights.threshold),
+        threshold_other=np.array(weights.threshold_other),
     )
 
 
@@ -149,7 +160,8 @@ def score(text: str) -> float | None:
 
 
 def reads_like_injection(text: str) -> bool:
-    """Does some piece of ``text`` score at or above the classifier's threshold?"""
+    """Does some piece of ``text`` score at or above the classifier's threshold (for English text, or for text in
+    other languages)?"""
     value = score(text)
     loaded = _load() if value is not None else None
-    return loaded is not None and value is not None and value >= loaded[1].threshold
+    return loaded is not None and value is not None and value >= loaded[1].threshold_for(text)

@@ -13,7 +13,7 @@ import re
 
 from memtend.policies.gate.injection_lexicon import lexicon_patterns
 
-__all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces"]
+__all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces", "reads_as_english"]
 
 MAX_PIECES = 40  # a long page's sentences are all read, up to this many (one batch for the encoder)
 _PIECE_CHARS = 300
@@ -141,3 +141,18 @@ def pieces(text: str) -> list[str]:
         ranked = sorted(range(len(out)), key=lambda i: -sum(cues(out[i])))[:MAX_PIECES]
         out = [out[i] for i in sorted(ranked)]
     return [piece.encode("utf-8", "replace").decode("utf-8") for piece in out]
+
+
+_ENGLISH_WORDS = re.compile(r"\b(?:the|and|to|of|you|your|is|this|for|that|with|are|it|in|on|be)\b", re.IGNORECASE)
+
+
+def reads_as_english(text: str) -> bool:
+    """Does the text read as English, as far as a cheap test tells: nearly all its letters ASCII (97%) and two
+    common English words? The classifier's threshold for other text is chosen apart: the hard ordinary text that
+    binds the threshold (articles quoting attacks, posts about assistants) is mostly English, while text in other
+    languages scores lower, injections included. Text without letters counts as English (the stricter threshold)."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return True
+    ascii_share = sum(c.isascii() for c in letters) / len(letters)
+    return ascii_share > 0.97 and len(_ENGLISH_WORDS.findall(text, 0, 20_000)) >= 2
