@@ -569,66 +569,59 @@ def test_a_change_said_in_other_words_conflicts_between_notes_only() -> None:
     assert R.conflicts(replace(far, first_person=True), replace(old, first_person=True), 0.4, config)
 
 
-def test_moved_to_berlin_outranks_living_in_paris_with_the_real_embedding_model() -> None:
+_FILLERS = [
+    ("x1", "Prefers window seats on flights.", 30),
+    ("x2", "Plays five-a-side football on Thursdays.", 50),
+    ("x3", "Reads mostly science fiction.", 45),
+]
+
+
+def _scored_with_and_without_conflicts(
+    texts: list[tuple[str, str, int]], query: str, config: RetrievalConfig | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Scores by record id of notes ``(id, text, days ago)`` for ``query`` with the real embedding model: with
+    conflict handling (``config``), and by the ranking alone (no conflict pool)."""
     from memtend.embeddings import embed, embed_query
 
+    records = [rec(i, t, days_ago=d, kind=Kind.NOTE) for i, t, d in texts]
+    vectors, query_vector = embed([r.text for r in records]), embed_query(query)
+    scored = []
+    for cfg in (config or RetrievalConfig(), RetrievalConfig(conflict_pool=0)):
+        index = UserIndex(cfg)
+        index.upsert(records, vectors)
+        scored.append(dict(index.search(query, query_vector, k=5, now=NOW)))
+    return scored[0], scored[1]
+
+
+def test_moved_to_berlin_outranks_living_in_paris_with_the_real_embedding_model() -> None:
     texts = [
         ("old", "I live in Paris.", 40),
         ("new", "I moved to Berlin last month.", 5),
         ("sis", "My sister moved to Madrid.", 3),
-        ("x1", "Prefers window seats on flights.", 30),
-        ("x2", "Plays five-a-side football on Thursdays.", 50),
+        *_FILLERS[:2],
     ]
-    records = [rec(i, t, days_ago=d, kind=Kind.NOTE) for i, t, d in texts]
-    index = UserIndex(RetrievalConfig(conflict_paraphrase_drop=0.3))
-    index.upsert(records, embed([r.text for r in records]))
-    hits = dict(index.search("Which city do I live in?", embed_query("Which city do I live in?"), k=5, now=NOW))
+    hits, alone = _scored_with_and_without_conflicts(
+        texts, "Which city do I live in?", RetrievalConfig(conflict_paraphrase_drop=0.3)
+    )
     assert hits["new"] > hits["old"]
-    plain = UserIndex(RetrievalConfig(conflict_pool=0))
-    plain.upsert(records, embed([r.text for r in records]))
-    alone = dict(plain.search("Which city do I live in?", embed_query("Which city do I live in?"), k=5, now=NOW))
     assert alone["old"] > alone["new"]  # the ranking alone would have answered Paris
 
 
 def test_news_of_a_relative_in_another_language_replaces_nothing_with_the_real_embedding_model() -> None:
-    from memtend.embeddings import embed, embed_query
-
-    query = "Qui est mon médecin ?"
-    fillers = [
-        ("x1", "Prefers window seats on flights.", 30),
-        ("x2", "Plays five-a-side football on Thursdays.", 50),
-        ("x3", "Reads mostly science fiction.", 45),
-    ]
     for newer, replaces in (("Je vais désormais chez le Dr Leroy.", True), ("Ma sœur va chez le Dr Leroy.", False)):
-        texts = [("old", "Mon médecin est le Dr Martin.", 40), ("new", newer, 5), *fillers]
-        records = [rec(i, t, days_ago=d, kind=Kind.NOTE) for i, t, d in texts]
-        vectors = embed([r.text for r in records])
-        index, plain = UserIndex(RetrievalConfig()), UserIndex(RetrievalConfig(conflict_pool=0))
-        index.upsert(records, vectors)
-        plain.upsert(records, vectors)
-        hits = dict(index.search(query, embed_query(query), k=5, now=NOW))
-        alone = dict(plain.search(query, embed_query(query), k=5, now=NOW))
+        texts = [("old", "Mon médecin est le Dr Martin.", 40), ("new", newer, 5), *_FILLERS]
+        hits, alone = _scored_with_and_without_conflicts(texts, "Qui est mon médecin ?")
         assert (hits["old"] < alone["old"]) is replaces, newer  # the sister's doctor is not the user's
 
 
 def test_a_condition_replaces_nothing_with_the_real_embedding_model() -> None:
-    from memtend.embeddings import embed, embed_query
-
-    query = "Who supplies our energy?"
     texts = [
         ("old", "Our energy supplier is EDF.", 40),
         ("new", "If Octopus offered a better tariff, I'd consider switching.", 5),
-        ("x1", "Prefers window seats on flights.", 30),
-        ("x2", "Plays five-a-side football on Thursdays.", 50),
-        ("x3", "Reads mostly science fiction.", 45),
+        *_FILLERS,
     ]
-    records = [rec(i, t, days_ago=d, kind=Kind.NOTE) for i, t, d in texts]
-    index = UserIndex(RetrievalConfig())
-    index.upsert(records, embed([r.text for r in records]))
-    hits = dict(index.search(query, embed_query(query), k=5, now=NOW))
-    plain = UserIndex(RetrievalConfig(conflict_pool=0))
-    plain.upsert(records, embed([r.text for r in records]))
-    assert hits["old"] == dict(plain.search(query, embed_query(query), k=5, now=NOW))["old"]  # not demoted
+    hits, alone = _scored_with_and_without_conflicts(texts, "Who supplies our energy?")
+    assert hits["old"] == alone["old"]  # not demoted
     assert hits["old"] > hits["new"]
 
 

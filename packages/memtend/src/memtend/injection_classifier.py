@@ -69,6 +69,8 @@ class Weights:
 
     def threshold_for(self, text: str) -> float:
         """The threshold for English text, or the one for text in other languages (``reads_as_english``)."""
+        if self.threshold_other == self.threshold:  # one threshold for all (as shipped): no language test
+            return self.threshold
         return self.threshold if reads_as_english(text) else self.threshold_other
 
     def scores(self, features: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
