@@ -1,4 +1,4 @@
-"""Shared checks of the held-apart sets (rounds 3 to 7): row schema, no duplicate text, no shared word, language
+"""Shared checks of the held-apart sets (rounds 3 on): row schema, no duplicate text, no shared word, language
 mix, no overlap with earlier data, and that the benchmarks measure them only when asked.
 
 The sets are measured only by ``tests/benchmarks/injection.py`` and ``tests/benchmarks/conflicts.py`` with their

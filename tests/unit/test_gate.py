@@ -539,6 +539,32 @@ def test_a_uuid_is_not_a_card_or_an_iban(text: str) -> None:
     assert find_sensitive(text) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "call_ad1200012030200359100100",  # a tool-call id of 24 hex digits holding an Andorran IBAN by chance
+        "call_AD1200012030200359100100",
+        "toolu_AD1200012030200359100100",
+        "tool call call_ad1200012030200359100100 returned",
+    ],
+)
+def test_a_provider_call_id_is_not_an_iban(text: str) -> None:
+    assert find_sensitive(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AD1200012030200359100100",
+        "iban_AD1200012030200359100100",  # not a provider's id prefix
+        "call_4111111111111111",  # digits only: no generated id, a card
+        "call_AD12 0001 2030 2003 5910 0100",  # the id stops at the space: the rest is an IBAN's groups
+    ],
+)
+def test_a_number_beside_a_word_is_still_found(text: str) -> None:
+    assert find_sensitive(text) != []
+
+
 def test_a_card_beside_a_uuid_is_still_found() -> None:
     text = "order 68214948-4549-4169-9385-721a9868b1f8 paid with card 4111-1111-1111-1111"
     [hit] = find_sensitive(text)

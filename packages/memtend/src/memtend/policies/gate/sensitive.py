@@ -30,12 +30,15 @@ _DETECTORS: tuple[Callable[[str, str], Iterator[Hit]], ...] = (
 )
 _GENERIC_KINDS = {"secret": 3, "password": 2, "pin": 2, "national_id": 1}
 _NUMBER_DETECTORS = frozenset((card_hits, iban_hits, national_id_hits))
-# Generated identifiers: a UUID (8-4-4-4-12 hex), or a hex hash of 32 characters or more holding a letter. Their
-# digits and letters can pass a card's Luhn check or an IBAN's checksum by chance (about one UUID in 20,000), but a
-# number inside one is never a card, IBAN or national id.
+# Generated identifiers: a UUID (8-4-4-4-12 hex), a hex hash of 32 characters or more holding a letter, or a model
+# provider's tool-call or message id (``call_``, ``toolu_``, ``fc_``, ``msg_``, ``resp_``, ``chatcmpl-``, ``run-``
+# and 20 or more letters and digits, a letter among them). Their digits and letters can pass a card's Luhn check or
+# an IBAN's checksum by chance (about one UUID in 20,000; ``call_`` and 24 hex digits as often), but a number inside
+# one is never a card, IBAN or national id.
 _GENERATED_ID = re.compile(
     r"(?<![0-9A-Za-z])(?:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9A-F]{8}(?:-[0-9A-F]{4}){3}-[0-9A-F]{12}"
-    r"|(?=[0-9]*[a-f])[0-9a-f]{32,}|(?=[0-9]*[A-F])[0-9A-F]{32,})(?![0-9A-Za-z])"
+    r"|(?=[0-9]*[a-f])[0-9a-f]{32,}|(?=[0-9]*[A-F])[0-9A-F]{32,}"
+    r"|(?:call|toolu|fc|msg|resp|chatcmpl|run)[_-](?=[0-9]*[A-Za-z])[0-9A-Za-z]{20,})(?![0-9A-Za-z])"
 )
 
 
