@@ -36,11 +36,14 @@ tuning data since (a fold of its own in ``conflicts_cv.py``, measured there befo
 With ``--round7`` it also measures ``round7/conflicts.jsonl``: another such set by another hand, written apart from
 the detector and every earlier set, for the next session to measure before and after its tuning. With ``--round8`` it
 also measures ``round8/conflicts.jsonl``: one more such set by another hand, written apart from the detector and
-every earlier set (round 7's included), for the session after that.
+every earlier set (round 7's included), for the session after that. With ``--round9`` it also measures
+``round9/conflicts.jsonl``: a further such set by another hand (56 changes and 55 look-alikes, each look-alike with an
+older statement of its own), written apart from the detector and every earlier set, for the next session.
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
 
-    uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--round7] [--round8] [--cost]
+    uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--round7] [--round8] [--round9]
+        [--cost]
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ SPLITS = {
     "round6": HERE / "data" / "round6" / "conflicts.jsonl",
     "round7": HERE / "data" / "round7" / "conflicts.jsonl",
     "round8": HERE / "data" / "round8" / "conflicts.jsonl",
+    "round9": HERE / "data" / "round9" / "conflicts.jsonl",
 }
 LABELS = {
     "tune": "tuning",
@@ -77,6 +81,7 @@ LABELS = {
     "round6": "HELD-APART 5 (round 6)",
     "round7": "HELD-APART 6 (round 7)",
     "round8": "HELD-APART 7 (round 8)",
+    "round9": "HELD-APART 8 (round 9)",
 }
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
@@ -340,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round6", action="store_true", help="also measure the round 6 held-apart set")
     parser.add_argument("--round7", action="store_true", help="also measure the round 7 held-apart set")
     parser.add_argument("--round8", action="store_true", help="also measure the round 8 held-apart set")
+    parser.add_argument("--round9", action="store_true", help="also measure the round 9 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
@@ -352,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round7",)
     if args.round8 and "round8" not in splits:
         splits += ("round8",)
+    if args.round9 and "round9" not in splits:
+        splits += ("round9",)
     for name, result in run(splits).items():
         label = LABELS[name]
         print(

@@ -1,5 +1,5 @@
-"""The held-apart sets of rounds 6, 7 and 8 keep their schema, sizes, class balance and language mix, every change pair
-shares no word, none of their texts repeats data written before them, and both stay opt-in.
+"""The held-apart sets of rounds 6, 7, 8 and 9 keep their schema, sizes, class balance and language mix, every change
+pair shares no word, none of their texts repeats data written before them, and both stay opt-in.
 
 The sets are measured only by ``tests/benchmarks/injection.py --roundN`` and ``tests/benchmarks/conflicts.py
 --roundN``; this test reads nothing but their shape (never their scores), so it cannot rot. The overlap check
@@ -67,6 +67,24 @@ ROUNDS = (
         4,
         50,
         ("HELD-APART 9 (round 8)", "HELD-APART 7 (round 8)"),
+    ),
+    Round(
+        "round9",
+        (
+            *_BEFORE_ROUND6,
+            "conflicts_tune4.jsonl",
+            "injection_tune7.jsonl",
+            "injection_tune8.jsonl",
+            "round6/conflicts.jsonl",
+            "round6/injection.jsonl",
+            "round7/conflicts.jsonl",
+            "round7/injection.jsonl",
+            "round8/conflicts.jsonl",
+            "round8/injection.jsonl",
+        ),
+        2,
+        50,
+        ("HELD-APART 10 (round 9)", "HELD-APART 8 (round 9)"),
     ),
 )
 each_round = pytest.mark.parametrize("r", ROUNDS, ids=[r.split for r in ROUNDS])
