@@ -1,0 +1,114 @@
+"""Read-time fact precedence (memtend.fact_claims, not yet wired in): replaying a key's writes in write order gives
+what the slot design gives applying them one after another (outcomes, current value, history operations), and
+racing writes in any order never leave a guess over the user's value."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from memtend.fact_claims import Claim, claim_id, resolve
+from memtend.policies import changes
+from memtend.policies.precedence import FactOutcome, fact_text
+from memtend.records import Kind, Record, Source, Status, fact_id
+
+USER = "ada"
+KEY = "contact.method"
+SOURCES = [Source.USER, Source.TOOL, Source.AGENT, Source.INFERRED]
+VALUES = ["email", "EMAIL ", "phone", "sms", "slack"]
+
+
+def _candidate(value: str, source: Source, said: float) -> Record:
+    return Record(
+        id=f"c{said}",
+        user_id=USER,
+        kind=Kind.FACT,
+        text=fact_text(KEY, value),
+        source=source,
+        key=KEY,
+        value=value,
+        created_at=said,
+        updated_at=said,
+        last_used_at=said,
+    )
+
+
+def _slot_design(
+    writes: list[tuple[str, Source, float, bool, float]],
+) -> tuple[list[FactOutcome], Record | None, list[str]]:
+    """What the slot design does with the writes applied one after another: outcomes, the slot, history ops."""
+    slot: Record | None = None
+    outcomes, ops = [], []
+    for value, source, said, backdated, t in writes:
+        result, change = changes.fact(
+            USER, _candidate(value, source, said), slot, np.zeros(4), t, said_at=said if backdated else None
+        )
+        outcomes.append(result.outcome)
+        ops += [h.op for h in change.history]
+        for r in change.upserts:
+            if r.id == fact_id(USER, KEY):
+                slot = r
+    return outcomes, slot, ops
+
+
+def _claims(writes: list[tuple[str, Source, float, bool, float]]) -> list[Claim]:
+    return [
+        Claim(_candidate(value, source, said), f"w{n:04d}", t, backdated)
+        for n, (value, source, said, backdated, t) in enumerate(writes)
+    ]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_replaying_writes_in_order_gives_what_the_slot_design_gives(seed: int) -> None:
+    rng = random.Random(seed)
+    writes = []
+    t = 1_000.0
+    for _ in range(rng.randint(1, 8)):
+        t += rng.choice([1.0, 5.0, 30.0])
+        backdated = rng.random() < 0.25
+        said = t - rng.choice([0.5, 10.0, 100.0]) if backdated else t
+        writes.append((rng.choice(VALUES), rng.choice(SOURCES), said, backdated, t))
+    outcomes, slot, ops = _slot_design(writes)
+    claims = _claims(writes)
+    resolved = resolve(USER, KEY, list(reversed(claims)))  # stored order does not matter: write order does
+    assert [resolved.outcomes[c.write_id] for c in claims] == outcomes
+    assert [e.op for e in resolved.entries] == ops
+    assert resolved.current is not None and slot is not None
+    assert (resolved.current.value, resolved.current.source, resolved.current.id) == (slot.value, slot.source, slot.id)
+    assert (resolved.current.created_at, resolved.current.updated_at) == (slot.created_at, slot.updated_at)
+    assert resolved.current.snapshot() == slot.snapshot()
+    assert all(e.record_id == fact_id(USER, KEY) for e in resolved.entries)
+    current_claims = len(claims) - len(resolved.superseded)
+    assert current_claims == 1, "exactly one write holds the current value; the rest are the archive"
+    assert all(r.status is Status.ARCHIVED for r in resolved.superseded)
+
+
+@pytest.mark.parametrize("guess", [Source.TOOL, Source.AGENT, Source.INFERRED])
+def test_racing_writes_in_any_order_never_leave_a_guess_over_the_user(guess: Source) -> None:
+    writes = [("Lisbon", Source.USER), ("Porto", guess), ("Faro", guess), ("Braga", Source.INFERRED)]
+    for order in itertools.permutations(range(len(writes))):
+        claims = [
+            Claim(_candidate(writes[i][0], writes[i][1], 10.0 + n), f"w{i}", 10.0 + n) for n, i in enumerate(order)
+        ]
+        current = resolve(USER, KEY, claims).current
+        assert current is not None and current.value == "Lisbon" and current.source is Source.USER, order
+
+
+def test_two_writes_at_the_same_instant_resolve_alike_everywhere() -> None:
+    a = Claim(_candidate("tea", Source.USER, 5.0), "a" * 32, 5.0)
+    b = Claim(_candidate("coffee", Source.USER, 5.0), "b" * 32, 5.0)
+    one, other = resolve(USER, KEY, [a, b]), resolve(USER, KEY, [b, a])
+    assert one.current == other.current and one.current is not None and one.current.value == "coffee"
+
+
+def test_pending_writes_take_no_part_and_a_claim_id_names_its_key() -> None:
+    pending = Claim(replace(_candidate("evil", Source.EXTERNAL, 2.0), status=Status.PENDING_REVIEW), "p", 2.0)
+    user = Claim(_candidate("good", Source.USER, 1.0), "u", 1.0)
+    resolved = resolve(USER, KEY, [pending, user])
+    assert resolved.current is not None and resolved.current.value == "good"
+    assert "p" not in resolved.outcomes and resolved.superseded == ()
+    assert claim_id(USER, KEY, "w1").split(":")[1] == fact_id(USER, KEY).split(":")[1]
+    assert claim_id(USER, KEY, "w1") != claim_id(USER, "other.key", "w1") != claim_id("bob", KEY, "w1")
