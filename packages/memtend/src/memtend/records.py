@@ -142,7 +142,14 @@ class Record:
             packed["expires_at"] = float(self.expires_at)
         if origin is not None:
             packed["h"] = dict(origin)
-        return {"user_id": self.user_id, "last_used_at": float(self.last_used_at), "r": json.dumps(packed)}
+        meta: dict[str, str | int | float | bool] = {
+            "user_id": self.user_id,
+            "last_used_at": float(self.last_used_at),
+            "r": json.dumps(packed),
+        }
+        if self.id.startswith("fv:"):  # PROTOTYPE: a fact claim names its key (fact_claims)
+            meta["fk"] = fact_id(self.user_id, self.key)
+        return meta
 
     @classmethod
     def from_chroma(cls, id: str, document: str | None, meta: dict[str, Any]) -> Record:

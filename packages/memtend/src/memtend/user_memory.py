@@ -8,6 +8,8 @@ applying is ``Memory.apply``, the one function that writes.
 
 from __future__ import annotations
 
+import os
+
 import builtins
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -259,6 +261,11 @@ class UserMemory:
             self._add([_Checked(candidate, checked.redacted)])
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
         said_at = candidate.created_at if at else None
+        if os.environ.get("MEMTEND_CLAIMS_PROTOTYPE"):  # PROTOTYPE (measurement only): one add of one claim row
+            from memtend.fact_claims import claim_id
+
+            claim = replace(candidate, id=claim_id(self.user_id, candidate.key, new_id()))
+            return FactResult(FactOutcome.ADDED, self._add([_Checked(claim, checked.redacted)])[0], "prototype")
         with self.memory._lock:
             if not shared_writes.shared(self.memory):
                 result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
