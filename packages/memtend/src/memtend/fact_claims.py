@@ -1,4 +1,5 @@
-"""Fact precedence resolved when facts are read (DESIGN + the pure resolver; NOT wired into memtend yet).
+"""Fact precedence resolved when facts are read: the stored rows of a key (its claims, its checkpoint) and how every
+reader presents them (the slot record, the archive, the derived history).
 
 Why (measured, ``tests/benchmarks/single_write.py --n 200 --runs 2``, which now times each write's Chroma reads):
 on a store other processes may write (a ``chroma run`` server, an in-process client without the folder lock)
@@ -63,22 +64,68 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from memtend.policies.precedence import FactOutcome, decide_fact
 from memtend.records import Record, Status, fact_id
 from memtend.results import HistoryEntry
 
-__all__ = ["Claim", "Resolved", "claim_id", "resolve"]
+__all__ = [
+    "CLAIM_PREFIX",
+    "Claim",
+    "Presented",
+    "Resolved",
+    "claim_id",
+    "claim_of",
+    "is_claim",
+    "is_fact_row",
+    "key_of",
+    "present",
+    "resolve",
+    "select",
+]
 
 CLAIM_PREFIX = "fv:"
+SLOT_PREFIX = "fact:"
+FACT_KEY_FIELD = "fk"  # the top-level metadata field naming a claim's key (its fact id): one where-read per key
+CHECKPOINT_WRITE = "checkpoint"  # the write id under which a replaced checkpoint's value is presented archived
+FORCED_OPS = frozenset({"restore"})  # claim operations that take the key whatever precedence says
 
 
 def claim_id(user_id: str, key: str, write_id: str) -> str:
     """The id of one write of a fact key: the key's hash (as ``fact_id``'s) and the write's own id."""
     digest = hashlib.sha256(json.dumps([user_id, key]).encode()).hexdigest()[:40]
     return f"{CLAIM_PREFIX}{digest}:{write_id}"
+
+
+def is_claim(record_id: str) -> bool:
+    return record_id.startswith(CLAIM_PREFIX)
+
+
+def is_fact_row(record_id: str) -> bool:
+    """A claim or a key's slot/checkpoint row (``fact:<hash>``)."""
+    return record_id.startswith(CLAIM_PREFIX) or record_id.startswith(SLOT_PREFIX)
+
+
+def key_of(record_id: str) -> str | None:
+    """The fact id (``fact:<hash>``) of a claim id or a slot id; None for any other record."""
+    if record_id.startswith(SLOT_PREFIX):
+        return record_id
+    if record_id.startswith(CLAIM_PREFIX):
+        digest = record_id[len(CLAIM_PREFIX) :].split(":", 1)[0]
+        return SLOT_PREFIX + digest
+    return None
+
+
+def checkpoint_value_id(fid: str) -> str:
+    """The id a replaced checkpoint's value is presented under in the archive (its row keeps the fact id)."""
+    return f"{CLAIM_PREFIX}{fid[len(SLOT_PREFIX) :]}:{CHECKPOINT_WRITE}"
+
+
+def write_id_of(record_id: str) -> str:
+    return record_id.rsplit(":", 1)[-1]
 
 
 @dataclass(frozen=True)
@@ -93,6 +140,22 @@ class Claim:
     op: str = "set"
 
 
+def claim_of(record: Record) -> Claim:
+    """The claim a stored claim row holds: written at its ``updated_at``; back-dated when said at another time
+    (``created_at``; only a ``set`` can be); its operation is named in its write id (``<op>-<id>``: ``approve``,
+    ``restore``, which takes the key whatever precedence says, as restoring an archived value always did; a bare id
+    is a ``set``), so a claim says what it is in its one row, whatever else its write stored."""
+    write_id = write_id_of(record.id)
+    op = write_id.split("-", 1)[0] if "-" in write_id else "set"
+    return Claim(
+        record=record,
+        write_id=write_id,
+        written_at=record.updated_at,
+        backdated=op == "set" and record.created_at != record.updated_at,
+        op=op,
+    )
+
+
 @dataclass(frozen=True)
 class Resolved:
     """A key's claims resolved: the current value (as the slot record, id ``fact_id``), the derived history, what
@@ -102,42 +165,81 @@ class Resolved:
     entries: tuple[HistoryEntry, ...]
     outcomes: dict[str, FactOutcome]
     superseded: tuple[Record, ...]
+    winner: str | None = None  # the write id holding the current value (None: the checkpoint, or no value)
+    reasons: dict[str, str] = field(default_factory=dict)  # why each write did what it did (precedence's words)
 
 
-def resolve(user_id: str, key: str, claims: Sequence[Claim]) -> Resolved:
-    """Replay a key's claims in write order through precedence (see the module docstring)."""
+def resolve(user_id: str, key: str, claims: Sequence[Claim], *, checkpoint: Record | None = None) -> Resolved:
+    """Replay a key's claims in write order through precedence (see the module docstring), after its checkpoint
+    (the key's slot row, when it has one: its value, if active, is where the replay starts)."""
     fid = fact_id(user_id, key)
-    current: Record | None = None
+    current: Record | None = checkpoint if checkpoint is not None and checkpoint.status is Status.ACTIVE else None
     winner: str | None = None  # the write id of the claim holding the current value
     entries: list[HistoryEntry] = []
     outcomes: dict[str, FactOutcome] = {}
+    reasons: dict[str, str] = {}
+    replaced_at: dict[str | None, float] = {}  # write id (None: the checkpoint) -> when its value was replaced
     for claim in sorted(claims, key=lambda c: (c.written_at, c.write_id)):
         r = claim.record
         if r.status is not Status.ACTIVE:
             continue
-        said_at = r.created_at if claim.backdated else None
-        decision = decide_fact(current, r.value, r.source, said_at=said_at)
-        outcomes[claim.write_id] = decision.outcome
-        if decision.outcome is FactOutcome.UNCHANGED:
+        if claim.op in FORCED_OPS:
+            outcome = FactOutcome.UPDATED if current is not None else FactOutcome.ADDED
+            reasons[claim.write_id] = "restored"
+        else:
+            said_at = r.created_at if claim.backdated else None
+            decision = decide_fact(current, r.value, r.source, said_at=said_at)
+            outcome = decision.outcome
+            reasons[claim.write_id] = decision.reason
+        outcomes[claim.write_id] = outcome
+        if outcome is FactOutcome.UNCHANGED:
             continue
-        if decision.outcome is FactOutcome.KEPT:
+        if outcome is FactOutcome.KEPT:
             assert current is not None
             snap = current.snapshot()
             entries.append(_entry(claim, user_id, fid, "kept", snap, snap))
             continue
+        forced = claim.op in FORCED_OPS
+        op = "restore" if forced else ("add" if current is None else "update")
         if current is None:
-            new = replace(r, id=fid, status=Status.ACTIVE)
-            entries.append(_entry(claim, user_id, fid, "add", None, new.snapshot()))
+            new = _as_slot(r, fid, r.created_at, r.updated_at if forced else r.created_at)
+            if claim.op == "set" and checkpoint is not None and checkpoint.status is not Status.ACTIVE:
+                new = replace(new, created_at=checkpoint.created_at)  # a forgotten fact keeps its creation time
+            entries.append(_entry(claim, user_id, fid, op, None, new.snapshot()))
         else:
-            new = replace(r, id=fid, status=Status.ACTIVE, created_at=current.created_at, updated_at=claim.written_at)
-            entries.append(_entry(claim, user_id, fid, "update", current.snapshot(), new.snapshot()))
+            new = _as_slot(r, fid, r.created_at if forced else current.created_at, claim.written_at)
+            entries.append(_entry(claim, user_id, fid, op, current.snapshot(), new.snapshot()))
+            replaced_at[winner] = claim.written_at
         current, winner = new, claim.write_id
-    superseded = tuple(
-        replace(c.record, status=Status.ARCHIVED, superseded_by=fid)
+    superseded = [
+        replace(
+            c.record,
+            status=Status.ARCHIVED,
+            superseded_by=fid,
+            updated_at=replaced_at.get(c.write_id, c.written_at),
+            derived_from=[],
+        )
         for c in claims
         if c.write_id != winner and c.record.status is Status.ACTIVE
+    ]
+    if checkpoint is not None and winner is not None:  # the checkpoint's value, replaced by a claim
+        was = checkpoint
+        if was.status is Status.ACTIVE:
+            was = replace(was, status=Status.ARCHIVED, superseded_by=fid, updated_at=replaced_at.get(None, 0.0))
+        superseded.append(replace(was, id=checkpoint_value_id(fid)))
+    return Resolved(current, tuple(entries), outcomes, tuple(superseded), winner, reasons)
+
+
+def _as_slot(r: Record, fid: str, created_at: float, updated_at: float) -> Record:
+    return replace(
+        r,
+        id=fid,
+        status=Status.ACTIVE,
+        superseded_by="",
+        created_at=created_at,
+        updated_at=updated_at,
+        derived_from=[],
     )
-    return Resolved(current, tuple(entries), outcomes, superseded)
 
 
 def _entry(
@@ -153,3 +255,132 @@ def _entry(
         source=claim.record.source.value,
         at=claim.written_at,
     )
+
+
+# ---------------------------------------------------------------------------------------------------- presenting
+@dataclass
+class _Group:
+    fid: str
+    first: int  # where the key's first row was read (its presented rows take that place)
+    checkpoint: tuple[Record, int] | None = None
+    claims: list[tuple[Record, int]] | None = None
+    archived: list[tuple[Record, int]] | None = None  # claims folded into the checkpoint (stored archived)
+
+
+Presented = tuple[Record, int]  # a record as readers see it, and the index of the stored row holding its vector
+
+
+def present(rows: Sequence[Record]) -> list[Presented]:
+    """The records readers see for stored rows (in read order): a key's claims and checkpoint resolved into its
+    current value (id ``fact_id``) and its archive (claims not current, archived; folded claims as stored);
+    every other row as it is. Each comes with the index of the row whose vector it has."""
+    groups: dict[str, _Group] = {}
+    out: list[Presented | _Group] = []
+    for n, record in enumerate(rows):
+        fid = key_of(record.id)
+        if fid is None:
+            out.append((record, n))
+            continue
+        group = groups.get(fid)
+        if group is None:
+            group = groups[fid] = _Group(fid, n, claims=[], archived=[])
+            out.append(group)
+        if record.id == fid:
+            group.checkpoint = (record, n)
+        elif record.status is Status.ACTIVE:
+            assert group.claims is not None
+            group.claims.append((record, n))
+        else:
+            assert group.archived is not None
+            group.archived.append((record, n))
+    presented: list[Presented] = []
+    for item in out:
+        if isinstance(item, _Group):
+            presented.extend(_present_group(item))
+        else:
+            presented.append(item)
+    # a value restored by a claim lives on in that claim: the archived row it was restored from leaves the archive
+    restored = {
+        d
+        for r in rows
+        if is_claim(r.id) and r.status is Status.ACTIVE and r.id.rsplit(":", 1)[-1].startswith("restore-")
+        for d in r.derived_from
+    }
+    return [p for p in presented if p[0].id not in restored] if restored else presented
+
+
+def _present_group(group: _Group) -> list[Presented]:
+    claims = group.claims or []
+    archived = list(group.archived or [])
+    if not claims:  # a legacy slot, or a checkpoint with nothing written since: as stored
+        return ([group.checkpoint] if group.checkpoint is not None else []) + archived
+    row_of = {write_id_of(r.id): n for r, n in claims}
+    sample = claims[0][0]
+    checkpoint = group.checkpoint[0] if group.checkpoint is not None else None
+    resolved = resolve(sample.user_id, sample.key, [claim_of(r) for r, _ in claims], checkpoint=checkpoint)
+    out: list[Presented] = []
+    if resolved.current is not None:
+        if resolved.winner is None:
+            assert group.checkpoint is not None
+            out.append(group.checkpoint)
+        else:
+            out.append((_row_free(resolved.current, checkpoint), row_of[resolved.winner]))
+    for record in resolved.superseded:
+        if record.id == checkpoint_value_id(group.fid):
+            assert group.checkpoint is not None
+            out.append((record, group.checkpoint[1]))
+        else:
+            out.append((record, row_of[write_id_of(record.id)]))
+    return out + archived
+
+
+def _row_free(current: Record, checkpoint: Record | None) -> Record:
+    """The current value as the slot record: no creation entry of its own (it is derived), and the metadata keys
+    of the slot row when one is stored (so a write of the slot clears what the new version lacks)."""
+    out = replace(current)
+    out.origin = None
+    out.stored_keys = checkpoint.stored_keys if checkpoint is not None else frozenset()
+    out.stored_document = checkpoint.stored_document if checkpoint is not None else False
+    return out
+
+
+def select(presented: Sequence[Presented], ids: Iterable[str]) -> list[Presented]:
+    """The presented records asked for by id: a claim id that holds the current value gives the current value
+    (id ``fact_id``)."""
+    wanted = set(ids)
+    out = [p for p in presented if p[0].id in wanted]
+    have = {p[0].id for p in out}
+    current = {p[0].id: p for p in presented if p[0].id.startswith(SLOT_PREFIX)}
+    for rid in wanted:
+        fid = key_of(rid)
+        if rid not in have and fid is not None and fid in current and fid not in have:
+            out.append(current[fid])
+            have.add(fid)
+    return out
+
+
+def history(presented_rows: Sequence[Record]) -> list[HistoryEntry]:
+    """The derived history entries of every key among stored rows (their active claims replayed)."""
+    groups: dict[str, tuple[Record | None, list[Record]]] = {}
+    for record in presented_rows:
+        fid = key_of(record.id)
+        if fid is None:
+            continue
+        checkpoint, claims = groups.get(fid, (None, []))
+        if record.id == fid:
+            checkpoint = record
+        elif record.status is Status.ACTIVE:
+            claims.append(record)
+        groups[fid] = (checkpoint, claims)
+    out: list[HistoryEntry] = []
+    for checkpoint, claims in groups.values():
+        if claims:
+            out.extend(
+                resolve(claims[0].user_id, claims[0].key, [claim_of(r) for r in claims], checkpoint=checkpoint).entries
+            )
+    return out
+
+
+def metadata_key(record: Record) -> dict[str, Any]:
+    """The top-level metadata a claim row carries beside a record's: its key's fact id."""
+    return {FACT_KEY_FIELD: fact_id(record.user_id, record.key)} if is_claim(record.id) else {}

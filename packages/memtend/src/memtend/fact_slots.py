@@ -1,12 +1,13 @@
-"""What the store holds at each fact key's slot (``fact:<hash>``), kept in memory so that ``set_fact`` need not read
-the slot from Chroma before it writes (a Chroma get with the vector: about 1 ms of a 15-20 ms call).
+"""Each fact key as readers see it (its current value, resolved from its claims and checkpoint: see
+:mod:`memtend.fact_claims`), kept in memory so that ``set_fact`` knows what its claim does without reading the key
+from Chroma (two Chroma gets of a 15-20 ms call).
 
 Kept only while no other process can write the store (an embedded folder whose lock this process holds): every
 write of the memories collection then goes through :class:`~memtend.storage.Storage`, which tells this cache what it
-wrote (the record as it reads back, with the creation entry its row keeps, its metadata keys and its vector),
-deleted, stamped or rewrote. A write that fails (it may or may not have landed) and any rewrite the cache does not
-follow drop the entries concerned, so the next ``set_fact`` reads them from Chroma again. An entry of None means
-the slot is known to be empty.
+wrote (a checkpoint row as it reads back, with the creation entry its row keeps, its metadata keys and its
+vector; ``set_fact`` puts what its claim made of the key once written), deleted, stamped or rewrote. A write that
+fails (it may or may not have landed) and any rewrite the cache does not follow drop the entries concerned, so the
+next ``set_fact`` reads them from Chroma again. An entry of None means the key is known to hold nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from memtend import fact_claims
 from memtend.records import Record, chroma_float
 
 __all__ = ["FactSlots", "is_slot"]
@@ -69,7 +71,9 @@ class FactSlots:
         """Rows a write stored: (record, the creation entry its row keeps, the metadata sent, its vector). A
         metadata key sent as None is removed by Chroma."""
         for record, origin, meta, vector in rows:
-            if self.enabled and is_slot(record.id):
+            if self.enabled and fact_claims.is_claim(record.id):  # set_fact puts the key's value once written
+                self.drop([record.id])
+            elif self.enabled and is_slot(record.id):
                 stored = copy.copy(record)
                 stored.origin = dict(origin) if origin is not None else None
                 stored.stored_keys = frozenset(k for k, v in meta.items() if v is not None)
@@ -85,9 +89,10 @@ class FactSlots:
                     found[1].last_used_at = chroma_float(at)
 
     def drop(self, ids: Iterable[str]) -> None:
+        """Forget the keys of these rows (slot ids or claim ids)."""
         with self._lock:
             for rid in ids:
-                self._slots.pop(rid, None)
+                self._slots.pop(fact_claims.key_of(rid) or rid, None)
 
     def drop_user(self, user_id: str) -> None:
         with self._lock:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memtend import journal, locking, store_files, store_state
+from memtend import fact_claims, journal, locking, store_files, store_state
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_memory_options, check_texts, describe
 from memtend.embeddings import BATCH_SIZE
@@ -571,7 +571,7 @@ class Memory:
         with self._lock:
             # stamped as they are written, so another process catching up by time cannot miss them
             stamp = now()
-            history = [replace(h, at=stamp) for h in change.history]
+            history = [replace(h, at=stamp) if not h.at else h for h in change.history]  # (a fold keeps its own)
             mark_row = self._mark_row(change) if mark and not self._exclusive else None
             # records, archives and the history row: one Chroma upsert (one transaction) when they fit in a batch
             self.storage.write_records(
@@ -593,14 +593,35 @@ class Memory:
                 self.storage.scrub_history(uid, change.deletes)
             synced = self._indexes.get(uid)
             if synced is not None:
-                live = change.live_upserts()
-                if live:
+                rows = [
+                    i
+                    for i, r in enumerate(change.upserts)
+                    if r.status is not Status.ARCHIVED and not fact_claims.is_claim(r.id)
+                ]
+                if rows:
                     assert vectors is not None
-                    rows = [i for i, r in enumerate(change.upserts) if r.status is not Status.ARCHIVED]
-                    synced.index.upsert(live, vectors[rows])
+                    synced.index.upsert([change.upserts[i] for i in rows], vectors[rows])
                 leaving = change.leaving_index()
                 if leaving:
                     synced.index.remove(leaving)
+                self._index_claims(synced, change, vectors)
+
+    @staticmethod
+    def _index_claims(synced: _SyncedIndex, change: Change, vectors: np.ndarray | None) -> None:
+        """The index follows what a change's fact claims made of their keys: known (``change.resolved``: the
+        folder-lock holder), the new current value is indexed under the fact id with its claim's vector; else the
+        key is re-read when the index is next used (one read, moved from the write to the reader)."""
+        for n, record in enumerate(change.upserts):
+            fid = fact_claims.key_of(record.id) if fact_claims.is_claim(record.id) else None
+            if fid is None:
+                continue
+            if fid not in change.resolved:
+                synced.stale.add(fid)
+                continue
+            current = change.resolved[fid]
+            if current is not None:
+                assert vectors is not None
+                synced.index.upsert([current], vectors[n : n + 1])
 
     def _erase(self, change: Change) -> list[ChangeEvent]:
         uid = change.user_id
@@ -711,6 +732,10 @@ class Memory:
                         else:
                             synced.refresh(self.storage, sorted(ids))
                         synced.marks = marks
+            if synced.stale:
+                stale = sorted(synced.stale)
+                synced.stale.clear()
+                synced.refresh(self.storage, stale)
             return synced.index
 
     def _preload_index(self, user_id: str) -> Future[UserIndex] | None:
@@ -808,6 +833,7 @@ class _SyncedIndex:
         self.user_id = user_id
         self.index = index
         self.marks: dict[str, tuple[str, str]] | None = None
+        self.stale: set[str] = set()  # fact keys this process wrote claims of without knowing what they resolve to
 
     @classmethod
     def load(cls, storage: Storage, user_id: str, config: RetrievalConfig) -> _SyncedIndex:

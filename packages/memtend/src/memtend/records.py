@@ -147,7 +147,7 @@ class Record:
             "last_used_at": float(self.last_used_at),
             "r": json.dumps(packed),
         }
-        if self.id.startswith("fv:"):  # PROTOTYPE: a fact claim names its key (fact_claims)
+        if self.id.startswith("fv:"):  # a fact's claim names its key: a key's claims are one where-read (fact_claims)
             meta["fk"] = fact_id(self.user_id, self.key)
         return meta
 

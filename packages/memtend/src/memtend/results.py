@@ -6,6 +6,7 @@ identity fields that equal values share, so ``a == b`` always implies ``hash(a) 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
@@ -64,18 +65,60 @@ class Hit:
         return f"[{self.date}] {self.record.text}"
 
 
-@dataclass(frozen=True)
 class FactResult:
     """What ``set_fact`` did (``outcome``: added, updated, unchanged or kept), the fact as it now stands, and why.
 
-    Two results are equal when every field is; compare the outcome with ``result.outcome == "added"``."""
+    Two results are equal when every field is; compare the outcome with ``result.outcome == "added"``.
 
-    outcome: FactOutcome
-    record: Record
-    reason: str
+    On a store only this process writes (an embedded folder whose lock it holds) the result is known when
+    ``set_fact`` returns, with no read. On a store other processes may write (a ``chroma run`` server, a client
+    without the folder lock) ``set_fact`` writes its value and reads nothing: the result is resolved lazily, by
+    one read of the key's writes the first time ``outcome``, ``record`` or ``reason`` is asked for (so it tells
+    what really happened, racing writers included); a caller that ignores it pays nothing."""
+
+    __slots__ = ("_outcome", "_reason", "_record", "_resolve")
+
+    def __init__(self, outcome: FactOutcome, record: Record, reason: str) -> None:
+        self._outcome, self._record, self._reason = outcome, record, reason
+        self._resolve: Callable[[], tuple[FactOutcome, Record, str]] | None = None
+
+    @classmethod
+    def deferred(cls, resolve: Callable[[], tuple[FactOutcome, Record, str]]) -> FactResult:
+        """A result resolved by ``resolve`` (a read) when first asked for (see the class docstring)."""
+        out = cls.__new__(cls)
+        out._resolve = resolve
+        return out
+
+    def _settle(self) -> None:
+        if self._resolve is not None:
+            self._outcome, self._record, self._reason = self._resolve()
+            self._resolve = None
+
+    @property
+    def outcome(self) -> FactOutcome:
+        self._settle()
+        return self._outcome
+
+    @property
+    def record(self) -> Record:
+        self._settle()
+        return self._record
+
+    @property
+    def reason(self) -> str:
+        self._settle()
+        return self._reason
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FactResult):
+            return NotImplemented
+        return (self.outcome, self.record, self.reason) == (other.outcome, other.record, other.reason)
 
     def __hash__(self) -> int:
         return hash((self.outcome, self.record.id, self.reason))
+
+    def __repr__(self) -> str:
+        return f"FactResult(outcome={self.outcome!r}, record={self.record!r}, reason={self.reason!r})"
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
+from memtend import fact_claims
 from memtend.document_values import PARTIAL
 from memtend.errors import StorageUnavailableError, StoreDamagedError
 from memtend.fact_slots import FactSlots
@@ -503,6 +504,10 @@ class Storage:
         statuses: Iterable[Status] | None = None,
         with_embeddings: bool = False,
     ) -> tuple[list[Record], np.ndarray | None]:
+        """The user's records as readers see them (all, or those of ``ids``; of ``kinds`` and ``statuses``): a fact
+        key's stored claims resolved into its current value (id ``fact_id``) and its archive (see
+        :mod:`memtend.fact_claims`). Asked by id, a fact id or claim id reads the whole key (its claims: one more
+        where-read)."""
         if ids is not None and not ids:
             return [], (np.zeros((0, 0), dtype=np.float32) if with_embeddings else None)
         include: list[Any] = ["documents", "metadatas"]
@@ -510,20 +515,36 @@ class Storage:
             include.append("embeddings")
         # Only the user clause goes to Chroma: it evaluates each part of an $and on its own, so kind and status
         # are cheaper to test here (a cold index load took 149 ms with them in the filter, 63 ms without).
-        got = self.memories.get(ids=list(ids) if ids is not None else None, where=where(user_id), include=include)
+        if ids is None:
+            rows, raw = _read_rows(self.memories.get(where=where(user_id), include=include), with_embeddings)
+        else:
+            fids = sorted({f for f in (fact_claims.key_of(i) for i in ids) if f is not None})
+            others = [i for i in dict.fromkeys(ids) if fact_claims.key_of(i) is None]
+            rows, raw = [], []
+            if others:
+                got = self.memories.get(ids=others, where=where(user_id), include=include)
+                rows, raw = _read_rows(got, with_embeddings)
+            if fids:  # a fact id or claim id reads its whole key
+                more, more_raw = self.key_rows(user_id, fids, with_embeddings=with_embeddings)
+                rows += more
+                raw += more_raw
+        presented = fact_claims.present(rows)
+        if ids is not None:
+            presented = fact_claims.select(presented, ids)
         kind_set = set(kinds) if kinds is not None else None
         status_set = set(statuses) if statuses is not None else None
-        records, rows = [], []
-        for n, (i, d, m) in enumerate(zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)):
-            record = Record.from_chroma(i, d, dict(m or {}))
+        records, picked = [], []
+        for record, n in presented:
             if (kind_set is None or record.kind in kind_set) and (status_set is None or record.status in status_set):
                 records.append(record)
-                rows.append(n)
+                picked.append(n)
         vectors = None
         if with_embeddings:
-            raw = got.get("embeddings")
-            vectors = np.asarray(raw, dtype=np.float32) if raw is not None and len(raw) else None
-            vectors = vectors[rows] if vectors is not None and records else np.zeros((0, 0), dtype=np.float32)
+            vectors = (
+                np.asarray([raw[n] for n in picked], dtype=np.float32)
+                if records and raw
+                else np.zeros((0, 0), dtype=np.float32)
+            )
         return records, vectors
 
     @guarded
@@ -536,15 +557,42 @@ class Storage:
 
     @guarded
     def fact_slot(self, user_id: str, slot_id: str) -> tuple[Record | None, np.ndarray | None]:
-        """The record stored at a fact's slot (any status) and its vector; (None, None) when the slot is empty."""
+        """A fact key as readers see it (its current value, or its archived checkpoint when forgotten; any status)
+        and its vector; (None, None) when the key holds nothing. Cached while no other process writes the store."""
         known = self.slots.get(slot_id) if self.slots.enabled else None
         if known is not None:
             return known
         found, vectors = self.get_records(user_id, [slot_id], with_embeddings=True)
-        slot = found[0] if found else None
-        vector = vectors[0] if found and vectors is not None else None
+        slot = next((r for r in found if r.id == slot_id), None)
+        vector = vectors[found.index(slot)] if slot is not None and vectors is not None and len(vectors) else None
         self.slots.put(user_id, slot_id, slot, vector)
         return slot, vector
+
+    @guarded
+    def key_rows(
+        self, user_id: str, fids: Sequence[str], *, with_embeddings: bool = False
+    ) -> tuple[list[Record], list[Any]]:
+        """The stored rows of fact keys as they are (not resolved): each key's slot/checkpoint row and its claims
+        (two reads: the slots by id, the claims by their key field); vectors with ``with_embeddings``."""
+        if not fids:
+            return [], []
+        include: list[Any] = ["documents", "metadatas", *(["embeddings"] if with_embeddings else [])]
+        rows, raw = _read_rows(
+            self.memories.get(ids=list(fids), where=where(user_id), include=include), with_embeddings
+        )
+        flt = where(user_id, **{fact_claims.FACT_KEY_FIELD: {"$in": list(fids)}})
+        more, more_raw = _read_rows(self.memories.get(where=flt, include=include), with_embeddings)
+        have = {r.id for r in rows}
+        keep = [n for n, r in enumerate(more) if r.id not in have]
+        return rows + [more[n] for n in keep], raw + ([more_raw[n] for n in keep] if with_embeddings else [])
+
+    def resolve_fact(self, user_id: str, fid: str) -> fact_claims.Resolved:
+        """A fact key's stored claims resolved (what each write did, the current value)."""
+        rows, _ = self.key_rows(user_id, [fid])
+        checkpoint = next((r for r in rows if r.id == fid), None)
+        claims = [fact_claims.claim_of(r) for r in rows if r.id != fid and r.status is Status.ACTIVE]
+        key = claims[0].record.key if claims else (checkpoint.key if checkpoint is not None else "")
+        return fact_claims.resolve(user_id, key, claims, checkpoint=checkpoint)
 
     # ---------------------------------------------------------------- history
     @guarded
@@ -681,13 +729,33 @@ class Storage:
                     continue
                 seen.add(found.id)
                 entries.append(found)
-        # creation entries records keep in their own rows (see write_records)
+        # creation entries records keep in their own rows (see write_records); a fact claim's is internal (what it
+        # did is derived from the key's claims, below)
         for _row, entry in () if rows_only else self._creation_history(user_id, record_id):
             if entry.id not in seen and (since is None or entry.at >= since):
+                if fact_claims.is_claim(entry.record_id) and entry.record_id != record_id:
+                    continue
                 seen.add(entry.id)
                 entries.append(entry)
+        if not rows_only:
+            for entry in self._derived_history(user_id, record_id):
+                if entry.id not in seen and (since is None or entry.at >= since):
+                    seen.add(entry.id)
+                    entries.append(entry)
         entries.sort(key=lambda e: e.at)  # stable: the entries of one row keep their order
         return entries
+
+    def _derived_history(self, user_id: str, record_id: str | None) -> list[HistoryEntry]:
+        """The history entries fact keys' claims derive (see :mod:`memtend.fact_claims`): every key's, or the
+        key's of ``record_id`` when it is a fact id."""
+        if record_id is None:
+            got = self.memories.get(where=where(user_id), include=["documents", "metadatas"])
+            rows, _ = _read_rows(got, False)
+        elif record_id.startswith(fact_claims.SLOT_PREFIX):
+            rows, _ = self.key_rows(user_id, [record_id])
+        else:
+            return []
+        return [e for e in fact_claims.history(rows) if record_id is None or e.record_id == record_id]
 
     @guarded
     def record_writes(self, user_id: str, record_id: str) -> list[HistoryEntry]:
@@ -859,9 +927,8 @@ MARK_OWNER = "m_user"  # the owner field of change marks in the memories collect
 def record_stamps(storage: Storage, user_id: str) -> dict[str, Record]:
     """Every record of the user without its text or vector (metadata only): what a catch-up compares."""
     got = storage.memories.get(where=where(user_id), include=["metadatas"])
-    return {
-        i: Record.from_chroma(i, "", dict(m or {})) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
-    }
+    rows = [Record.from_chroma(i, "", dict(m or {})) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)]
+    return {r.id: r for r, _ in fact_claims.present(rows)}
 
 
 @guarded
@@ -1030,6 +1097,17 @@ class _Stored(NamedTuple):
     keys: frozenset[str]
     vector: np.ndarray | None
     record: Record | None
+
+
+def _read_rows(got: Any, with_embeddings: bool) -> tuple[list[Record], list[Any]]:
+    """The records of a Chroma get, and their vectors (with ``with_embeddings``; else an empty list)."""
+    records = [
+        Record.from_chroma(i, d, dict(m or {}))
+        for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+    ]
+    raw = got.get("embeddings") if with_embeddings else None
+    vectors = [np.asarray(v, dtype=np.float32) for v in raw] if raw is not None and len(raw) else []
+    return records, vectors
 
 
 def _creation_entries(

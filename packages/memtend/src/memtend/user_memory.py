@@ -8,8 +8,6 @@ applying is ``Memory.apply``, the one function that writes.
 
 from __future__ import annotations
 
-import os
-
 import builtins
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -17,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memtend import shared_writes
+from memtend import fact_claims, shared_writes
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_callable, check_items, describe
 from memtend.document_values import gate_identifier, gated_metadata
@@ -261,39 +259,58 @@ class UserMemory:
             self._add([_Checked(candidate, checked.redacted)])
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
         said_at = candidate.created_at if at else None
-        if os.environ.get("MEMTEND_CLAIMS_PROTOTYPE"):  # PROTOTYPE (measurement only): one add of one claim row
-            from memtend.fact_claims import claim_id
+        return self._write_claim(candidate, checked.redacted, said_at=said_at)
 
-            claim = replace(candidate, id=claim_id(self.user_id, candidate.key, new_id()))
-            return FactResult(FactOutcome.ADDED, self._add([_Checked(claim, checked.redacted)])[0], "prototype")
+    def _write_claim(self, candidate: Record, redacted: tuple[str, ...], *, said_at: float | None = None) -> FactResult:
+        """Write one claim of a fact key: ONE new row, reading nothing on a shared store (see
+        :mod:`memtend.fact_claims`). On a store only this process writes, the key's current value is known (cached,
+        or read once) and the result is exact at once; a value that changes nothing is not written. Elsewhere the
+        result is read lazily (``FactResult``)."""
+        fid = fact_id(self.user_id, candidate.key)
+        written_at = now()
+        write_id = new_id()
+        # when it was said (created_at) and when it was written (updated_at): a claim differing in the two was
+        # back-dated (``at=``), which precedence weighs (fact_claims.claim_of)
+        claim = replace(
+            candidate,
+            id=fact_claims.claim_id(self.user_id, candidate.key, write_id),
+            created_at=said_at if said_at is not None else written_at,
+            updated_at=written_at,
+            last_used_at=written_at,
+        )
+        history = HistoryEntry(write_id, self.user_id, "set", claim.id, None, claim.snapshot(), claim.source.value, 0.0)
+        change = Change(
+            self.user_id,
+            upserts=(claim,),
+            history=(history,),
+            fresh=True,
+            redacted={claim.id: redacted} if redacted else {},
+        )
         with self.memory._lock:
-            if not shared_writes.shared(self.memory):
-                result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
+            if shared_writes.shared(self.memory):
                 self.memory.apply(change)
-                return result
-            # another process may write the key at the same moment: check precedence after writing (see shared_writes)
-            fid = fact_id(self.user_id, candidate.key)
-            # what the slot's writes left so far, read BEFORE the slot itself: a write landing between the two reads
-            # then counts as another's (checked after this write), never as one the plan already saw
-            seen = shared_writes.fact_history_ids(self.memory, self.user_id, fid)
-            result, change = self._plan_fact(candidate, checked.redacted, said_at=said_at)
-            slot = change.stored.get(fid) or (result.record if result.record.id == fid else None)
-            if slot is not None and slot.origin is not None:  # its creation entry, kept in its row when read
-                seen.add(str(slot.origin.get("id")))
-            self.memory.apply(change)
-            others = shared_writes.fact_writes_since(
-                self.memory, self.user_id, fid, seen, {h.id for h in change.history}
-            )
-            mine = candidate if result.outcome is not FactOutcome.KEPT else result.record
-            shared_writes.repair_precedence(self.memory, mine, others, lambda c: self._plan_fact(c)[1])
-            return result
+                return FactResult.deferred(lambda: self._claim_result(fid, write_id, claim))
+            slot, _ = self._storage.fact_slot(self.user_id, fid)  # the key as it stands (cached: no read)
+            resolved = fact_claims.resolve(self.user_id, candidate.key, [fact_claims.claim_of(claim)], checkpoint=slot)
+            outcome = resolved.outcomes[write_id]
+            reason = resolved.reasons[write_id]
+            if outcome is FactOutcome.UNCHANGED:
+                assert resolved.current is not None
+                return FactResult(outcome, resolved.current, reason)
+            current = resolved.current if resolved.winner == write_id else None
+            self.memory.apply(replace(change, resolved={fid: current}))
+            if resolved.current is not None:
+                self._storage.slots.put(self.user_id, fid, resolved.current, None)
+            assert resolved.current is not None
+            return FactResult(outcome, resolved.current, reason)
 
-    def _plan_fact(
-        self, candidate: Record, redacted: tuple[str, ...] = (), *, said_at: float | None = None
-    ) -> tuple[FactResult, Change]:
-        """Read the key's slot and plan the new value against it (hold the memory's lock through the apply)."""
-        slot, slot_vector = self._storage.fact_slot(self.user_id, fact_id(self.user_id, candidate.key))
-        return changes.fact(self.user_id, candidate, slot, slot_vector, now(), redacted, said_at=said_at)
+    def _claim_result(self, fid: str, write_id: str, claim: Record) -> tuple[FactOutcome, Record, str]:
+        """What a claim written on a shared store did, read after the write (one read of the key's rows)."""
+        resolved = self._storage.resolve_fact(self.user_id, fid)
+        outcome = resolved.outcomes.get(write_id)
+        if outcome is None or resolved.current is None:  # folded, deleted or erased meanwhile: as written
+            return FactOutcome.ADDED, replace(claim, id=fid), "written (the key changed since)"
+        return outcome, resolved.current, resolved.reasons[write_id]
 
     def get_fact(self, key: str) -> Record | None:
         found, _ = self._storage.get_records(self.user_id, [fact_id(self.user_id, precedence.canonical_key(key))])
@@ -398,14 +415,40 @@ class UserMemory:
         def plan() -> tuple[Record, Change]:
             record = self._pending_record(record_id)
             t = now()
-            if record.kind is Kind.FACT:
-                result, change = self._plan_fact(replace(record, source=source, status=Status.ACTIVE))
-                retired = changes.retire(self.user_id, [record], "approved", t, superseded_by=result.record.id)
-                return result.record, change.then(retired)
+            if record.kind is Kind.FACT:  # one claim of the key, vouched for by ``source``, and the pending one retired
+                claim = self._claim(replace(record, source=source, status=Status.ACTIVE), "approve")
+                fid = fact_id(self.user_id, record.key)
+                retired = changes.retire(self.user_id, [record], "approved", t, superseded_by=fid)
+                return claim, Change(self.user_id, upserts=(claim,)).then(retired)
             return changes.approve(self.user_id, record, source, t)
 
         with self.memory._lock:
-            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
+            out = shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
+            return self._fact_now(out) if fact_claims.is_claim(out.id) else out
+
+    def _claim(self, value: Record, op: str) -> Record:
+        """A claim row of ``value``'s key written by ``op`` (approve, restore: named in its write id, see
+        :func:`memtend.fact_claims.claim_of`), said when ``value`` was, written now."""
+        t = now()
+        write_id = f"{op}-{new_id()}"
+        return replace(
+            value,
+            id=fact_claims.claim_id(self.user_id, value.key, write_id),
+            status=Status.ACTIVE,
+            superseded_by="",
+            extra={k: v for k, v in value.extra.items() if k != changes.ARCHIVED_FROM},
+            derived_from=[value.id] if op == "restore" else [],  # the archived value it brings back
+            updated_at=t,
+            last_used_at=t,
+        )
+
+    def _fact_now(self, claim: Record) -> Record:
+        """The fact a claim was written for, as it stands now (read back: the claim's write resolves its key)."""
+        fid = fact_id(self.user_id, claim.key)
+        self._storage.slots.drop([fid])
+        found, _ = self._storage.get_records(self.user_id, [fid])
+        current = next((r for r in found if r.id == fid and r.status is Status.ACTIVE), None)
+        return current if current is not None else replace(claim, id=fid)
 
     def reject(self, record_id: str) -> Record:
         """Drop a pending record for good; returns it as it was."""
@@ -497,17 +540,16 @@ class UserMemory:
             record = self.get(record_id)
             if record.status is not Status.ARCHIVED:
                 raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not archived")
-            slot, vectors = None, {}
-            if record.kind is Kind.FACT:
-                fid = fact_id(self.user_id, record.key)
-                found, stacked = self._storage.get_records(self.user_id, [record.id, fid], with_embeddings=True)
-                if stacked is not None:
-                    vectors = {r.id: stacked[i] for i, r in enumerate(found)}
-                slot = next((r for r in found if r.id == fid), None)
-            return changes.restore(self.user_id, record, slot, vectors, now())
+            if record.kind is Kind.FACT and changes.status_before_archive(record) is not Status.PENDING_REVIEW:
+                # a value of the key written again as a claim that takes the key (op restore); the value it
+                # restores over stays in the archive, so the restore can itself be undone
+                claim = self._claim(record, "restore")
+                return claim, Change(self.user_id, upserts=(claim,), fresh=True)
+            return changes.restore(self.user_id, record, None, {}, now())
 
         with self.memory._lock:
-            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
+            out = shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
+            return self._fact_now(out) if fact_claims.is_claim(out.id) else out
 
     # ------------------------------------------------------------------ working memory, keyed store, export
     @no_io

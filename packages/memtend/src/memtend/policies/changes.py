@@ -37,7 +37,10 @@ class Change:
     ``fresh`` says every upserted id is new (nothing stored to replace, which saves a read); ``stored`` holds, by
     id, what the planner read of records that upserts replace (None: nothing stored), so the write need not read
     them again to clear metadata keys the new version lacks; ``redacted`` names,
-    per record id, the kinds of sensitive value the gate masked in it (for change hooks; never the values).
+    per record id, the kinds of sensitive value the gate masked in it (for change hooks; never the values);
+    ``resolved``, by fact id, what this change's fact claims made of their keys when the writer knows it exactly
+    (the folder-lock holder): the key's new current value, or None when it stands as it was (a key not named is
+    resolved when next read: the retrieval index re-reads it, see :mod:`memtend.fact_claims`).
     """
 
     user_id: str
@@ -51,6 +54,7 @@ class Change:
     fresh: bool = False
     erase: bool = False
     stored: Mapping[str, Record | None] = field(default_factory=dict)
+    resolved: Mapping[str, Record | None] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
