@@ -121,7 +121,12 @@ def key_of(record_id: str) -> str | None:
 
 def checkpoint_value_id(fid: str) -> str:
     """The id a replaced checkpoint's value is presented under in the archive (its row keeps the fact id)."""
-    return f"{CLAIM_PREFIX}{fid[len(SLOT_PREFIX) :]}:{CHECKPOINT_WRITE}"
+    return claim_id_of(fid, CHECKPOINT_WRITE)
+
+
+def claim_id_of(fid: str, write_id: str) -> str:
+    """The claim id of a key's write."""
+    return f"{CLAIM_PREFIX}{fid[len(SLOT_PREFIX) :]}:{write_id}"
 
 
 def write_id_of(record_id: str) -> str:
@@ -324,7 +329,9 @@ def _present_group(group: _Group) -> list[Presented]:
             assert group.checkpoint is not None
             out.append(group.checkpoint)
         else:
-            out.append((_row_free(resolved.current, checkpoint), row_of[resolved.winner]))
+            current = _row_free(resolved.current, checkpoint)
+            current.row_id = claim_id_of(group.fid, resolved.winner)
+            out.append((current, row_of[resolved.winner]))
     for record in resolved.superseded:
         if record.id == checkpoint_value_id(group.fid):
             assert group.checkpoint is not None

@@ -109,4 +109,6 @@ def _copied(record: Record | None) -> Record | None:
     out.extra = dict(record.extra)
     out.origin = dict(record.origin) if record.origin is not None else None
     out.stored_keys = record.stored_keys
+    out.stored_document = record.stored_document
+    out.row_id = record.row_id
     return out

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memtend import fact_claims, journal, locking, store_files, store_state
+from memtend import fact_claims, fact_fold, journal, locking, store_files, store_state
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_memory_options, check_texts, describe
 from memtend.embeddings import BATCH_SIZE
@@ -299,6 +299,9 @@ class Memory:
             return []
         self._settle_journal_ends()
         self._finish_interrupted(change.user_id)
+        planned = change
+        with self._lock:  # a change of a fact key as readers see it names the rows that hold the key
+            change = fact_fold.expand(self.storage, change, now())
         missing = [r for r in change.upserts if r.id not in change.vectors]
         chunk = _PIPELINE_CHUNK if change.fresh and len(missing) > _PIPELINE_CHUNK else 0
         rows = len(change.upserts) + len(change.archives) + 1
@@ -316,7 +319,7 @@ class Memory:
         if not marked:
             self._mark_changed(change)
         self._usage.note(change.user_id, change.used)
-        return self._emit(changes.events(change, now()))
+        return self._emit(changes.events(planned, now()))
 
     # ------------------------------------------------------------------ all or nothing
     # A change that fits in one Chroma call is written in one (one transaction). Any other is journaled (see

@@ -108,6 +108,9 @@ class Record:
     # whether the row holds the text as its Chroma document (rows written before the text moved into ``r``): a
     # rewrite of such a row clears the document, which Chroma would otherwise keep
     stored_document: bool = field(default=False, init=False, compare=False, repr=False)
+    # the stored row holding a fact's current value when it is not the slot row (its winning claim, see
+    # ``memtend.fact_claims``): what a replaced value is archived as
+    row_id: str = field(default="", init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # last_used_at is the one time kept as a Chroma float (usage stamps merge it alone): to the microsecond, so

@@ -727,6 +727,8 @@ class Storage:
             for found in _row_history(hid, doc, meta):
                 if (record_id is not None and found.record_id != record_id) or found.id in seen:
                     continue
+                if fact_claims.is_claim(found.record_id) and found.record_id != record_id:
+                    continue  # a fact claim's own creation entry, moved when it was folded: internal
                 seen.add(found.id)
                 entries.append(found)
         # creation entries records keep in their own rows (see write_records); a fact claim's is internal (what it

@@ -289,28 +289,45 @@ class UserMemory:
         with self.memory._lock:
             if shared_writes.shared(self.memory):
                 self.memory.apply(change)
-                return FactResult.deferred(lambda: self._claim_result(fid, write_id, claim))
+                result = FactResult.deferred(lambda: self._claim_result(fid, write_id, claim)[:3])
+                if self.memory.on_change is not None:  # a hook is told what the write did: read it now
+                    outcome, current, _, before = self._claim_result(fid, write_id, claim)
+                    self.memory._emit(changes.fact_events(self.user_id, outcome, before, current, now(), redacted))
+                return result
             slot, _ = self._storage.fact_slot(self.user_id, fid)  # the key as it stands (cached: no read)
             resolved = fact_claims.resolve(self.user_id, candidate.key, [fact_claims.claim_of(claim)], checkpoint=slot)
             outcome = resolved.outcomes[write_id]
             reason = resolved.reasons[write_id]
-            if outcome is FactOutcome.UNCHANGED:
-                assert resolved.current is not None
-                return FactResult(outcome, resolved.current, reason)
-            current = resolved.current if resolved.winner == write_id else None
-            self.memory.apply(replace(change, resolved={fid: current}))
-            if resolved.current is not None:
-                self._storage.slots.put(self.user_id, fid, resolved.current, None)
             assert resolved.current is not None
+            if outcome is FactOutcome.UNCHANGED:
+                return FactResult(outcome, resolved.current, reason)
+            made: Record | None = resolved.current if resolved.winner == write_id else None  # None: kept as it was
+            if made is not None:
+                made.row_id = claim.id
+            self.memory.apply(replace(change, resolved={fid: made}))
+            self._storage.slots.put(self.user_id, fid, resolved.current, None)
+            if self.memory.on_change is not None and slot is not None and made is not None:
+                before = replace(
+                    slot,
+                    id=slot.row_id or fact_claims.checkpoint_value_id(fid),
+                    status=Status.ARCHIVED,
+                    superseded_by=fid,
+                    updated_at=written_at,
+                )
+            else:
+                before = None
+            self.memory._emit(changes.fact_events(self.user_id, outcome, before, resolved.current, now(), redacted))
             return FactResult(outcome, resolved.current, reason)
 
-    def _claim_result(self, fid: str, write_id: str, claim: Record) -> tuple[FactOutcome, Record, str]:
-        """What a claim written on a shared store did, read after the write (one read of the key's rows)."""
+    def _claim_result(self, fid: str, write_id: str, claim: Record) -> tuple[FactOutcome, Record, str, Record | None]:
+        """What a claim written on a shared store did, read after the write (one read of the key's rows), and the
+        value it replaced (as the archive shows it) when it replaced one."""
         resolved = self._storage.resolve_fact(self.user_id, fid)
         outcome = resolved.outcomes.get(write_id)
         if outcome is None or resolved.current is None:  # folded, deleted or erased meanwhile: as written
-            return FactOutcome.ADDED, replace(claim, id=fid), "written (the key changed since)"
-        return outcome, resolved.current, resolved.reasons[write_id]
+            return FactOutcome.ADDED, replace(claim, id=fid), "written (the key changed since)", None
+        before = next((r for r in resolved.superseded if r.updated_at == claim.updated_at and r.id != claim.id), None)
+        return outcome, resolved.current, resolved.reasons[write_id], before
 
     def get_fact(self, key: str) -> Record | None:
         found, _ = self._storage.get_records(self.user_id, [fact_id(self.user_id, precedence.canonical_key(key))])

@@ -19,6 +19,7 @@ from memtend.records import Kind, Record, Source, Status, derived_id, fact_id, n
 from memtend.results import ChangeEvent, ChangeType, DeleteReport, FactResult, HistoryEntry
 
 ARCHIVED_FROM = "archived_from"  # extra field: the status a record had before it was archived
+CLAIM_PREFIX = "fv:"  # a fact's claim row (memtend.fact_claims, which imports this module's package)
 
 
 @dataclass(frozen=True, eq=False)
@@ -366,6 +367,8 @@ def events(change: Change, at: float, counts: Mapping[str, int] | None = None) -
     ops = {h.record_id: h.op for h in change.history}
     out: list[ChangeEvent] = []
     for r in change.upserts:
+        if r.id.startswith(CLAIM_PREFIX):  # a fact's claim: its writer tells what it did (see fact_events)
+            continue
         if r.status is Status.ARCHIVED:
             out.append(ChangeEvent(ChangeType.ARCHIVE, uid, ops.get(r.id, "archive"), r.id, r, at))
             continue
@@ -374,6 +377,28 @@ def events(change: Change, at: float, counts: Mapping[str, int] | None = None) -
             out.append(ChangeEvent(ChangeType.REDACTION, uid, "redact", r.id, r, at, change.redacted[r.id]))
     out += [ChangeEvent(ChangeType.ARCHIVE, uid, ops.get(r.id, "archive"), r.id, r, at) for r in change.archives]
     out += [ChangeEvent(ChangeType.DELETE, uid, ops.get(rid, "delete"), rid, None, at) for rid in change.deletes]
+    return out
+
+
+def fact_events(
+    user_id: str,
+    outcome: FactOutcome,
+    before: Record | None,
+    current: Record,
+    at: float,
+    redacted: tuple[str, ...] = (),
+) -> list[ChangeEvent]:
+    """What a change hook sees of a fact's claim, once what it did is known: an added value is a write; an update
+    archives the value it replaced (``before``, as the archive now shows it) and writes the new one; a kept or
+    unchanged value changes nothing a reader sees."""
+    out: list[ChangeEvent] = []
+    if outcome is FactOutcome.UPDATED and before is not None:
+        out.append(ChangeEvent(ChangeType.ARCHIVE, user_id, "archive", before.id, before, at))
+    if outcome in (FactOutcome.ADDED, FactOutcome.UPDATED):
+        op = "add" if outcome is FactOutcome.ADDED else "update"
+        out.append(ChangeEvent(ChangeType.WRITE, user_id, op, current.id, current, at))
+        if redacted:
+            out.append(ChangeEvent(ChangeType.REDACTION, user_id, "redact", current.id, current, at, redacted))
     return out
 
 
