@@ -34,14 +34,17 @@ def test_single_writes_are_one_chroma_write(memory: Memory) -> None:
     with counting_writes(memory) as calls:
         event = u.log("deployed the billing service")
     assert calls == new
+    # set_fact is one new row (a claim of the key, memtend.fact_claims): added where this Memory holds the folder
+    # lock (and a value that changes nothing, known from its cache, not written at all); elsewhere it cannot know
+    # what the others wrote, so every value is written (with the mark), and what it did is read when asked
     for value, outcome in (("email", "added"), ("phone", "updated"), ("phone", "unchanged")):
         with counting_writes(memory) as calls:
             result = u.set_fact("contact.method", value)
+        assert calls == (new if outcome != "unchanged" or not memory._exclusive else []), outcome
         assert result.outcome.value == outcome
-        assert calls == ([] if outcome == "unchanged" else one), outcome
-    with counting_writes(memory) as calls:  # a lower source is kept out: only its history entry is written
+    with counting_writes(memory) as calls:  # a lower source is kept out: its claim is written, not current
         assert u.set_fact("contact.method", "fax", source=Source.INFERRED).outcome.value == "kept"
-    assert calls == one
+    assert calls == new
     # and each write's history arrived with it
     ops = [(h.op, h.record_id) for h in u.history()]
     assert ("add", note.id) in ops and ("add", event.id) in ops
@@ -246,26 +249,26 @@ def test_server_lost_mid_write_says_so_and_is_finished_once_it_is_back(tmp_path:
         server.stop()
 
 
-def test_set_fact_reads_only_the_slot_before_its_write(tmp_path: Path) -> None:
-    """The planner needs the key's slot (precedence); the write does not read it again. On an embedded folder the
-    slot this process wrote is known without a read (memtend.fact_slots); a process that has not seen it reads it
-    once. (On a store other processes share, the compare-and-set against them reads more.)"""
+def _counting_gets(col: Any, gets: list[Any]) -> Any:
+    real = col.get
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        gets.append(kwargs.get("ids"))
+        return real(*args, **kwargs)
+
+    col.get = counted
+    return col
+
+
+def test_set_fact_reads_only_a_key_it_does_not_know_and_writes_one_new_row(tmp_path: Path) -> None:
+    """On an embedded folder the key this process wrote is known without a read (memtend.fact_slots); a process
+    that has not seen it reads it once (its slot by id and its claims by key: two gets), then knows it. Each write
+    is one new claim row naming its key (``fk``), with its creation entry (op ``set``, id = the claim's write id)."""
     mem = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())
     u = mem.user("reads-once")
     gets: list[Any] = []
-
-    def counting(col: Any) -> Any:
-        real = col.get
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            gets.append(kwargs.get("ids"))
-            return real(*args, **kwargs)
-
-        col.get = counted
-        return col
-
     u.set_fact("contact.method", "email")
-    col = counting(mem.storage.memories)
+    col = _counting_gets(mem.storage.memories, gets)
     try:
         assert u.set_fact("contact.method", "phone").outcome.value == "updated"
     finally:
@@ -274,17 +277,43 @@ def test_set_fact_reads_only_the_slot_before_its_write(tmp_path: Path) -> None:
     mem.close()
     mem = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())
     u = mem.user("reads-once")
-    col = counting(mem.storage.memories)
+    col = _counting_gets(mem.storage.memories, gets)
     try:
         assert u.set_fact("contact.method", "post").outcome.value == "updated"
         assert u.set_fact("contact.method", "phone").outcome.value == "updated"
     finally:
         del col.get
-    assert len(gets) == 1 and gets[0] == [u.get_fact("contact.method").id]  # once, then known
-    stored = col.get(ids=[u.get_fact("contact.method").id], include=["metadatas"])["metadatas"][0]
-    packed = json.loads(stored["r"])  # the fields packed in one value; a field the new version lacks is gone
-    assert set(stored) == {"user_id", "last_used_at", "r"}
-    assert packed["value"] == "phone" and "superseded_by" not in packed
-    # the slot's creation entry rides in each new version of the slot row, whole (not a history row of its own)
-    assert packed["h"]["op"] == "add" and packed["h"]["after"]["value"] == "email"
+    fid = u.get_fact("contact.method").id
+    assert gets == [[fid], None]  # once (the slot by id, the claims by key), then known
+    claims = col.get(where={"fk": fid}, include=["metadatas"])
+    assert len(claims["ids"]) == 4, "one row per value written, nothing rewritten"
+    newest = max(
+        claims["metadatas"], key=lambda m: json.loads(m["r"]).get("updated_at", json.loads(m["r"])["created_at"])
+    )
+    packed = json.loads(newest["r"])  # the fields packed in one value
+    assert set(newest) == {"user_id", "last_used_at", "r", "fk"} and newest["fk"] == fid
+    assert packed["value"] == "phone" and "superseded_by" not in packed and "status" not in packed  # stored active
+    assert packed["h"]["op"] == "set" and "after" not in packed["h"], "the row is the value: its entry holds no copy"
+    assert claims["ids"][claims["metadatas"].index(newest)] == f"fv:{fid[5:]}:{packed['h']['id']}"
+    assert mem.storage.memories.get(ids=[fid])["ids"] == [], "no slot row: the key is its claims"
     mem.close()
+
+
+def test_set_fact_on_a_shared_store_reads_nothing(ephemeral_memory: Memory) -> None:
+    """On a store other processes may write, set_fact is one write and no read; its result is read once, when
+    asked for (FactResult), and tells what the write did."""
+    u = ephemeral_memory.user("no-read")
+    gets: list[Any] = []
+    col = _counting_gets(ephemeral_memory.storage.memories, gets)
+    try:
+        with counting_writes(ephemeral_memory) as calls:
+            first = u.set_fact("city", "Paris")
+            second = u.set_fact("city", "Rome", source=Source.AGENT)
+            third = u.set_fact("city", "Berlin")
+        assert gets == [] and calls == ["memories.upsert"] * 3
+        assert [r.outcome.value for r in (first, second, third)] == ["added", "kept", "updated"]
+        assert len(gets) == 2 * 3, "each result read its key once (slot by id, claims by key), when asked"
+        assert third.record == u.get_fact("city") and third.record.value == "Berlin"
+        assert second.record.value == "Berlin", "a result tells the fact as it stands when read"
+    finally:
+        del col.get

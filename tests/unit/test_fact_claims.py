@@ -1,4 +1,4 @@
-"""Read-time fact precedence (memtend.fact_claims, not yet wired in): replaying a key's writes in write order gives
+"""Read-time fact precedence (memtend.fact_claims): replaying a key's writes in write order gives
 what the slot design gives applying them one after another (outcomes, current value, history operations), and
 racing writes in any order never leave a guess over the user's value."""
 
@@ -38,10 +38,11 @@ def _candidate(value: str, source: Source, said: float) -> Record:
 
 def _slot_design(
     writes: list[tuple[str, Source, float, bool, float]],
-) -> tuple[list[FactOutcome], Record | None, list[str]]:
-    """What the slot design does with the writes applied one after another: outcomes, the slot, history ops."""
+) -> tuple[list[FactOutcome], Record | None, list[str], list[tuple[str, Source, float]]]:
+    """What the slot design does with the writes applied one after another: outcomes, the slot, history ops, and
+    the archive (value, source, archived at) of the values it replaced."""
     slot: Record | None = None
-    outcomes, ops = [], []
+    outcomes, ops, archive = [], [], []
     for value, source, said, backdated, t in writes:
         result, change = changes.fact(
             USER, _candidate(value, source, said), slot, np.zeros(4), t, said_at=said if backdated else None
@@ -51,7 +52,9 @@ def _slot_design(
         for r in change.upserts:
             if r.id == fact_id(USER, KEY):
                 slot = r
-    return outcomes, slot, ops
+            elif r.status is Status.ARCHIVED:
+                archive.append((r.value, r.source, r.updated_at))
+    return outcomes, slot, ops, archive
 
 
 def _claims(writes: list[tuple[str, Source, float, bool, float]]) -> list[Claim]:
@@ -71,7 +74,7 @@ def test_replaying_writes_in_order_gives_what_the_slot_design_gives(seed: int) -
         backdated = rng.random() < 0.25
         said = t - rng.choice([0.5, 10.0, 100.0]) if backdated else t
         writes.append((rng.choice(VALUES), rng.choice(SOURCES), said, backdated, t))
-    outcomes, slot, ops = _slot_design(writes)
+    outcomes, slot, ops, archive = _slot_design(writes)
     claims = _claims(writes)
     resolved = resolve(USER, KEY, list(reversed(claims)))  # stored order does not matter: write order does
     assert [resolved.outcomes[c.write_id] for c in claims] == outcomes
@@ -81,9 +84,13 @@ def test_replaying_writes_in_order_gives_what_the_slot_design_gives(seed: int) -
     assert (resolved.current.created_at, resolved.current.updated_at) == (slot.created_at, slot.updated_at)
     assert resolved.current.snapshot() == slot.snapshot()
     assert all(e.record_id == fact_id(USER, KEY) for e in resolved.entries)
-    current_claims = len(claims) - len(resolved.superseded)
-    assert current_claims == 1, "exactly one write holds the current value; the rest are the archive"
-    assert all(r.status is Status.ARCHIVED for r in resolved.superseded)
+    # the archive is exactly the slot design's: each value that was current and was replaced, archived when it was
+    # replaced, pointing at the fact; a kept or unchanged write was never a value (it shows in the history only)
+    shown = sorted((r.value, r.source, r.updated_at) for r in resolved.superseded)
+    assert shown == sorted(archive)
+    assert all(r.status is Status.ARCHIVED and r.superseded_by == fact_id(USER, KEY) for r in resolved.superseded)
+    assert len(resolved.superseded) == ops.count("update"), "one archived value per replaced value"
+    assert resolved.winner in {c.write_id for c in claims}, "exactly one write holds the current value"
 
 
 @pytest.mark.parametrize("guess", [Source.TOOL, Source.AGENT, Source.INFERRED])

@@ -164,7 +164,8 @@ def claim_of(record: Record) -> Claim:
 @dataclass(frozen=True)
 class Resolved:
     """A key's claims resolved: the current value (as the slot record, id ``fact_id``), the derived history, what
-    each write did, and the claims that are not current (presented archived)."""
+    each write did, and the values that were current and were replaced (presented archived, as the slot design
+    archived them; a kept or unchanged write was never a value of the key: it shows only in the history)."""
 
     current: Record | None
     entries: tuple[HistoryEntry, ...]
@@ -225,7 +226,7 @@ def resolve(user_id: str, key: str, claims: Sequence[Claim], *, checkpoint: Reco
             derived_from=[],
         )
         for c in claims
-        if c.write_id != winner and c.record.status is Status.ACTIVE
+        if c.write_id != winner and c.write_id in replaced_at and c.record.status is Status.ACTIVE
     ]
     if checkpoint is not None and winner is not None:  # the checkpoint's value, replaced by a claim
         was = checkpoint
