@@ -1,6 +1,9 @@
-"""set_fact on an exclusive store knows its slot without reading it (memtend.fact_slots): after every kind of write
-that touches a slot, what the cache answers must be exactly what a read of Chroma gives (record, the creation entry
-its row keeps, its metadata keys, its vector)."""
+"""set_fact on an exclusive store knows its key without reading it (memtend.fact_slots): after every kind of write
+that touches a key, what the cache answers must be exactly what a read of Chroma gives: the key as readers see it
+(its claims and checkpoint resolved, memtend.fact_claims), with the creation entry and metadata keys of the slot
+row when the value is the slot row's, and the row that holds the value. (The cache keeps no vector any more:
+nothing reads one from it since a set_fact no longer archives the old value's row; the retrieval index takes the
+claim's vector from the write itself.)"""
 
 from __future__ import annotations
 
@@ -28,13 +31,16 @@ def _same_as_stored(memory: Memory, user_id: str, key: str, *, cached_by_write: 
     if not found:
         assert record is None and vector is None
         return
+    assert [r.id for r in found] == [slot_id], "a read of the key by its fact id gives the key alone"
     stored = found[0]
     assert record == stored
     assert record is not None and record.origin == stored.origin
     assert record.stored_keys == stored.stored_keys
-    assert vectors is not None and vector is not None
-    # the vector as written; Chroma may hand back its cosine index's copy, normalised again (differs in the last bits)
-    assert np.allclose(vector, vectors[0], rtol=0, atol=1e-6)
+    assert record.row_id == stored.row_id, "the same row holds the value"
+    if vector is not None:  # read from Chroma (not written through this process): as stored
+        assert vectors is not None
+        # Chroma may hand back its cosine index's copy, normalised again (differs in the last bits)
+        assert np.allclose(vector, vectors[0], rtol=0, atol=1e-6)
 
 
 @pytest.fixture
@@ -49,9 +55,9 @@ def test_cached_slot_matches_chroma_through_every_change(folder_memory: Memory) 
     assert memory.storage.slots.enabled
     user = memory.user("alice")
     key = "home.city"
-    user.set_fact(key, "Lisbon")  # added: the row keeps its creation entry
+    user.set_fact(key, "Lisbon")  # added: one claim row
     _same_as_stored(memory, "alice", key)
-    user.set_fact(key, "Porto")  # updated: the entry moves to a history row, the old value to the archive
+    user.set_fact(key, "Porto")  # updated: a second claim; the first is presented archived
     _same_as_stored(memory, "alice", key)
     assert user.set_fact(key, "Porto").outcome.value == "unchanged"
     assert user.set_fact(key, "Faro", source=Source.INFERRED).outcome.value == "kept"
@@ -62,7 +68,7 @@ def test_cached_slot_matches_chroma_through_every_change(folder_memory: Memory) 
     archived = [e for e in user.history(fact_id("alice", key)) if e.op == "update"]
     assert archived
     old = [r for r in user.list(status="archived") if r.kind.value == "fact"]
-    user.restore(old[0].id)  # the slot takes the old value back, the current one goes to the archive
+    user.restore(old[0].id)  # a claim takes the old value back, the current one goes to the archive
     _same_as_stored(memory, "alice", key)
     pending = user.set_fact(key, "Braga", source=Source.EXTERNAL).record
     user.approve(pending.id)
@@ -87,12 +93,15 @@ def test_cached_slot_follows_forgetting(tmp_path: Path, embedding_function: Any)
     ) as memory:
         user = memory.user("bob")
         user.set_fact("diet", "vegetarian")
-        report = user.forget(now=now() + 30 * DAY)  # the slot moves to the archive in place
+        report = user.forget(now=now() + 30 * DAY)  # folded: the slot row written archived, the claim archived
         assert report.archived
         _same_as_stored(memory, "bob", "diet")
+        assert user.get_fact("diet") is None
         result = user.set_fact("diet", "vegan")  # an archived slot: set again, keeping its creation time
         assert result.outcome.value == "added"
         _same_as_stored(memory, "bob", "diet")
+        first = next(e for e in user.history(fact_id("bob", "diet")) if e.op == "add")
+        assert first.after is not None and result.record.created_at == first.after["created_at"]
         user.purge(grace_days=0, now=now() + 60 * DAY)
         _same_as_stored(memory, "bob", "diet", cached_by_write=False)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,15 +66,17 @@ def test_history_stays_the_same_when_a_record_is_rewritten_used_or_deleted(mem: 
 
     fact = u.set_fact("contact.method", "email")
     added = u.history(fact.record.id)
-    before_update = set(_rows(mem))
-    u.set_fact("contact.method", "phone")  # the slot is rewritten: its new version keeps the creation entry, whole
+    before_update = _rows(mem)
+    u.set_fact("contact.method", "phone")  # one new claim row of the key: nothing stored is rewritten
     after_update = u.history(fact.record.id)
-    assert after_update[0] == added[0], "the creation entry kept its id, time and snapshot"
+    assert after_update[0] == added[0], "the first entry kept its id, time and snapshot"
     assert [h.op for h in after_update] == ["add", "update"]
-    carried = json.loads(_rows(mem)[fact.record.id]["r"])["h"]
-    assert carried["id"] == added[0].id and carried["after"]["value"] == "email"
-    assert HISTORY_ID_PREFIX + added[0].id not in _rows(mem)
-    assert len(set(_rows(mem)) - before_update) == 1, "a first update writes two rows: the slot and the archived value"
+    rows = _rows(mem)
+    assert {i: rows[i] for i in before_update} == before_update, "no stored row rewritten"
+    (claim_row,) = set(rows) - set(before_update)
+    claim = json.loads(rows[claim_row]["r"])
+    assert claim["h"]["id"] == after_update[1].id and claim["value"] == "phone", "the claim is the update's entry"
+    assert HISTORY_ID_PREFIX + added[0].id not in rows and fact.record.id not in rows, "no history row, no slot row"
 
     pending = u.remember("the user's boss is Carol", source=Source.EXTERNAL)
     u.approve(pending.id)
@@ -122,21 +123,23 @@ def test_a_creation_entry_quoting_a_deleted_record_is_scrubbed(mem: Memory) -> N
     assert json.loads(_rows(mem)[summary.id]["r"]).get("h") is None
 
 
-def test_a_fact_update_keeps_its_entry_in_the_archived_row(mem: Memory) -> None:
-    """A fact's update writes two rows: the new value and the old one, archived under a new id, which keeps the
-    update's history entry (no history row). History, scrubbing on delete, purge and erasure see it as before."""
+def test_a_fact_update_is_one_claim_row_and_its_entries_are_derived(mem: Memory) -> None:
+    """A fact's update writes one row: a new claim of the key (memtend.fact_claims), which keeps its creation entry
+    (op ``set``); the update's history entry is derived from the key's claims, with the claim's write id. History,
+    scrubbing on delete, purge and erasure see it as before."""
     u = mem.user("dee")
     first = u.set_fact("contact.method", "email")
-    u.set_fact("contact.method", "phone")  # the slot's new version keeps its creation entry
-    before = set(_rows(mem))
+    u.set_fact("contact.method", "phone")
+    before = _rows(mem)
     third = u.set_fact("contact.method", "pager")
     rows = _rows(mem)
-    new_rows = set(rows) - before
-    assert len(new_rows) == 1, "the new value rewrites the slot; the old one is one new archived row"
-    archived_id = new_rows.pop()
-    assert not archived_id.startswith(HISTORY_ID_PREFIX) and rows[archived_id]["h_record"] == first.record.id
-    kept = json.loads(rows[archived_id]["r"])["h"]
-    assert kept["op"] == "update" and kept["before"]["value"] == "phone" and kept["after"]["value"] == "pager"
+    new_rows = set(rows) - set(before)
+    assert len(new_rows) == 1, "the new value is one new row"
+    assert {i: rows[i] for i in before} == before, "and nothing stored is rewritten"
+    claim_id = new_rows.pop()
+    assert claim_id.startswith("fv:") and rows[claim_id]["fk"] == first.record.id
+    kept = json.loads(rows[claim_id]["r"])["h"]
+    assert kept["op"] == "set" and claim_id.endswith(":" + kept["id"])
     entries = u.history(first.record.id)
     assert [(h.op, (h.before or {}).get("value"), (h.after or {}).get("value")) for h in entries] == [
         ("add", None, "email"),
@@ -149,7 +152,9 @@ def test_a_fact_update_keeps_its_entry_in_the_archived_row(mem: Memory) -> None:
     assert [h.id for h in u.history()] == [h.id for h in entries]
     assert mem.storage.count_user("dee")["history"] == 3
 
-    # the archived "phone" deleted for good: its value goes from every entry quoting it, the kept one included
+    # the archived "phone" deleted for good: its value goes from every entry quoting it (the key's entries are
+    # folded into its checkpoint first, so they outlive the claims they were derived from)
+    (archived_id,) = [r.id for r in u.list(status="archived") if r.value == "phone"]
     assert u.delete(archived_id).record.value == "phone"
     assert "phone" not in json.dumps([h.to_dict() for h in u.history()])
     assert "phone" not in json.dumps(list(_rows(mem).values()))
@@ -206,8 +211,9 @@ def test_a_slot_keeps_its_creation_entry_through_updates_scrubbing_and_a_reopene
 
 
 def test_entries_kept_in_archived_rows_survive_restore_and_purge(mem: Memory) -> None:
-    """A restore rewrites the slot and archives the value it replaces; a purge deletes the archived values: every
-    entry an archived row kept moves to a history row first, so the fact's history reads the same."""
+    """A restore writes a claim that takes the key back (the value it replaces shows archived); a purge deletes the
+    archived values: the key is folded into its checkpoint first (its derived entries stored as one history row),
+    so the fact's history reads the same."""
     u = mem.user("fay")
     fid = u.set_fact("contact.method", "email").record.id
     u.set_fact("contact.method", "phone")
@@ -223,46 +229,47 @@ def test_entries_kept_in_archived_rows_survive_restore_and_purge(mem: Memory) ->
     assert not any("h_record" in m for m in _rows(mem).values()), "no archived row left keeps an entry"
     assert [(h.id, h.op) for h in u.history(fid)] == ops
     assert "pager" not in json.dumps(list(_rows(mem).values()))  # purged for good: scrubbed from the history
-    assert mem.storage.count_user("fay")["history"] >= counted
+    # the purge folded the key first: the entries its claims kept (the three set_fact claims; a restore claim names
+    # its operation in its id) and the restore's are one history row now
+    assert counted == 3 and mem.storage.count_user("fay")["history"] == 1
+    assert [r.value for r in u.list(status=None)] == ["email"], "the restored value stands; nothing else is shown"
 
 
-def test_a_shared_store_finds_a_fact_update_kept_in_its_archived_row_in_one_read(mem: Memory) -> None:
-    """On a store processes share, an update keeps its entry in the archived row as well (slot, archived value and
-    the change mark: no history row); the other processes find it with the slot's history rows in one read
-    (``record_writes``). The write as Memory makes it on a shared store, sent to the storage directly (a shared
-    store needs a server)."""
-    u = mem.user("eve")
-    fact = u.set_fact("contact.method", "email")
-    slot, vector = mem.storage.fact_slot("eve", fact.record.id)
-    candidate = replace(fact.record, value="phone", text="contact method: phone")
-    _, change = changes.fact("eve", candidate, slot, vector, T0)
-    vectors = np.vstack([change.vectors.get(r.id, vector) for r in change.upserts])  # type: ignore[arg-type]
-    history = [replace(h, at=time.time()) for h in change.history]  # stamped as Memory stamps them
-    before = set(_rows(mem))
-    mem.storage.write_records("eve", change.upserts, vectors, history, known=change.stored, shared=True)
-    rows = _rows(mem)
-    assert len(set(rows) - before) == 1 and not any(m.get(HISTORY_OWNER) for m in rows.values())
-    assert [m["h_record"] for m in rows.values() if "h_record" in m] == [fact.record.id]
+def test_a_shared_store_resolves_a_key_from_its_rows_in_two_reads(ephemeral_memory: Memory) -> None:
+    """On a store processes share, each set_fact is a claim row of the key and reads nothing; a reader (another
+    process) resolves the key from its rows in two gets, the slot row by id and the claims by their key field, and
+    finds every write, in the order written, with what it did."""
+    from memtend.records import fact_id
+
+    u = ephemeral_memory.user("eve")
+    written = [
+        u.set_fact("contact.method", "email"),
+        u.set_fact("contact.method", "phone", source=Source.AGENT),  # kept: a guess never replaces the user
+        u.set_fact("contact.method", "pager"),
+    ]
+    fid = fact_id("eve", "contact.method")
     reads: list[Any] = []
-    real = mem.storage.memories.get
+    real = ephemeral_memory.storage.memories.get
 
     def get(*args: Any, **kwargs: Any) -> Any:
         reads.append(kwargs)
         return real(*args, **kwargs)
 
-    mem.storage.memories.get = get  # type: ignore[method-assign]
+    ephemeral_memory.storage.memories.get = get  # type: ignore[method-assign]
     try:
-        found = mem.storage.record_writes("eve", fact.record.id)
+        resolved = ephemeral_memory.storage.resolve_fact("eve", fid)
     finally:
-        del mem.storage.memories.get
-    assert len(reads) == 1
-    assert [(h.op, h.id) for h in found] == [("update", history[0].id)]
-    assert found[0].after is not None and found[0].after["value"] == "phone"
-    assert found[0].before is not None and found[0].before["value"] == "email"
-    # an entry in a history row (another process's restore, say) is found by the same read, in the order written
-    mem.storage.append_history([replace(history[0], id=new_id(), op="restore", at=time.time())])
-    assert [h.op for h in mem.storage.record_writes("eve", fact.record.id)] == ["update", "restore"]
-    assert [h.op for h in mem.storage.get_history("eve", record_id=fact.record.id)] == ["add", "update", "restore"]
+        del ephemeral_memory.storage.memories.get
+    assert [r.get("ids") for r in reads] == [[fid], None]
+    assert reads[1]["where"] == {"$and": [{"user_id": {"$eq": "eve"}}, {"fk": {"$in": [fid]}}]}
+    assert resolved.current is not None and resolved.current.value == "pager"
+    assert [(e.op, (e.after or {}).get("value")) for e in resolved.entries] == [
+        ("add", "email"),
+        ("kept", "email"),
+        ("update", "pager"),
+    ]
+    assert [r.outcome.value for r in written] == ["added", "kept", "updated"]  # each read lazily, once
+    assert [h.op for h in u.history(fid)] == ["add", "kept", "update"]
 
 
 # ----------------------------------------------------------------------------- rows written by earlier versions
@@ -339,18 +346,30 @@ def test_rows_written_by_earlier_versions_read_the_same_and_are_rewritten_in_the
     assert [h.id for h in u.history()] == entry_ids
     assert u.recall("apollo project", k=1)[0].record.id == note.id
 
+    # the slot row reads as the key's checkpoint: a new value is a claim beside it, no migration pass rewrites it
+    legacy = _rows(mem)[fid]
     assert u.set_fact("contact.method", "phone").outcome.value == "updated"
-    stored = _rows(mem)[fid]
-    assert set(stored) == {"user_id", "last_used_at", "r"}, "the old per-field keys are cleared"
-    assert mem.storage.memories.get(ids=[fid], include=["documents"])["documents"] == [""], "and the document"
+    assert _rows(mem)[fid] == legacy, "the old slot row stands as it was"
     assert u.get_fact("contact.method").value == "phone"  # type: ignore[union-attr]
+    assert u.facts() == {"contact.method": "phone"}
     assert [h.op for h in u.history(fid)] == ["add", "update"]
+    assert u.history(fid)[0].id == entry_ids[1], "the old history row still tells the first value"
     assert [r.value for r in u.list(status="archived")] == ["email"]
+    assert u.recall("contact method", k=1)[0].record.value == "phone"
 
     u.delete(note.id)
     assert [h.op for h in u.history(note.id)] == ["add", "delete"]
     counts = mem.storage.count_user(uid)
-    assert counts["memories"] == 2 and counts["history"] == 3  # the slot and its archived value; three rows
+    assert counts["memories"] == 2 and counts["history"] == 3  # the slot and the claim; three history rows
+
+    # folding the key (here a purge of the archived old value) rewrites the slot row in the new format
+    assert u.purge(grace_days=0, now=time.time() + 10 * 86_400) == 1
+    stored = _rows(mem)[fid]
+    assert set(stored) == {"user_id", "last_used_at", "r"}, "the old per-field keys are cleared"
+    assert mem.storage.memories.get(ids=[fid], include=["documents"])["documents"] == [""], "and the document"
+    assert json.loads(stored["r"])["value"] == "phone"
+    assert u.get_fact("contact.method").value == "phone"  # type: ignore[union-attr]
+    assert [h.op for h in u.history(fid)] == ["add", "update"] and u.list(status="archived") == []
 
 
 def test_rows_holding_their_text_as_a_document_read_the_same_and_lose_it_when_rewritten(mem: Memory) -> None:
@@ -378,17 +397,22 @@ def test_rows_holding_their_text_as_a_document_read_the_same_and_lose_it_when_re
     assert u.recall("apollo project", k=1)[0].record.id == note.id
     assert u.set_fact("contact.method", "phone").outcome.value == "updated"
     assert u.get_fact("contact.method").value == "phone"  # type: ignore[union-attr]
+    archived = u.list(status="archived")
+    assert [r.text for r in archived] == ["contact method: email"], "the checkpoint's value, replaced by a claim"
+    claims = col.get(where={"fk": fid}, include=["documents"])
+    assert len(claims["ids"]) == 1 and claims["documents"] == [None], "a new row has none"
+    assert [h.op for h in u.history(fid)] == ["update"]  # its creation entry was in an old-era history row: none
+    # the slot row keeps its document until the key is folded (here by a purge of that archived value)
+    assert col.get(ids=[fid], include=["documents"])["documents"] == [fact.text]
+    assert u.purge(grace_days=0, now=T0 + 10_000 * 86_400) == 1
     assert col.get(ids=[fid], include=["documents"])["documents"] == [""]
     assert col.get(where_document={"$contains": "email"}, include=[])["ids"] == []
-    archived = u.list(status="archived")
-    assert [r.text for r in archived] == ["contact method: email"]
-    assert col.get(ids=[archived[0].id], include=["documents"])["documents"] == [None], "a new row has none"
-    assert [h.op for h in u.history(fid)] == ["update"]  # its creation entry was in an old-era history row: none
+    assert u.get_fact("contact.method").value == "phone"  # type: ignore[union-attr]
 
 
 def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_memory: Memory) -> None:
-    """An in-process client another Memory may share: a fact's first value (its slot may be written by another
-    process meanwhile) keeps its creation entry in a history row; the mark is a row of the same upsert."""
+    """An in-process client another Memory may share: a fact's value is a claim row (new by construction, so it keeps
+    its creation entry like a note); the mark is a row of the same upsert."""
     from memtend.storage import MARK_OWNER, ChangeMarks
     from memtend.testing.chroma_calls import counting_writes
 
@@ -400,8 +424,10 @@ def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_me
     assert calls == ["memories.upsert", "memories.upsert"]
     rows = _rows(ephemeral_memory)
     mark = ChangeMarks.mark_id("shared", ephemeral_memory._state.writer_id)
-    assert rows[mark][MARK_OWNER] == "shared" and fact.id in rows[mark]["recent"]
-    assert "h" in json.loads(rows[note.id]["r"]) and "h" not in json.loads(rows[fact.id]["r"])
+    (claim,) = [i for i in rows if i.startswith("fv:")]
+    assert rows[mark][MARK_OWNER] == "shared" and claim in rows[mark]["recent"] and fact.id not in rows
+    # a claim is new by construction: it keeps its creation entry in its row, as a note does
+    assert "h" in json.loads(rows[note.id]["r"]) and json.loads(rows[claim]["r"])["h"]["op"] == "set"
     assert [h.op for h in u.history()] == ["add", "add"]
     assert ephemeral_memory.users() == ["shared"]
     receipt = ephemeral_memory.erase_user("shared")

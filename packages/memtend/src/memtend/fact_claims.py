@@ -91,6 +91,7 @@ CLAIM_PREFIX = "fv:"
 SLOT_PREFIX = "fact:"
 FACT_KEY_FIELD = "fk"  # the top-level metadata field naming a claim's key (its fact id): one where-read per key
 CHECKPOINT_WRITE = "checkpoint"  # the write id under which a replaced checkpoint's value is presented archived
+FOLDED = "folded"  # ``archived_from`` of a claim folded into its checkpoint whose value is not in the archive
 FORCED_OPS = frozenset({"restore"})  # claim operations that take the key whatever precedence says
 
 
@@ -296,7 +297,7 @@ def present(rows: Sequence[Record]) -> list[Presented]:
         elif record.status is Status.ACTIVE:
             assert group.claims is not None
             group.claims.append((record, n))
-        else:
+        elif record.extra.get("archived_from") != FOLDED:  # folded, its value not an archived one: left out
             assert group.archived is not None
             group.archived.append((record, n))
     presented: list[Presented] = []
@@ -306,12 +307,8 @@ def present(rows: Sequence[Record]) -> list[Presented]:
         else:
             presented.append(item)
     # a value restored by a claim lives on in that claim: the archived row it was restored from leaves the archive
-    restored = {
-        d
-        for r in rows
-        if is_claim(r.id) and r.status is Status.ACTIVE and r.id.rsplit(":", 1)[-1].startswith("restore-")
-        for d in r.derived_from
-    }
+    # (folded into a checkpoint since, or replaced in its turn, the restoring claim still stands for that value)
+    restored = {d for r in rows if is_claim(r.id) and write_id_of(r.id).startswith("restore-") for d in r.derived_from}
     return [p for p in presented if p[0].id not in restored] if restored else presented
 
 

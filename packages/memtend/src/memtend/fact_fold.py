@@ -1,15 +1,19 @@
-"""A change that writes or deletes a fact key as readers see it (its current value, id ``fact_id``: forget,
-retire, delete, purge) turned into the rows that hold the key (see :mod:`memtend.fact_claims`), read just before
-the write:
+"""A change that writes or deletes rows of a fact key as readers see them (forget, retire, delete or purge of a
+fact id, of an archived value, of a replaced checkpoint's value) turned into the rows that hold the key (see
+:mod:`memtend.fact_claims`), read just before the write:
 
-- writing the key's value (archiving it, rewriting it) folds the key into its checkpoint: the slot row
-  ``fact:<hash>`` is written with the value as the change has it, and every claim still active is rewritten as
-  archived (superseded by the fact id), with the history entries those claims derived stored as one history row,
-  all in the change's one Chroma call;
-- deleting the key deletes every row of it: its checkpoint and all its claims (the value a claim replaced
-  included); deleting a replaced checkpoint's value (presented under ``fv:<hash>:checkpoint``) deletes the slot row.
+- a fold: the key's active claims are folded into its checkpoint, the slot row ``fact:<hash>``, in the change's
+  one Chroma call: the slot row is written with the key's value (as the change has it when it writes the fact id,
+  else as the claims resolve), every active claim is rewritten archived (a value that was replaced as the archive
+  shows it; the others, whose value the checkpoint now holds or which were never a value, marked ``folded``:
+  readers leave them out), a checkpoint value a claim had replaced is kept as an archived row of its own, and the
+  history entries the claims derived are stored as one history row (their ids and times as read). Done when the
+  change writes the fact id, or deletes an archived value of the key (a purge: the entries derived from it must
+  outlive it);
+- deleting the fact id deletes every row of the key: its checkpoint and all its claims; deleting a replaced
+  checkpoint's value (presented under ``fv:<hash>:checkpoint``) deletes the slot row.
 
-A change naming no fact id is returned as it is, with no read.
+A change naming no such row is returned as it is, with no read.
 """
 
 from __future__ import annotations
@@ -20,83 +24,128 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memtend import fact_claims
-from memtend.policies.changes import Change, archived
-from memtend.records import Record, Status
+from memtend.policies.changes import ARCHIVED_FROM, Change, archived
+from memtend.records import Record, Status, new_id
+from memtend.results import HistoryEntry
 
 if TYPE_CHECKING:
     from memtend.storage import Storage
 
-__all__ = ["expand"]
+__all__ = ["FOLDED", "expand"]
 
-
-def _slot_ids(change: Change) -> set[str]:
-    ids = [r.id for r in (*change.upserts, *change.archives)] + list(change.deletes)
-    out = set()
-    for rid in ids:
-        if rid.startswith(fact_claims.SLOT_PREFIX) or (
-            fact_claims.is_claim(rid) and rid.endswith(":" + fact_claims.CHECKPOINT_WRITE)
-        ):
-            out.add(rid)
-    return out
+FOLDED = fact_claims.FOLDED
 
 
 def expand(storage: Storage, change: Change, t: float) -> Change:
     """``change`` with its fact keys' rows named (see the module docstring); ``t``: when it is written."""
-    named = _slot_ids(change)
-    if not named or change.erase:
+    if change.erase:
         return change
-    fids = sorted({fact_claims.key_of(rid) or rid for rid in named})
+    written = {r.id for r in (*change.upserts, *change.archives) if r.id.startswith(fact_claims.SLOT_PREFIX)}
+    deleted = {rid for rid in change.deletes if rid.startswith(fact_claims.SLOT_PREFIX)}
+    pruned = {fact_claims.key_of(rid) or rid for rid in change.deletes if fact_claims.is_claim(rid)}
+    fids = sorted(written | deleted | pruned)
+    if not fids:
+        return change
     rows, raw = storage.key_rows(change.user_id, fids, with_embeddings=True)
     vectors = dict(zip([r.id for r in rows], raw, strict=True)) if raw else {}
+    checkpoints = {r.id: r for r in rows if r.id in fids}
     claims: dict[str, list[Record]] = {fid: [] for fid in fids}
     for r in rows:
         fid = fact_claims.key_of(r.id)
-        if fid is not None and r.id != fid:
+        if fid is not None and r.id != fid and fid in claims:
             claims[fid].append(r)
     deletes: list[str] = []
     for rid in change.deletes:
-        if rid.startswith(fact_claims.SLOT_PREFIX):  # the key: every row of it
+        if rid in deleted:  # the key: every row of it
             deletes += [rid, *(c.id for c in claims.get(rid, []))]
-        elif rid in named:  # a replaced checkpoint's value: the slot row
-            deletes.append(fact_claims.key_of(rid) or rid)
+        elif fact_claims.is_claim(rid) and rid.endswith(":" + fact_claims.CHECKPOINT_WRITE):
+            # a replaced checkpoint's value: the slot row, which the fold below rewrites with the key's value
+            # instead whenever the key has active claims (and a replaced checkpoint has: the one that replaced it)
+            fid = fact_claims.key_of(rid) or rid
+            if not any(c.status is Status.ACTIVE for c in claims.get(fid, [])):
+                deletes.append(fid)
+            deletes.append(rid)  # no row: named so the history forgets its value (memtend.policies.history_scrub)
         else:
             deletes.append(rid)
-    deleted = set(deletes)
-    upserts = list(change.upserts)
+    gone = set(deletes)
+    upserts: list[Record] = []
     archives: list[Record] = []
     new_vectors = dict(change.vectors)
-    folded: list[Record] = []
-    history = list(change.history)
     for r in change.archives:
-        if r.id in fids and r.id not in deleted:  # the value as readers saw it, archived: written to the slot row
+        if r.id in written and r.id not in gone:  # the value as readers saw it, archived: written to the slot row
             upserts.append(r)
             vector = _value_vector(r, claims[r.id], vectors)
             if vector is not None:
                 new_vectors[r.id] = vector
         else:
             archives.append(r)
-    for r in upserts:
-        if r.id in fids and r.id not in deleted:
-            folded += [c for c in claims[r.id] if c.status is Status.ACTIVE]
-    if folded:
-        checkpoints = {r.id: r for r in rows if r.id in fids}
-        for fid in {fact_claims.key_of(c.id) for c in folded}:
-            assert fid is not None
-            mine = [c for c in folded if fact_claims.key_of(c.id) == fid]
-            resolved = fact_claims.resolve(
-                change.user_id, mine[0].key, [fact_claims.claim_of(c) for c in mine], checkpoint=checkpoints.get(fid)
-            )
-            history = [*resolved.entries, *history]
-        archives += [archived(c, fact_claims.key_of(c.id) or "", t) for c in folded]
+    history = list(change.history)
+    for fid in fids:
+        active = [c for c in claims[fid] if c.status is Status.ACTIVE]
+        if fid in deleted or not active:
+            continue
+        folded, entries = _fold(fid, active, checkpoints.get(fid), vectors, t, keep_value=fid not in written)
+        folded = [
+            (r, v) for r, v in folded if not _replaced_checkpoint(r) or fact_claims.checkpoint_value_id(fid) not in gone
+        ]
+        history = [*entries, *history]
+        for record, vector in folded:
+            if record.id in gone:  # deleted by the change itself
+                continue
+            if vector is not None:
+                upserts.append(record)
+                new_vectors[record.id] = vector
+            else:
+                archives.append(record)
     return replace(
         change,
-        upserts=tuple(upserts),
+        upserts=(*change.upserts, *upserts),
         archives=tuple(archives),
         deletes=tuple(dict.fromkeys(deletes)),
         vectors=new_vectors,
         history=tuple(history),
         fresh=False,
     )
+
+
+def _fold(
+    fid: str,
+    active: list[Record],
+    checkpoint: Record | None,
+    vectors: dict[str, np.ndarray],
+    t: float,
+    *,
+    keep_value: bool,
+) -> tuple[list[tuple[Record, np.ndarray | None]], list[HistoryEntry]]:
+    """The rows folding a key's active claims into its checkpoint: (record, vector to write it with; None: its
+    metadata rewritten in place) and the history entries they derived. ``keep_value``: write the resolved value to
+    the slot row (else the change writes the slot row itself)."""
+    resolved = fact_claims.resolve(
+        active[0].user_id, active[0].key, [fact_claims.claim_of(c) for c in active], checkpoint=checkpoint
+    )
+    shown = {r.id: r for r in resolved.superseded}
+    out: list[tuple[Record, np.ndarray | None]] = []
+    for c in active:
+        if c.id in shown:  # a replaced value: archived as the archive shows it
+            out.append((shown[c.id], None))
+        else:  # its value is the checkpoint's now, or it never was a value: left out by readers
+            hidden = archived(c, fid, t)
+            out.append((replace(hidden, extra={**hidden.extra, ARCHIVED_FROM: FOLDED}), None))
+    replaced_checkpoint = shown.get(fact_claims.checkpoint_value_id(fid))
+    if replaced_checkpoint is not None and checkpoint is not None and fid in vectors:
+        kept = replace(
+            replaced_checkpoint, id=fact_claims.claim_id_of(fid, f"{fact_claims.CHECKPOINT_WRITE}-{new_id()}")
+        )
+        out.append((kept, vectors[fid]))
+    if keep_value and resolved.current is not None and resolved.winner is not None:
+        winner = fact_claims.claim_id_of(fid, resolved.winner)
+        current = replace(resolved.current)
+        out.append((current, vectors.get(winner)))
+    return out, list(resolved.entries)
+
+
+def _replaced_checkpoint(record: Record) -> bool:
+    return fact_claims.write_id_of(record.id).startswith(fact_claims.CHECKPOINT_WRITE + "-")
 
 
 def _value_vector(value: Record, claims: list[Record], vectors: dict[str, np.ndarray]) -> np.ndarray | None:

@@ -70,9 +70,14 @@ class FactSlots:
     ) -> None:
         """Rows a write stored: (record, the creation entry its row keeps, the metadata sent, its vector). A
         metadata key sent as None is removed by Chroma."""
+        rows = list(rows)
+        slots = {record.id for record, _, _, _ in rows if is_slot(record.id)}
         for record, origin, meta, vector in rows:
-            if self.enabled and fact_claims.is_claim(record.id):  # set_fact puts the key's value once written
-                self.drop([record.id])
+            if self.enabled and fact_claims.is_claim(record.id):
+                # a claim alone: set_fact puts what it made of the key once written; beside its slot row (a fold,
+                # which archives the key's claims): the slot row is the key
+                if fact_claims.key_of(record.id) not in slots:
+                    self.drop([record.id])
             elif self.enabled and is_slot(record.id):
                 stored = copy.copy(record)
                 stored.origin = dict(origin) if origin is not None else None
@@ -84,9 +89,10 @@ class FactSlots:
         """Usage stamps written: the slots' ``last_used_at`` moves (an empty slot stays empty: Chroma skips it)."""
         with self._lock:
             for rid, at in last_used.items():
-                found = self._slots.get(rid)
-                if found is not None and found[1] is not None:
-                    found[1].last_used_at = chroma_float(at)
+                found = self._slots.get(fact_claims.key_of(rid) or rid)
+                record = found[1] if found is not None else None
+                if record is not None and (record.row_id or record.id) == rid:
+                    record.last_used_at = chroma_float(at)
 
     def drop(self, ids: Iterable[str]) -> None:
         """Forget the keys of these rows (slot ids or claim ids)."""

@@ -757,7 +757,11 @@ class Storage:
             rows, _ = self.key_rows(user_id, [record_id])
         else:
             return []
-        return [e for e in fact_claims.history(rows) if record_id is None or e.record_id == record_id]
+        return [
+            replace(e, before=_expanded(e.before), after=_expanded(e.after))  # as history reads show every entry
+            for e in fact_claims.history(rows)
+            if record_id is None or e.record_id == record_id
+        ]
 
     @guarded
     def record_writes(self, user_id: str, record_id: str) -> list[HistoryEntry]:

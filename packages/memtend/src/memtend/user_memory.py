@@ -302,8 +302,10 @@ class UserMemory:
             if outcome is FactOutcome.UNCHANGED:
                 return FactResult(outcome, resolved.current, reason)
             made: Record | None = resolved.current if resolved.winner == write_id else None  # None: kept as it was
-            if made is not None:
+            if made is not None:  # as a read presents it: held by this claim, beside the slot row if there is one
                 made.row_id = claim.id
+                made.stored_keys = slot.stored_keys if slot is not None else frozenset()
+                made.stored_document = slot.stored_document if slot is not None else False
             self.memory.apply(replace(change, resolved={fid: made}))
             self._storage.slots.put(self.user_id, fid, resolved.current, None)
             if self.memory.on_change is not None and slot is not None and made is not None:
@@ -385,7 +387,8 @@ class UserMemory:
             records = {rid: index.record(rid) for rid, _ in ranked}
             hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]
         hits = hits[: recall_filters.within_budget([h.label() for h in hits], budget)]
-        memory.apply(Change(self.user_id, used={h.record.id: used for h in hits}))
+        # stamped on the row holding each record (a fact's value: its winning claim, see memtend.fact_claims)
+        memory.apply(Change(self.user_id, used={records[h.record.id].row_id or h.record.id: used for h in hits}))
         return hits
 
     # ------------------------------------------------------------------ reading
@@ -463,9 +466,8 @@ class UserMemory:
         """The fact a claim was written for, as it stands now (read back: the claim's write resolves its key)."""
         fid = fact_id(self.user_id, claim.key)
         self._storage.slots.drop([fid])
-        found, _ = self._storage.get_records(self.user_id, [fid])
-        current = next((r for r in found if r.id == fid and r.status is Status.ACTIVE), None)
-        return current if current is not None else replace(claim, id=fid)
+        current, _ = self._storage.fact_slot(self.user_id, fid)  # read (and known again where cached)
+        return current if current is not None and current.status is Status.ACTIVE else replace(claim, id=fid)
 
     def reject(self, record_id: str) -> Record:
         """Drop a pending record for good; returns it as it was."""
