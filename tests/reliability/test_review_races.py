@@ -147,56 +147,64 @@ def test_the_user_replacing_a_guess_at_the_same_moment_stays(
     assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
 
 
-def test_a_user_value_landing_right_after_a_guess_read_the_slot_still_wins(
+def test_a_guess_reads_nothing_so_the_user_wins_whatever_the_clocks_say(
     two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The slot's writes are read before the slot itself: a user's value landing just after the guess read the
-    (empty) slot counts as another's write when the guess checks after its own, so the user's value comes back.
-    (Read beside the slot, or after it, that value would count as seen: the guess would stay over the user's.)"""
+    """The slot design read the key before writing a guess, so a user's value landing between that read and the
+    write had to be found again afterwards. A claim reads nothing (no window to land in): every reader replays a
+    key's claims in write order, and the user's value wins in either order, here with the guessing process's clock
+    ahead of the user's (the guess replays last: kept) and behind it (replays first: replaced)."""
     a, b = two_processes
-    real = a.storage.fact_slot
-    pending = [lambda: b.user("u").set_fact("city", "racemarkx Lisbon")]
+    import memtend.user_memory as user_memory
 
-    def fact_slot(*args: Any, **kwargs: Any) -> Any:
-        found = real(*args, **kwargs)
-        if pending:
-            pending.pop()()
-        return found
-
-    monkeypatch.setattr(a.storage, "fact_slot", fact_slot)
-    a.user("u").set_fact("city", "racemarkx Porto", source=Source.AGENT)
-    assert not pending
-    for mem in two_processes:
-        current = mem.user("u").get_fact("city")
+    reads: list[Any] = []
+    monkeypatch.setattr(a.storage, "fact_slot", lambda *args, **kwargs: reads.append(args))
+    monkeypatch.setattr(a.storage, "key_rows", lambda *args, **kwargs: reads.append(args))
+    real_now = user_memory.now
+    for key, skew in (("city", 60.0), ("town", -60.0)):
+        b.user("u").set_fact(key, "racemarkx Lisbon")
+        monkeypatch.setattr(user_memory, "now", lambda skew=skew: real_now() + skew)
+        a.user("u").set_fact(key, "racemarkx Porto", source=Source.AGENT)  # the result never asked for
+        monkeypatch.setattr(user_memory, "now", real_now)
+        assert reads == [], "a guess on a shared store reads nothing"
+        current = b.user("u").get_fact(key)
+        assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
+        ops = [h.op for h in b.user("u").history(current.id)]
+        assert ops == (["add", "kept"] if skew > 0 else ["add", "update"]), ops  # in write order, as stamped
+    monkeypatch.undo()
+    for key in ("city", "town"):
+        current = a.user("u").get_fact(key)
         assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
 
 
-def test_a_user_update_kept_in_its_archived_row_is_seen_by_a_racing_guess(
+def test_a_user_update_landing_before_a_racing_guess_stays(
     two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An update keeps its history entry in the archived row it writes (no history row); a racing process still
-    finds it: a guess that planned over the old guess and landed after the user's update gives the slot back."""
+    """A guess stamped before the user's update but landing after it: the replay puts the guess first, so the
+    user's update replaces it; the guesses are in the archive, the updates in the history (each a claim row of
+    the key, no history row)."""
     a, b = two_processes
     a.user("u").set_fact("city", "racemarkx Faro", source=Source.INFERRED)
-    # a plans a new guess over the old one; the user's update (in b) lands before a's guess does
+    # a stamps a new guess; the user's update (in b) lands before a's guess does
     _before_first_write(a, monkeypatch, lambda: b.user("u").set_fact("city", "racemarkx Lisbon"))
     a.user("u").set_fact("city", "racemarkx Braga", source=Source.INFERRED)
     rows = b.storage.memories.get(include=["metadatas"])["metadatas"] or []
-    assert any("h_record" in (m or {}) for m in rows), "the user's update kept its entry in its archived row"
+    assert sum(1 for m in rows if (m or {}).get("fk")) == 3, "three claim rows of the key"
+    assert not any((m or {}).get("h_user") for m in rows), "and no history row"
     for mem in two_processes:
         current = mem.user("u").get_fact("city")
         assert current is not None and current.source is Source.USER and current.value == "racemarkx Lisbon"
     values = {r.value for r in a.user("u").list(kinds=["fact"], status="archived")}
-    assert {"racemarkx Faro", "racemarkx Braga"} <= values, "the guesses are archived, not lost"
+    assert values == {"racemarkx Faro", "racemarkx Braga"}, "the guesses are archived, not lost"
     ops = [h.op for h in b.user("u").history(current.id)]
-    assert ops.count("update") >= 2, ops
+    assert ops == ["add", "update", "update"], ops
 
 
-def test_an_unraced_fact_write_reads_the_slot_once_and_its_history_twice(
+def test_an_unraced_fact_write_reads_nothing_and_its_result_reads_the_key_once(
     two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With no other write of the key meanwhile, the check after the write reads the slot's history rows and stops
-    there: the slot holds what precedence already settled (a read of the slot itself would find nothing new)."""
+    """On a shared store set_fact reads nothing; its result, when asked for, reads the key once (the slot row by
+    id, the claims by key: two gets) and is then known."""
     a, b = two_processes
     a.user("u").set_fact("city", "racemarkx Lisbon")
     reads: list[Any] = []
@@ -207,10 +215,11 @@ def test_an_unraced_fact_write_reads_the_slot_once_and_its_history_twice(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(a.storage.memories, "get", get)
-    assert a.user("u").set_fact("city", "racemarkx Porto").outcome.value == "updated"
-    slot_reads = [r for r in reads if isinstance(r, list)]
-    history_reads = [r for r in reads if not isinstance(r, list) and "h_user" in repr(r)]
-    assert len(slot_reads) == 1 and len(history_reads) == 2, reads
+    result = a.user("u").set_fact("city", "racemarkx Porto")
+    assert reads == []
+    assert result.outcome.value == "updated" and result.record.value == "racemarkx Porto"
+    assert result.reason and len(reads) == 2, reads
+    assert isinstance(reads[0], list) and "fk" in repr(reads[1])
     for mem in two_processes:
         current = mem.user("u").get_fact("city")
         assert current is not None and current.value == "racemarkx Porto"

@@ -75,8 +75,8 @@ def guarded(
     seen = {e.id for rid in record_ids for e in storage.get_history(user_id, record_id=rid)}
     result, change = plan()
     touched = [r.id for r in [*change.upserts, *change.archives]]
-    stored, vectors = storage.get_records(user_id, touched, with_embeddings=True)
-    replaced = {r.id: (r, vectors[i]) for i, r in enumerate(stored) if vectors is not None}
+    stored, raw = storage.stored_rows(user_id, touched, with_embeddings=True)  # as stored: a fact's claims too
+    replaced = {r.id: (r, raw[i]) for i, r in enumerate(stored) if raw}
     memory.apply(change)
     own = {h.id for h in change.history}
     # (a reject, delete or purge by another process is always a history row: the rows alone, a read fewer; an entry
@@ -105,7 +105,7 @@ def _take_back(
     """Undo a change that lost a race: rows it created go; rows it replaced get their stored version back,
     unless the user was erased or the row was deleted meanwhile (then they go too)."""
     written = [r.id for r in change.upserts] + [r.id for r in change.archives]
-    stored, _ = memory.storage.get_records(user_id, written)
+    stored, _ = memory.storage.stored_rows(user_id, written)
     mine = {r.id: r for r in [*change.upserts, *change.archives]}
     doomed = [r.id for r in stored if r.id in mine and _same(r, mine[r.id])]
     back = [

@@ -586,6 +586,17 @@ class Storage:
         keep = [n for n, r in enumerate(more) if r.id not in have]
         return rows + [more[n] for n in keep], raw + ([more_raw[n] for n in keep] if with_embeddings else [])
 
+    @guarded
+    def stored_rows(
+        self, user_id: str, ids: Sequence[str], *, with_embeddings: bool = False
+    ) -> tuple[list[Record], list[Any]]:
+        """The user's rows of ``ids`` as they are stored (a fact's claim as itself, not resolved), and their
+        vectors with ``with_embeddings``."""
+        if not ids:
+            return [], []
+        include: list[Any] = ["documents", "metadatas", *(["embeddings"] if with_embeddings else [])]
+        return _read_rows(self.memories.get(ids=list(ids), where=where(user_id), include=include), with_embeddings)
+
     def resolve_fact(self, user_id: str, fid: str) -> fact_claims.Resolved:
         """A fact key's stored claims resolved (what each write did, the current value)."""
         rows, _ = self.key_rows(user_id, [fid])
