@@ -12,52 +12,58 @@ set_fact update's rows cost 2.7 ms more than one new row on the server (37.2 -> 
 rows the rest, and the fact's longer text (``raw_add_fact``) 0-7 %. On an embedded folder (slots cached, no read)
 set_fact is 1.01-1.08 of the raw add, 1.00-1.02 of a raw add of its own text: the archived row of the old value.
 
-The design: every ``set_fact`` is ONE ``add`` of ONE new row (a "claim"), reading nothing; precedence is a pure
-function of a key's claims, applied by every reader.
+What is built: every ``set_fact`` is ONE write of ONE new row (a "claim"); on a shared store it reads nothing;
+precedence is a pure function of a key's rows, applied by every reader.
 
 Rows
-  A claim: id ``fv:<the key's 40-hex hash, as fact_id>:<write id>`` (new by construction: Chroma's ``add``, the
-  write cheaper than an upsert; a replay of a journalled write writes the same id). Metadata as any record
-  (``user_id``, ``last_used_at``, ``r`` packed, with its creation entry ``h`` as ``remember``'s row keeps it:
-  entry id = write id, op ``set``, source, written-at) plus ONE top-level field ``fk`` = ``fact_id(user, key)``, so
-  a key's claims are one where-read (``user_id`` and ``fk``); said-at (``at=``, when given) is the record's
-  ``created_at``, kept in ``r``. Its vector is the fact text's embedding (a claim is searchable as the slot row is).
-  A store written by earlier versions keeps its slot row ``fact:<hash>`` and its archived values: a slot row
-  counts as the key's checkpoint (below), so it reads as before with no migration pass.
+  A claim: id ``fv:<the key's 40-hex hash, as fact_id>:<write id>``, new by construction (added where this process
+  holds the folder lock; upserted with the change mark on a shared store). Metadata as any record (``user_id``,
+  ``last_used_at``, ``r`` packed; a ``set`` keeps its creation entry ``h`` as ``remember``'s row does: entry id =
+  write id, op ``set``) plus ONE top-level field ``fk`` = ``fact_id(user, key)``, so a key's claims are one
+  where-read. When it was written is the record's ``updated_at`` (stamped by the writer); when it was said its
+  ``created_at`` (they differ only for a back-dated value, ``at=``). A claim written by ``approve`` or ``restore``
+  names its operation in its write id (``approve-<id>``, ``restore-<id>``). Its vector is the fact text's.
+  The key's slot row ``fact:<hash>`` is its checkpoint: written by a fold (below), or by an earlier version of
+  memtend (a store written before reads as it did, with no migration pass: its slot row is the checkpoint, its
+  archived values and history rows stand).
 
-Resolution (``resolve``): a key's ACTIVE claims in WRITE order (written-at, then write id: every process orders
-them alike) are replayed through ``precedence.decide_fact``, each with its said-at when it was back-dated, exactly
-as the slot design applied them one after the other: added / updated / unchanged / kept. Hence:
-  - a guess never stays over the user's value, whatever order racing writes land in (the replay of either order
-    ends on the user's value: a lower source is ``kept``, a higher one ``updated``), with no read-check-write;
+Resolution (``resolve``): the checkpoint's value (when active) is where a replay starts; the key's ACTIVE claims
+follow in WRITE order (written-at, then write id: every process orders them alike), each through
+``precedence.decide_fact`` with its said-at when back-dated, exactly as the slot design applied them one after the
+other (added / updated / unchanged / kept; the unit property test replays 200 random sequences against the slot
+design's planner). A ``restore`` claim takes the key whatever precedence says. Hence:
+  - a guess never stays over the user's value, whatever order racing writes land in, with no read-check-write;
   - the newest value of equal standing wins; a back-dated value said before the current one was set is kept out;
-  - the current value is presented as today's slot record (id ``fact_id``, created at its first add, updated at
-    its last update), so every public id, ``get(fid)``, ``delete(fid)`` and ``history(fid)`` keep their meaning;
-  - superseded claims are the archive (presented ARCHIVED, ``superseded_by`` = fact id): never current, never lost;
-  - history is derived: add/update/kept entries (before/after as the slot design wrote them, entry id = the
-    claim's write id); an unchanged write leaves no entry (as before). A checkpoint's stored history (history
-    rows, entries kept in archived rows) is read as today and comes first.
-  - pending (external) claims take no part until approved; approval writes a new claim (op ``approve``).
+  - the current value is presented as the slot record (id ``fact_id``, created at its first add, updated at its
+    last update; ``Record.row_id`` names the claim holding it), so every public id, ``get(fid)``, ``delete(fid)``
+    and ``history(fid)`` keep their meaning;
+  - the archive is the slot design's: each value that was current and was replaced, presented ARCHIVED under its
+    claim's id, ``superseded_by`` = fact id, archived when it was replaced (a checkpoint value replaced by a claim
+    under ``fv:<hash>:checkpoint``); a kept or unchanged write never was a value and shows in the history only; the
+    row a ``restore`` claim brought back (``derived_from``) leaves the archive;
+  - history is derived: add / update / kept / restore entries (before/after as the slot design wrote them, entry id =
+    the claim's write id); a checkpoint's stored history (history rows, entries kept in rows) comes with them.
 
-Outcome without a read: on an embedded folder whose lock this process holds, the key's resolution is cached (as
-``FactSlots`` caches slots now) and updated from the process's own writes: exact. On a shared store the outcome
-is resolved lazily: ``FactResult.outcome``/``.record`` read the key's claims once when first asked (after the
-write, so it tells what really happened, racing writers included); a caller that ignores it pays nothing.
+Readers: ``Storage.get_records`` presents every read (a read by id of a fact id or claim id reads the whole key:
+its slot row by id, its claims by ``fk``, two gets), and so ``get_fact``, ``facts``/profile, ``list``, export,
+``get``/``history``/``restore``/``approve``/``delete``, forgetting, purging, stats and the per-user index (a
+superseded claim is archived, so never indexed: recall never shows a losing guess) read keys resolved. The catch-up
+of the index compares presented records (``record_stamps``); a claim this process wrote without knowing what it
+did (a shared store) marks its key stale in the index, re-read on the index's next use.
 
-Every reader of facts resolves: ``get_fact`` (one where-read of the key's claims, plus the legacy slot by id on
-stores written before), ``facts``/profile and export (group the user's fact rows by key), the per-user index
-(recall, conflicts: a key's superseded claims are indexed as archived; a write or a catch-up re-resolves the keys
-it touched), ``get``/``history``/``restore`` (a restore writes a new claim, op ``restore``), ``delete(fid)``
-(deletes every row of the key: its claims, where ``fk``, and the legacy slot; history scrubbed as now), erasure
-(every row carries ``user_id``: unchanged, superseded claims and archives included).
+Outcome: where this process holds the folder lock, each key as it stands is cached (``memtend.fact_slots``; read
+once when not known) and updated by the process's own writes: ``FactResult`` is exact at once with no read, and a
+value that changes nothing is not written. On a shared store ``FactResult`` is resolved lazily (one read of the
+key, when first asked for); a change hook is told what the write did (read at once, only when a hook is set).
 
-Compaction (the review/forget cycle): claims older than a grace window (no write in flight can be older) fold into
-a checkpoint, written in ONE upsert: the key's slot row ``fact:<hash>`` rewritten to the resolved value (its
-written-at = the last folded claim's), the derived entries as one history row, the folded claims rewritten as
-archived values (or deleted once scrubbed). A claim written after the fold point replays after the checkpoint.
+Folding (``memtend.fact_fold``): a change that writes the fact id (forget, retire) or deletes an archived value of
+the key (purge, delete) folds the key's active claims into its checkpoint in the same Chroma call: the slot row
+rewritten with the value, the claims rewritten archived (replaced values as the archive shows them, the others
+marked ``folded`` and left out by readers), the entries they derived stored as one history row. Deleting the fact id
+deletes every row of the key. Erasure deletes every row of the user (claims, checkpoints, archives) as before.
 
 All-or-nothing under SIGKILL: a claim is one row in one call; a fold is one call (Chroma applies one call as one
-transaction).
+transaction), a fold with deletions is journaled as every multi-call change is.
 """
 
 from __future__ import annotations
@@ -350,17 +356,15 @@ def _row_free(current: Record, checkpoint: Record | None) -> Record:
 
 
 def select(presented: Sequence[Presented], ids: Iterable[str]) -> list[Presented]:
-    """The presented records asked for by id: a claim id that holds the current value gives the current value
-    (id ``fact_id``)."""
+    """The presented records asked for by id: the id of the claim holding a key's current value gives the current
+    value (id ``fact_id``)."""
     wanted = set(ids)
     out = [p for p in presented if p[0].id in wanted]
     have = {p[0].id for p in out}
-    current = {p[0].id: p for p in presented if p[0].id.startswith(SLOT_PREFIX)}
-    for rid in wanted:
-        fid = key_of(rid)
-        if rid not in have and fid is not None and fid in current and fid not in have:
-            out.append(current[fid])
-            have.add(fid)
+    for p in presented:
+        if p[0].row_id in wanted and p[0].id not in have:
+            out.append(p)
+            have.add(p[0].id)
     return out
 
 

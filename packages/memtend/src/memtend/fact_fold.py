@@ -31,14 +31,17 @@ from memtend.results import HistoryEntry
 if TYPE_CHECKING:
     from memtend.storage import Storage
 
-__all__ = ["FOLDED", "expand"]
+__all__ = ["FOLDED", "FOLD_AFTER", "FOLD_MIN_CLAIMS", "compaction", "expand"]
+
+FOLD_AFTER = 300.0  # seconds: a claim this old is folded by compaction (no write in flight is older)
+FOLD_MIN_CLAIMS = 2  # a key is folded once it has this many foldable claims (one claim reads as fast as a slot)
 
 FOLDED = fact_claims.FOLDED
 
 
 def expand(storage: Storage, change: Change, t: float) -> Change:
     """``change`` with its fact keys' rows named (see the module docstring); ``t``: when it is written."""
-    if change.erase:
+    if change.erase or change.folded:
         return change
     written = {r.id for r in (*change.upserts, *change.archives) if r.id.startswith(fact_claims.SLOT_PREFIX)}
     deleted = {rid for rid in change.deletes if rid.startswith(fact_claims.SLOT_PREFIX)}
@@ -105,6 +108,55 @@ def expand(storage: Storage, change: Change, t: float) -> Change:
         vectors=new_vectors,
         history=tuple(history),
         fresh=False,
+    )
+
+
+def compaction(storage: Storage, user_id: str, before: float, t: float) -> Change | None:
+    """The fold of the user's fact keys holding at least ``FOLD_MIN_CLAIMS`` active claims written before
+    ``before`` (the review/forget cycle's compaction; see the module docstring), as one change (one Chroma call
+    when it fits in a batch); None when no key needs it. Claims written since stay active and replay after the
+    checkpoint, so the key reads the same."""
+    got = storage.memories.get(where={"user_id": {"$eq": user_id}}, include=["metadatas"])
+    counts: dict[str, int] = {}
+    for rid, meta in zip(got["ids"], got["metadatas"] or [], strict=True):
+        if not fact_claims.is_claim(rid) or not meta:
+            continue
+        record = Record.from_chroma(rid, "", dict(meta))
+        if record.status is Status.ACTIVE and record.updated_at < before:
+            fid = fact_claims.key_of(rid)
+            assert fid is not None
+            counts[fid] = counts.get(fid, 0) + 1
+    fids = sorted(fid for fid, n in counts.items() if n >= FOLD_MIN_CLAIMS)
+    if not fids:
+        return None
+    rows, raw = storage.key_rows(user_id, fids, with_embeddings=True)
+    vectors = dict(zip([r.id for r in rows], raw, strict=True)) if raw else {}
+    upserts: list[Record] = []
+    archives: list[Record] = []
+    new_vectors: dict[str, np.ndarray] = {}
+    history: list[HistoryEntry] = []
+    for fid in fids:
+        prefix = [
+            r
+            for r in rows
+            if r.id != fid and fact_claims.key_of(r.id) == fid and r.status is Status.ACTIVE and r.updated_at < before
+        ]
+        checkpoint = next((r for r in rows if r.id == fid), None)
+        folded, entries = _fold(fid, prefix, checkpoint, vectors, t, keep_value=True)
+        history += entries
+        for record, vector in folded:
+            if vector is not None:
+                upserts.append(record)
+                new_vectors[record.id] = vector
+            else:
+                archives.append(record)
+    return Change(
+        user_id,
+        upserts=tuple(upserts),
+        vectors=new_vectors,
+        archives=tuple(archives),
+        history=tuple(history),
+        folded=True,
     )
 
 

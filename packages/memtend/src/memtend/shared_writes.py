@@ -13,26 +13,21 @@ processes each such call is checked after it is written, against what it can see
   concurrent call on the same record is seen as a history entry this call did not write and did not see before.
   A concurrent reject, delete or purge wins over an approve or restore that landed after it: the record is
   deleted again and the call raises ``RecordNotFoundError``.
-- **precedence**: after a fact write, the fact writes made meanwhile by other processes are read (their history
-  rows, or the entries their updates keep in the archived rows they wrote: one read), and when there are any the
-  key's slot; when the slot holds a value of lower trust than one written meanwhile, the highest (ties: the greatest
-  entry id, so every process picks the same) is written over it through precedence, archiving the lower one.
-  Whichever of two racing writers checks last sees the other's write, so a lower source never stays over a
-  higher one.
+- **precedence** needs no check here: a fact's value is a claim row, new by construction and written without a
+  read, and every reader replays a key's claims in write order (:mod:`memtend.fact_claims`), so a lower source
+  never stays over a higher one whichever order racing writes land in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from memtend.errors import RecordNotFoundError
 from memtend.policies.changes import Change
-from memtend.records import Record, Source, Status, fact_id, new_id, now
-from memtend.results import HistoryEntry
+from memtend.records import Record, Status
 from memtend.storage import drop_history_row
 
 if TYPE_CHECKING:
@@ -131,55 +126,3 @@ def _same(stored: Record, written: Record) -> bool:
     return (stored.status, stored.value, stored.source) == (written.status, written.value, written.source) and abs(
         stored.updated_at - written.updated_at
     ) < 1e-3
-
-
-# ---------------------------------------------------------------------------------------------------- precedence
-def fact_history_ids(memory: Memory, user_id: str, fid: str) -> set[str]:
-    """The ids of the entries the fact slot ``fid``'s writes left (``Storage.record_writes``). Read before the slot
-    itself, never beside it: a write landing after this read and before the slot's must count as another's."""
-    return {e.id for e in memory.storage.record_writes(user_id, fid)}
-
-
-def fact_writes_since(memory: Memory, user_id: str, fid: str, seen: set[str], own: set[str]) -> list[HistoryEntry]:
-    """Writes of the fact slot ``fid`` made by others since ``seen`` was read (``seen``: every entry of the slot then,
-    creation entries kept in record rows included; others' writes are history rows or entries kept in the archived
-    rows their updates wrote, read at once: ``Storage.record_writes``)."""
-    entries = memory.storage.record_writes(user_id, fid)
-    return [
-        e
-        for e in entries
-        if e.id not in seen and e.id not in own and e.op in _FACT_WRITES and e.record_id == fid and e.after
-    ]
-
-
-def repair_precedence(
-    memory: Memory,
-    mine: Record,
-    others: list[HistoryEntry],
-    plan_fact: Callable[[Record], Change],
-) -> bool:
-    """After a fact write on a shared store (``mine``: the value this call wrote or would have written): when the
-    key's slot now holds a value of lower trust than the best one written meanwhile, by this call or by others,
-    write that one over it through precedence (``plan_fact``), which archives the lower one. True if it did."""
-    if not others:
-        # nobody else wrote the slot since it was read (each write stores its entry in the same upsert, where
-        # record_writes finds it): the slot holds what this call planned, which precedence already settled
-        return False
-    user_id, fid = mine.user_id, fact_id(mine.user_id, mine.key)
-    candidates: list[tuple[int, str, Record]] = [(mine.source.trust, "", mine)]
-    for e in others:
-        assert e.after is not None
-        try:
-            source = Source(str(e.after["source"]))
-            value, text = str(e.after["value"]), str(e.after["text"])
-        except (KeyError, ValueError):
-            continue
-        candidates.append((source.trust, e.id, replace(mine, id=new_id(), value=value, text=text, source=source)))
-    found, _ = memory.storage.get_records(user_id, [fid])
-    slot = found[0] if found and found[0].status is Status.ACTIVE else None
-    trust, _, best = max(candidates, key=lambda c: (c[0], c[1]))
-    if slot is None or slot.source.trust >= trust:
-        return False
-    t = now()
-    memory.apply(plan_fact(replace(best, status=Status.ACTIVE, created_at=t, updated_at=t, last_used_at=t)))
-    return True

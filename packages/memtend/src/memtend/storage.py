@@ -289,13 +289,13 @@ class Storage:
         new by construction (``fresh``) keep their creation entry then.
 
         A write whose every history entry creates one of its new records (a ``remember``, ``log``, ``log_many``,
-        a fact's first value) writes no history row: each record keeps its creation entry in its own row (``h``
-        in its packed metadata; the row is that version of the record, so the entry's ``after`` is the row
-        itself). A later write that replaces or deletes such a row moves the entry to a history row first, except
-        a fact's update: its entry is kept in the archived old value's row (``h`` whole, ``h_record`` naming the
-        fact; processes sharing the store find it with the history rows, :meth:`record_writes`) and the slot's own
-        entry stays in the slot's new row, whole (``_carried_entries``), so every update writes two rows (and the
-        change mark on a shared store). Rows written before either way read the same."""
+        a fact's claim, see :mod:`memtend.fact_claims`) writes no history row: each record keeps its creation entry
+        in its own row (``h`` in its packed metadata; the row is that version of the record, so the entry's
+        ``after`` is the row itself). A later write that replaces or deletes such a row moves the entry to a
+        history row first, except an update that archives the old version under a new id in the same write (the
+        slot design's fact update, which stores written before this one hold): its entry is kept in the archived
+        row (``h`` whole, ``h_record`` naming the record) and the row's own entry stays in its new version, whole
+        (``_carried_entries``). Rows written before either way read the same."""
         ids: list[str] = [r.id for r in records]
         embeddings: list[Any] = list(vectors) if vectors is not None and len(records) else []
         if records and len(embeddings) != len(records):
@@ -310,8 +310,7 @@ class Storage:
                 stored[rid] = _Stored(record.stored_keys or frozenset(record.to_metadata()), None, record)
         origins = _creation_entries(records, history, stored) if fresh or not shared else {}
         # the entries left that replace a record whose old version is archived under a new id in this write (a
-        # fact's update): each is kept in that archived row, so the write needs no history row (on a shared store
-        # too: other processes find a record's writes by its history rows and these rows at once, record_writes)
+        # fact's update in the slot design): each is kept in that archived row, so the write needs no history row
         kept = _kept_entries(records, [h for h in history if h.record_id not in origins], stored)
         # the replaced row's own entry (a fact slot's creation entry) stays in the new version of the row, whole
         # (so a fact's first update writes two rows like the later ones, not a third for that entry)
@@ -773,31 +772,6 @@ class Storage:
             for e in fact_claims.history(rows)
             if record_id is None or e.record_id == record_id
         ]
-
-    @guarded
-    def record_writes(self, user_id: str, record_id: str) -> list[HistoryEntry]:
-        """The entries by which processes sharing the store find each other's writes of one record, in one read:
-        those of its history rows and those archived rows keep for it (a fact update's, see ``write_records``).
-        Not the creation entry a record keeps in its own row (on a shared store only a record new by construction
-        keeps one, and nobody else writes it). In the order written, as ``get_history``."""
-        if self._legacy_history:  # an older store's history collection: read it as get_history does
-            return self.get_history(user_id, record_id=record_id)
-        clause: Where = {
-            "$or": [
-                history_where(user_id, record_ids={"$contains": record_id}),
-                where(user_id, **{KEPT_FOR: record_id}),
-            ]
-        }
-        got = self.memories.get(where=clause, include=["documents", "metadatas"])
-        entries: list[HistoryEntry] = []
-        for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True):
-            meta = dict(m or {})
-            if HISTORY_OWNER in meta:
-                entries.extend(e for e in _row_history(i, d, meta) if e.record_id == record_id)
-            elif (entry := _kept_entry(i, d, meta)) is not None and entry.record_id == record_id:
-                entries.append(entry)
-        entries.sort(key=lambda e: e.at)
-        return entries
 
     def _creation_history(
         self, user_id: str, record_id: str | None = None, *, expand: bool = True

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memtend import fact_claims, shared_writes
+from memtend import fact_claims, fact_fold, shared_writes
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_callable, check_items, describe
 from memtend.document_values import gate_identifier, gated_metadata
@@ -533,11 +533,25 @@ class UserMemory:
             else:
                 self.memory.apply(changes.forget(self.user_id, decisions, t))
                 expired = sweep_expired(self.memory, self.user_id, t)  # working memory: documents, no archive
+                self._fold_facts()
         return ForgetReport(
             dry_run=dry_run,
             archived=[(d.record.id, d.record.kind.value, d.reason) for d in decisions],
             session_items=expired,
         )
+
+    def _fold_facts(self) -> None:
+        """Compaction of fact keys (hold the memory's lock): claims written more than ``FOLD_AFTER`` seconds ago
+        fold into their key's checkpoint, in one write (see :mod:`memtend.fact_fold`); the key reads the same."""
+        change = fact_fold.compaction(self._storage, self.user_id, _clock() - fact_fold.FOLD_AFTER, _clock())
+        if change is None:
+            return
+        fids = sorted({fact_claims.key_of(r.id) or r.id for r in change.archives})
+        self.memory.apply(change)
+        self._storage.slots.drop(fids)  # claims written since the fold point may stand over the checkpoint
+        synced = self.memory._indexes.get(self.user_id)
+        if synced is not None:
+            synced.stale.update(fids)
 
     def purge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
         """Delete archived records whose grace period is over; returns how many."""

@@ -56,6 +56,7 @@ class Change:
     erase: bool = False
     stored: Mapping[str, Record | None] = field(default_factory=dict)
     resolved: Mapping[str, Record | None] = field(default_factory=dict)
+    folded: bool = False  # names the rows of its fact keys already (memtend.fact_fold): written as it is
 
     @property
     def empty(self) -> bool:
