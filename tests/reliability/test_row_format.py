@@ -261,7 +261,7 @@ def test_a_shared_store_resolves_a_key_from_its_rows_in_two_reads(ephemeral_memo
     finally:
         del ephemeral_memory.storage.memories.get
     assert [r.get("ids") for r in reads] == [[fid], None]
-    assert reads[1]["where"] == {"$and": [{"user_id": {"$eq": "eve"}}, {"fk": {"$in": [fid]}}]}
+    assert reads[1]["where"] == {"$and": [{"user_id": {"$eq": "eve"}}, {"fk": {"$eq": fid}}]}
     assert resolved.current is not None and resolved.current.value == "pager"
     assert [(e.op, (e.after or {}).get("value")) for e in resolved.entries] == [
         ("add", "email"),

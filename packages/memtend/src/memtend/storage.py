@@ -579,7 +579,8 @@ class Storage:
         rows, raw = _read_rows(
             self.memories.get(ids=list(fids), where=where(user_id), include=include), with_embeddings
         )
-        flt = where(user_id, **{fact_claims.FACT_KEY_FIELD: {"$in": list(fids)}})
+        key: Any = fids[0] if len(fids) == 1 else {"$in": list(fids)}
+        flt = where(user_id, **{fact_claims.FACT_KEY_FIELD: key})
         more, more_raw = _read_rows(self.memories.get(where=flt, include=include), with_embeddings)
         have = {r.id for r in rows}
         keep = [n for n, r in enumerate(more) if r.id not in have]

@@ -332,8 +332,11 @@ class UserMemory:
         return outcome, resolved.current, resolved.reasons[write_id], before
 
     def get_fact(self, key: str) -> Record | None:
-        found, _ = self._storage.get_records(self.user_id, [fact_id(self.user_id, precedence.canonical_key(key))])
-        return found[0] if found and found[0].status is Status.ACTIVE else None
+        """The key's current value (its claims resolved, see :mod:`memtend.fact_claims`), or None. Known without a
+        read where this process holds the folder lock and has seen the key; else the key's rows are read (its slot
+        row by id, its claims by key)."""
+        current, _ = self._storage.fact_slot(self.user_id, fact_id(self.user_id, precedence.canonical_key(key)))
+        return current if current is not None and current.status is Status.ACTIVE else None
 
     def facts(self) -> dict[str, str]:
         """The profile: every current fact, key -> value."""
