@@ -116,12 +116,9 @@ def compaction(storage: Storage, user_id: str, before: float, t: float) -> Chang
     ``before`` (the review/forget cycle's compaction; see the module docstring), as one change (one Chroma call
     when it fits in a batch); None when no key needs it. Claims written since stay active and replay after the
     checkpoint, so the key reads the same."""
-    got = storage.memories.get(where={"user_id": {"$eq": user_id}}, include=["metadatas"])
     counts: dict[str, int] = {}
-    for rid, meta in zip(got["ids"], got["metadatas"] or [], strict=True):
-        if not fact_claims.is_claim(rid) or not meta:
-            continue
-        record = Record.from_chroma(rid, "", dict(meta))
+    for record in storage.claim_stamps(user_id):
+        rid = record.id
         if record.status is Status.ACTIVE and record.updated_at < before:
             fid = fact_claims.key_of(rid)
             assert fid is not None

@@ -597,6 +597,16 @@ class Storage:
         include: list[Any] = ["documents", "metadatas", *(["embeddings"] if with_embeddings else [])]
         return _read_rows(self.memories.get(ids=list(ids), where=where(user_id), include=include), with_embeddings)
 
+    @guarded
+    def claim_stamps(self, user_id: str) -> list[Record]:
+        """Every fact claim row of the user as stored, without its text or vector (metadata only)."""
+        got = self.memories.get(where=where(user_id), include=["metadatas"])
+        return [
+            Record.from_chroma(i, "", dict(m or {}))
+            for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
+            if fact_claims.is_claim(i)
+        ]
+
     def resolve_fact(self, user_id: str, fid: str) -> fact_claims.Resolved:
         """A fact key's stored claims resolved (what each write did, the current value)."""
         rows, _ = self.key_rows(user_id, [fid])
