@@ -5,9 +5,10 @@ same rows measured in the same run: a get of one row by id, and a get of the use
 an index). Users write each key several times (claims pile up until the forget cycle folds them).
 
     uv run python tests/benchmarks/fact_readers.py [--users 30] [--keys 20] [--writes 3] [--events 60]
-        [--backend persistent|client] [--json]
+        [--backend persistent|ephemeral] [--json]
 
-``client``: an in-process PersistentClient without the folder lock (a store other processes may write)."""
+``ephemeral``: an in-process EphemeralClient, a store other handles may write (no folder lock: nothing cached
+between calls; the user's index cache is emptied before the reads, so each first recall loads it)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def run(
 ) -> dict[str, dict[str, float]]:
     """Returns {measure: {p50_ms, p95_ms[, vs_raw]}}."""
     with tempfile.TemporaryDirectory(prefix="memtend-fact-readers-") as folder:
-        client = chromadb.PersistentClient(path=folder) if backend == "client" else None
+        client = chromadb.EphemeralClient() if backend == "ephemeral" else None
 
         def open_memory() -> Memory:
             if client is None:
@@ -51,8 +52,11 @@ def run(
                 for k in range(keys):
                     source = rng.choice([Source.USER, Source.AGENT])
                     u.set_fact(f"key{k}", f"value {w} {rng.randint(0, 9)}", source=source)
-        memory.close()
-        memory = open_memory()
+        if client is None:
+            memory.close()
+            memory = open_memory()
+        else:  # the same in-memory store: its handles share one index cache, emptied here
+            memory._indexes.clear()
         col = memory.storage.memories
         times: dict[str, list[float]] = {"first_recall": [], "raw_user_rows": [], "get_fact_cold": [], "raw_get": []}
         times["get_fact_seen"] = []
@@ -91,7 +95,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=20)
     parser.add_argument("--writes", type=int, default=3)
     parser.add_argument("--events", type=int, default=60)
-    parser.add_argument("--backend", choices=("persistent", "client"), default="persistent")
+    parser.add_argument("--backend", choices=("persistent", "ephemeral"), default="persistent")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     load = os.getloadavg()

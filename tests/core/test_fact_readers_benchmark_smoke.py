@@ -1,5 +1,5 @@
 """The fact-readers benchmark still runs (tiny sizes, no wall-clock limit): every measure is timed and its ratio to
-the raw Chroma peer is finite; where the folder lock is held, a key read once is answered without a read."""
+the raw Chroma peer is finite."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from conftest import load_benchmark
 
 
-@pytest.mark.parametrize("backend", ["persistent", "client"])
+@pytest.mark.parametrize("backend", ["persistent", "ephemeral"])
 def test_fact_readers_benchmark_runs(backend: str) -> None:
     bench = load_benchmark("fact_readers")
     results = bench.run(users=2, keys=4, writes=2, events=3, backend=backend)
