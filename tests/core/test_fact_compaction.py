@@ -57,6 +57,19 @@ def test_old_claims_fold_into_the_checkpoint_and_the_key_reads_the_same(
     assert u.recall("which city", k=1)[0].record.value == "Evora"
     u.forget()  # nothing old enough to fold now: nothing written
     assert memory.user(uid).get_fact(key).value == "Evora"  # type: ignore[union-attr]
+    # past the grace period, a purge deletes the archived values (Lisbon; Faro, which the checkpoint held when
+    # Evora replaced it: the key is folded again first, so the slot row holds Evora) and then the folded claims no
+    # reader shows (Porto and Braga kept, Faro's and Evora's claims whose value a checkpoint took): no claim row is
+    # left, and the key reads the same but for its archive (and the purged values scrubbed from its history)
+    settled = _view(memory, uid, key)
+    assert u.purge(grace_days=0, now=real_now() + 10) == 2
+    assert memory.storage.memories.get(where={"fk": fid})["ids"] == []
+    slot = memory.storage.memories.get(ids=[fid], include=["metadatas"])["metadatas"]
+    assert slot and json.loads(slot[0]["r"])["value"] == "Evora"
+    after = _view(memory, uid, key)
+    assert after[0] == settled[0] and after[3] == settled[3] and after[2] == []
+    assert [h[:2] for h in after[1]] == [h[:2] for h in settled[1]], "every entry stays (ids, operations)"
+    assert "Lisbon" not in json.dumps([h.to_dict() for h in u.history()]), "a purged value is scrubbed"
     receipt = memory.erase_user(uid)
-    assert receipt.counts["memories"] >= 5
+    assert receipt.counts["memories"] == 1  # the slot row alone: every claim was folded and purged
     assert memory.storage.memories.get(where={"user_id": uid})["ids"] == []

@@ -566,6 +566,17 @@ class UserMemory:
             doomed = forgetting.plan_purge(archived, self.memory.retention, t, grace_days)
             if doomed:
                 self.memory.apply(changes.purge(self.user_id, doomed))
+            # fact claims folded into their checkpoint whose value is not an archived one (the checkpoint holds it,
+            # or it never was a value): no reader shows them and their entries are in the fold's history row, so
+            # once past the grace period they go with no entry of their own (memtend.fact_fold)
+            folded = [
+                r
+                for r in self._storage.claim_stamps(self.user_id)
+                if r.status is Status.ARCHIVED and r.extra.get(changes.ARCHIVED_FROM) == fact_fold.FOLDED
+            ]
+            gone = forgetting.plan_purge(folded, self.memory.retention, t, grace_days)
+            if gone:
+                self._storage.delete_records(self.user_id, [r.id for r in gone])
         return len(doomed)
 
     def restore(self, record_id: str) -> Record:
