@@ -59,8 +59,10 @@ key, when first asked for); a change hook is told what the write did (read at on
 Folding (``memtend.fact_fold``): a change that writes the fact id (forget, retire) or deletes an archived value of
 the key (purge, delete) folds the key's active claims into its checkpoint in the same Chroma call: the slot row
 rewritten with the value, the claims rewritten archived (replaced values as the archive shows them, the others
-marked ``folded`` and left out by readers), the entries they derived stored as one history row. Deleting the fact id
-deletes every row of the key. Erasure deletes every row of the user (claims, checkpoints, archives) as before.
+marked ``folded`` and left out by readers), the entries they derived stored as one history row; ``forget`` also
+folds every key holding two or more claims older than ``fact_fold.FOLD_AFTER`` (compaction; later claims replay
+after the checkpoint), and ``purge`` deletes folded claims past the grace period. Deleting the fact id deletes
+every row of the key. Erasure deletes every row of the user (claims, checkpoints, archives) as before.
 
 All-or-nothing under SIGKILL: a claim is one row in one call; a fold is one call (Chroma applies one call as one
 transaction), a fold with deletions is journaled as every multi-call change is.
