@@ -695,7 +695,15 @@ class UserMemory:
         redact: bool = False,
         at: float | None = None,
     ) -> FactResult:
-        return await run_io(self.set_fact, key, value, source=source, redact=redact, at=at)
+        """``set_fact``, with its result resolved off the event loop (on a shared store that is one read of the key,
+        which asking for the result later would make on the loop)."""
+
+        def settled() -> FactResult:
+            result = self.set_fact(key, value, source=source, redact=redact, at=at)
+            result.outcome  # noqa: B018 (resolves it here)
+            return result
+
+        return await run_io(settled)
 
     async def aget_fact(self, key: str) -> Record | None:
         return await run_io(self.get_fact, key)
