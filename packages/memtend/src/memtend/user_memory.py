@@ -321,6 +321,14 @@ class UserMemory:
             self.memory._emit(changes.fact_events(self.user_id, outcome, before, resolved.current, now(), redacted))
             return FactResult(outcome, resolved.current, reason)
 
+    def _set_fact_resolved(
+        self, key: str, value: str, *, source: Source | str, redact: bool, at: float | None
+    ) -> FactResult:
+        """``set_fact`` with its result resolved now (for ``aset_fact``, which runs it off the event loop)."""
+        result = self.set_fact(key, value, source=source, redact=redact, at=at)
+        _ = result.outcome  # resolves it
+        return result
+
     def _claim_result(self, fid: str, write_id: str, claim: Record) -> tuple[FactOutcome, Record, str, Record | None]:
         """What a claim written on a shared store did, read after the write (one read of the key's rows), and the
         value it replaced (as the archive shows it) when it replaced one."""
@@ -574,9 +582,16 @@ class UserMemory:
                 for r in self._storage.claim_stamps(self.user_id)
                 if r.status is Status.ARCHIVED and r.extra.get(changes.ARCHIVED_FROM) == fact_fold.FOLDED
             ]
-            gone = forgetting.plan_purge(folded, self.memory.retention, t, grace_days)
+            # with a restore claim goes the claim it restored from, which it kept out of the archive (its value is
+            # the checkpoint's now); one restoring a row of an earlier version stays (that row keeps history entries)
+            gone = [
+                r
+                for r in forgetting.plan_purge(folded, self.memory.retention, t, grace_days)
+                if all(fact_claims.is_claim(d) for d in r.derived_from)
+            ]
             if gone:
-                self._storage.delete_records(self.user_id, [r.id for r in gone])
+                ids = {r.id for r in gone} | {d for r in gone for d in r.derived_from}
+                self._storage.delete_records(self.user_id, sorted(ids))
         return len(doomed)
 
     def restore(self, record_id: str) -> Record:
@@ -695,15 +710,8 @@ class UserMemory:
         redact: bool = False,
         at: float | None = None,
     ) -> FactResult:
-        """``set_fact``, with its result resolved off the event loop (on a shared store that is one read of the key,
-        which asking for the result later would make on the loop)."""
-
-        def settled() -> FactResult:
-            result = self.set_fact(key, value, source=source, redact=redact, at=at)
-            result.outcome  # noqa: B018 (resolves it here)
-            return result
-
-        return await run_io(settled)
+        # resolved in the worker: a lazy result (a shared store) asked for later would read on the event loop
+        return await run_io(self._set_fact_resolved, key, value, source=source, redact=redact, at=at)
 
     async def aget_fact(self, key: str) -> Record | None:
         return await run_io(self.get_fact, key)
