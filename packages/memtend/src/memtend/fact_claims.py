@@ -74,7 +74,6 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from memtend.policies.precedence import FactOutcome, decide_fact
 from memtend.records import Record, Status, fact_id
@@ -88,7 +87,6 @@ __all__ = [
     "claim_id",
     "claim_of",
     "is_claim",
-    "is_fact_row",
     "key_of",
     "present",
     "resolve",
@@ -111,11 +109,6 @@ def claim_id(user_id: str, key: str, write_id: str) -> str:
 
 def is_claim(record_id: str) -> bool:
     return record_id.startswith(CLAIM_PREFIX)
-
-
-def is_fact_row(record_id: str) -> bool:
-    """A claim or a key's slot/checkpoint row (``fact:<hash>``)."""
-    return record_id.startswith(CLAIM_PREFIX) or record_id.startswith(SLOT_PREFIX)
 
 
 def key_of(record_id: str) -> str | None:
@@ -390,8 +383,3 @@ def history(presented_rows: Sequence[Record]) -> list[HistoryEntry]:
                 resolve(claims[0].user_id, claims[0].key, [claim_of(r) for r in claims], checkpoint=checkpoint).entries
             )
     return out
-
-
-def metadata_key(record: Record) -> dict[str, Any]:
-    """The top-level metadata a claim row carries beside a record's: its key's fact id."""
-    return {FACT_KEY_FIELD: fact_id(record.user_id, record.key)} if is_claim(record.id) else {}
