@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from memtend.fact_claims import Claim, claim_id, resolve
+from memtend.fact_claims import Claim, claim_id, present, resolve, select
 from memtend.policies import changes
 from memtend.policies.precedence import FactOutcome, fact_text
 from memtend.records import Kind, Record, Source, Status, fact_id
@@ -119,3 +119,46 @@ def test_pending_writes_take_no_part_and_a_claim_id_names_its_key() -> None:
     assert "p" not in resolved.outcomes and resolved.superseded == ()
     assert claim_id(USER, KEY, "w1").split(":")[1] == fact_id(USER, KEY).split(":")[1]
     assert claim_id(USER, KEY, "w1") != claim_id(USER, "other.key", "w1") != claim_id("bob", KEY, "w1")
+
+
+# ------------------------------------------------------------------------------------------ presenting stored rows
+def _claim_row(value: str, source: Source, written: float, write_id: str, **fields: object) -> Record:
+    return replace(
+        _candidate(value, source, written),
+        id=claim_id(USER, KEY, write_id),
+        created_at=written,
+        updated_at=written,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_a_slot_row_of_an_earlier_version_is_the_checkpoint_and_claims_replay_after_it() -> None:
+    fid = fact_id(USER, KEY)
+    slot = replace(_candidate("email", Source.USER, 1.0), id=fid)
+    note = Record(id="n1", user_id=USER, kind=Kind.NOTE, text="a note")
+    rows = [note, _claim_row("phone", Source.AGENT, 5.0, "g"), slot, _claim_row("sms", Source.USER, 9.0, "u")]
+    shown = present(rows)
+    by_id = {r.id: (r, n) for r, n in shown}
+    assert shown[0][0].id == "n1", "other rows pass as they are, in read order"
+    current, row = by_id[fid]
+    assert (current.value, current.status, current.created_at, current.updated_at) == ("sms", Status.ACTIVE, 1.0, 9.0)
+    assert row == 3 and current.row_id == claim_id(USER, KEY, "u"), "its vector is the winning claim's row"
+    old = by_id[fid.replace("fact:", "fv:") + ":checkpoint"][0]
+    assert (old.value, old.status, old.superseded_by, old.updated_at) == ("email", Status.ARCHIVED, fid, 9.0)
+    assert claim_id(USER, KEY, "g") not in by_id, "the kept guess was never a value: not in the archive"
+    assert len(shown) == 3
+    picked = select(shown, [claim_id(USER, KEY, "u")])
+    assert [r.id for r, _ in picked] == [fid], "the winning claim's id reads as the fact"
+    assert select(shown, [claim_id(USER, KEY, "g")]) == []
+
+
+def test_a_restored_row_and_folded_claims_stay_out_of_the_archive() -> None:
+    fid = fact_id(USER, KEY)
+    first = _claim_row("email", Source.USER, 1.0, "a")
+    second = _claim_row("phone", Source.USER, 2.0, "b")
+    restore = _claim_row("email", Source.USER, 3.0, "restore-c", derived_from=[first.id])
+    folded = _claim_row("pager", Source.AGENT, 0.5, "d", status=Status.ARCHIVED, extra={"archived_from": "folded"})
+    shown = {r.id: r for r, _ in present([first, second, restore, folded])}
+    assert shown[fid].value == "email" and shown[fid].derived_from == []
+    assert set(shown) == {fid, second.id}, "the restored-from row and the folded claim are not shown"
+    assert shown[second.id].status is Status.ARCHIVED and shown[second.id].updated_at == 3.0
