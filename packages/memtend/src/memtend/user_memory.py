@@ -289,11 +289,12 @@ class UserMemory:
         with self.memory._lock:
             if shared_writes.shared(self.memory):
                 self.memory.apply(change)
-                result = FactResult.deferred(lambda: self._claim_result(fid, write_id, claim)[:3])
-                if self.memory.on_change is not None:  # a hook is told what the write did: read it now
-                    outcome, current, _, before = self._claim_result(fid, write_id, claim)
-                    self.memory._emit(changes.fact_events(self.user_id, outcome, before, current, now(), redacted))
-                return result
+                if self.memory.on_change is None:
+                    return FactResult.deferred(lambda: self._claim_result(fid, write_id, claim)[:3])
+                # a hook is told what the write did: read it now (and the result with it)
+                outcome, current, reason, before = self._claim_result(fid, write_id, claim)
+                self.memory._emit(changes.fact_events(self.user_id, outcome, before, current, now(), redacted))
+                return FactResult(outcome, current, reason)
             slot, _ = self._storage.fact_slot(self.user_id, fid)  # the key as it stands (cached: no read)
             resolved = fact_claims.resolve(self.user_id, candidate.key, [fact_claims.claim_of(claim)], checkpoint=slot)
             outcome = resolved.outcomes[write_id]
