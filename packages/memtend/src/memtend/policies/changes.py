@@ -170,7 +170,11 @@ def fact(
 ) -> tuple[FactResult, Change]:
     """A new value for a fact meets what its slot holds (``slot``: the stored record at the key's fact id, of
     any status, with its vector). Precedence decides; a replaced value moves to the archive under a new id with
-    a pointer to its successor, in the same write as the new value."""
+    a pointer to its successor, in the same write as the new value.
+
+    The slot design's planner: ``set_fact`` now writes a claim per value and readers resolve them
+    (:mod:`memtend.fact_claims`); this stays as the reference the replay of claims is tested against
+    (``tests/unit/test_fact_claims.py``: outcomes, value, times, history and archive must equal it)."""
     fid = fact_id(user_id, candidate.key)
     current_value = slot if slot is not None and slot.status is Status.ACTIVE else None
     decision = precedence.decide_fact(current_value, candidate.value, candidate.source, said_at=said_at)
