@@ -200,6 +200,39 @@ def test_a_user_update_landing_before_a_racing_guess_stays(
     assert ops == ["add", "update", "update"], ops
 
 
+def test_a_late_write_beside_a_fold_leaves_the_newer_value_of_equal_standing(
+    two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two values of equal standing race: a's is stamped first, b's second, but a's lands last, after b has folded
+    the key (deleting an archived value of it). Had the fold folded b's newer value into the checkpoint, a's older
+    value would replay after it and win. A fold on a shared store leaves the claims of the last ``FOLD_AFTER``
+    seconds as claims (past the one that replaced the deleted value), so every reader replays the late value in
+    its place: the newer value stands, as it would with no fold, and the older one is archived."""
+    a, b = two_processes
+    ub = b.user("u")
+    ub.set_fact("city", "racemarkx Lisbon")
+    ub.set_fact("city", "racemarkx Porto")  # Lisbon archived: the value the fold deletes
+
+    def other() -> None:  # b, while a's value is on its way
+        ub.set_fact("city", "racemarkx Braga")  # stamped after a's value
+        lisbon = [r for r in ub.list(kinds=["fact"], status="archived") if r.value == "racemarkx Lisbon"]
+        ub.delete(lisbon[0].id)
+
+    _before_first_write(a, monkeypatch, other)
+    a.user("u").set_fact("city", "racemarkx Faro")
+    monkeypatch.undo()
+    for mem in two_processes:
+        u = mem.user("u")
+        current = u.get_fact("city")
+        assert current is not None and current.value == "racemarkx Braga", current
+        assert {r.value for r in u.list(kinds=["fact"], status="archived")} == {"racemarkx Porto", "racemarkx Faro"}
+        assert [h.op for h in u.history(current.id)] == ["add", "update", "update", "update"]
+        assert "racemarkx Lisbon" not in _everything(mem), "the deleted value is gone, history included"
+    stored, _ = b.storage.key_rows("u", [current.id])
+    claims = {r.value for r in stored if r.id != current.id and r.status is Status.ACTIVE}
+    assert claims == {"racemarkx Faro", "racemarkx Braga"}, "the recent claims stay claims, replayed in order"
+
+
 def test_an_unraced_fact_write_reads_nothing_and_its_result_reads_the_key_once(
     two_processes: tuple[Memory, Memory], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -62,7 +62,10 @@ rewritten with the value, the claims rewritten archived (replaced values as the 
 marked ``folded`` and left out by readers), the entries they derived stored as one history row; ``forget`` also
 folds every key holding two or more claims older than ``fact_fold.FOLD_AFTER`` (compaction; later claims replay
 after the checkpoint), and ``purge`` deletes folded claims past the grace period. Deleting the fact id deletes
-every row of the key. Erasure deletes every row of the user (claims, checkpoints, archives) as before.
+every row of the key. Erasure deletes every row of the user (claims, checkpoints, archives) as before. On a shared
+store a fold keeping the key's value folds only claims older than ``FOLD_AFTER`` (and those up to the one that
+replaced a value it deletes), so a write stamped earlier but landing after the fold still replays in write order
+(``memtend.fact_fold`` says what is left).
 
 All-or-nothing under SIGKILL: a claim is one row in one call; a fold is one call (Chroma applies one call as one
 transaction), a fold with deletions is journaled as every multi-call change is.

@@ -13,6 +13,16 @@ fact id, of an archived value, of a replaced checkpoint's value) turned into the
 - deleting the fact id deletes every row of the key: its checkpoint and all its claims; deleting a replaced
   checkpoint's value (presented under ``fv:<hash>:checkpoint``) deletes the slot row.
 
+On a shared store a write stamped before the fold may land after it (other processes write without this one's
+lock). A claim landing after a fold replays after the checkpoint, so it would beat a value of equal standing that
+was stamped after it but folded. So there a fold that keeps the key's value (a purge or delete of an archived
+value) folds only the claims written more than ``FOLD_AFTER`` seconds before it (no write is in flight that long),
+and, when it deletes a value replaced since, the claims up to the one that replaced it (the checkpoint must not hold
+a deleted value); later claims stay claims and replay after the checkpoint in write order, a late one among them.
+What is left: a late write stamped before the replacing claim of a value deleted within ``FOLD_AFTER`` of its
+replacement still replays after that checkpoint. A change that writes or deletes the fact id (forget, retire,
+delete) acts on every claim it read; a write landing after it counts as written after it.
+
 A change naming no such row is returned as it is, with no read.
 """
 
@@ -39,8 +49,9 @@ FOLD_MIN_CLAIMS = 2  # a key is folded once it has this many foldable claims (on
 FOLDED = fact_claims.FOLDED
 
 
-def expand(storage: Storage, change: Change, t: float) -> Change:
-    """``change`` with its fact keys' rows named (see the module docstring); ``t``: when it is written."""
+def expand(storage: Storage, change: Change, t: float, *, shared: bool = False) -> Change:
+    """``change`` with its fact keys' rows named (see the module docstring); ``t``: when it is written;
+    ``shared``: other processes write the store (a fold keeping the key's value leaves recent claims as claims)."""
     if change.erase or change.folded:
         return change
     written = {r.id for r in (*change.upserts, *change.archives) if r.id.startswith(fact_claims.SLOT_PREFIX)}
@@ -87,6 +98,10 @@ def expand(storage: Storage, change: Change, t: float) -> Change:
         active = [c for c in claims[fid] if c.status is Status.ACTIVE]
         if fid in deleted or not active:
             continue
+        if shared and fid not in written:
+            active = _settled(fid, active, checkpoints.get(fid), gone, t - FOLD_AFTER)
+            if not active:
+                continue
         folded, entries = _fold(fid, active, checkpoints.get(fid), vectors, t, keep_value=fid not in written)
         folded = [
             (r, v) for r, v in folded if not _replaced_checkpoint(r) or fact_claims.checkpoint_value_id(fid) not in gone
@@ -155,6 +170,17 @@ def compaction(storage: Storage, user_id: str, before: float, t: float) -> Chang
         history=tuple(history),
         folded=True,
     )
+
+
+def _settled(fid: str, active: list[Record], checkpoint: Record | None, gone: set[str], before: float) -> list[Record]:
+    """The claims a fold on a shared store may fold (see the module docstring): those written before ``before``,
+    and those up to the claim that replaced a value the change deletes."""
+    resolved = fact_claims.resolve(
+        active[0].user_id, active[0].key, [fact_claims.claim_of(c) for c in active], checkpoint=checkpoint
+    )
+    # a replaced value is presented archived at the time it was replaced: its replacing claim's write time
+    through = max((r.updated_at for r in resolved.superseded if r.id in gone), default=before)
+    return [c for c in active if c.updated_at < before or c.updated_at <= through]
 
 
 def _fold(

@@ -301,7 +301,7 @@ class Memory:
         self._finish_interrupted(change.user_id)
         planned = change
         with self._lock:  # a change of a fact key as readers see it names the rows that hold the key
-            change = fact_fold.expand(self.storage, change, now())
+            change = fact_fold.expand(self.storage, change, now(), shared=not self._exclusive)
         missing = [r for r in change.upserts if r.id not in change.vectors]
         chunk = _PIPELINE_CHUNK if change.fresh and len(missing) > _PIPELINE_CHUNK else 0
         rows = len(change.upserts) + len(change.archives) + 1
