@@ -86,7 +86,7 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "round3", "round4", "round5", "round6", "dev")
+TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "round3", "round4", "round5", "round6", "round7", "dev")
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
@@ -99,7 +99,7 @@ RECALL_SLACK = 0.005  # of the pairs this close to the best mean recall, the hig
 SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
 # rounds written by other hands, each held out whole in turn (``--report rounds``; they choose the threshold)
-ROUNDS = ("round6", "round5", "round4", "round3")
+ROUNDS = ("round7", "round6", "round5", "round4", "round3")
 CACHE = Path.home() / ".cache" / "memtend" / "injection_use_vectors.npz"
 
 
