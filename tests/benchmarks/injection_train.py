@@ -20,7 +20,7 @@ text quoting attacks, about assistants, ordinary markup, mail asking a person to
 of 28 languages, those of a broad list, the most used on the web and the most spoken, that are not among the
 encoder's 16: bg, bn, ca, cs, da, el, et, fa, fi, he, hi, hr, hu, id, lt, lv, ms, nb, ro, sk, sl, sr, sv, sw,
 tl, uk, ur, vi; injections of twelve kinds, ordinary text about assistants, quoting attacks, how-tos, recipes,
-mail, notes and policies); the round 3, 4, 5 and 6 held-apart sets, tuning data since they were measured before
+mail, notes and policies); the round 3, 4, 5, 6 and 7 held-apart sets, tuning data since they were measured before
 and after their rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read as
 the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
 on.
@@ -32,7 +32,7 @@ seed), class-balanced. It replaced a logistic regression (``fit``, kept for comp
 lower: recall at <= 0.03 out-of-fold false flags on the four tuning sets, by template 0.636 -> 0.686, by style
 0.546 -> 0.555, by language 0.726 -> 0.789.
 
-Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 6,
+Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 7, 6,
 5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on others'
 ordinary text (LoCoMo turns and summaries, the shared benign memories, never trained on). Changes are chosen by
 these figures, never by in-sample scores. The model is three networks (seeds 0, 1, 2) averaged: one seed's recall
@@ -86,7 +86,8 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "round3", "round4", "round5", "round6", "round7", "dev")
+TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "round3", "round4", "round5", "round6",
+          "round7", "dev")  # fmt: skip
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
@@ -414,7 +415,9 @@ def report_rounds(held: list[HeldOut], everyday_other: np.ndarray) -> tuple[tupl
         at_05 = threshold_for(h.scores, h.other, h.truth, 0.05)
         print(f"  {h.name:<7} left out (best single threshold for <= 0.05 on it: recall {h.rates(at_05)[0]:.3f} at "
               f"{h.rates(at_05)[1]:.3f})")  # fmt: skip
-        plans = (("chosen over all rounds", chosen), ("nested (other rounds)", nested), ("one for all", (single,) * 2))
+        nested_single = threshold_by_rounds([g for g in held if g is not h])
+        plans = (("chosen over all rounds", chosen), ("nested (other rounds)", nested), ("one for all", (single,) * 2),
+                 ("one, nested", (nested_single,) * 2))  # fmt: skip
         for name, (threshold, other) in plans:
             recall, false_flags = h.rates(threshold, other)
             print(
@@ -432,6 +435,9 @@ def report_rounds(held: list[HeldOut], everyday_other: np.ndarray) -> tuple[tupl
         print("      false:  " + "  ".join(
             f"{k} {int((~truth & flagged & (kind == k)).sum())}/{int((~truth & (kind == k)).sum())}"
             for k in sorted(set(kind)) if (~truth & flagged & (kind == k)).any()))  # fmt: skip
+    nested_figures = [h.rates(threshold_by_rounds([g for g in held if g is not h])) for h in held]
+    print("  mean over the rounds, one threshold nested (each round's chosen on the others): recall {:.3f}, false "
+          "flags {:.3f}".format(*np.mean(nested_figures, axis=0)))  # fmt: skip
     for name, pair in (("chosen", chosen), ("one threshold", (single, single))):
         figures = [h.rates(*pair) for h in held]
         recall, false_flags = np.mean([r for r, _ in figures]), np.mean([f for _, f in figures])

@@ -16,7 +16,9 @@ import re
 import unicodedata
 
 from memtend.errors import InvalidInputError
+from memtend.policies.gate.injection_carriers import lift, uncover
 from memtend.policies.gate.injection_families import FAMILY_RULES
+from memtend.policies.gate.injection_lexicon import about_attacks_pattern
 from memtend.policies.gate.injection_rules import LANGUAGE_RULES, MORE_ENGLISH_RULES
 from memtend.policies.gate.injection_similarity import Meaning
 
@@ -144,11 +146,12 @@ _ABOUT_ATTACKS = re.compile(
     r"|školení|utbildning\w*|sensibilisation)\b",
     re.IGNORECASE,
 )
+_ABOUT_ATTACKS_ELSEWHERE = about_attacks_pattern()  # the same in the lexicon's other languages
 # In such text, a match that speaks of the model in the third person ("got the model to ignore its rules")
 # describes an attack rather than making one.
 _DESCRIBED = re.compile(r"\b(?:its|their|ihre?n?|leurs?|sus?)\b", re.IGNORECASE)
 _QUOTED = re.compile(
-    r"'[^'\n]{3,300}'|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“”\n]{3,300}[“”]|‚[^'\n]{3,300}'"
+    r"(?<![^\W_])'[^'\n]{3,300}'(?![^\W_])|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“”\n]{3,300}[“”\"]|‚[^'\n]{3,300}'"
     r"|‹[^›\n]{3,300}›|»[^«\n]{3,300}«|「[^」\n]{3,300}」"
 )
 _NAMING_ONLY = re.compile(  # what a pattern may match in such text without it being an attack
@@ -178,20 +181,24 @@ _INVISIBLE = dict.fromkeys(
 
 
 def _normalise(text: str) -> str:
-    """Undo cheap obfuscation: compatibility forms (fullwidth letters), invisible characters, curly quotes."""
+    """Undo cheap obfuscation: compatibility forms (fullwidth letters), invisible characters, curly quotes, and
+    disguised words (``injection_carriers.uncover``: spaced or hyphenated letters, digits for letters, look-alike
+    letters, text written backwards, in rot13, base64 or hexadecimal)."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
         text = text.replace("’", "'").replace("‘", "'")
-    return text
+    return uncover(text)
 
 
 def _read(text: str) -> tuple[bool, str]:
     """(is it about attacks, the text as the checks read it): normalised, quotations left out of text about
-    attacks, the agent's speaker labels left out of a transcript."""
+    attacks, what carriers hold (markup attributes and comments, spreadsheet cells) also on lines of their own,
+    the agent's speaker labels left out of a transcript."""
     text = _normalise(text)
-    about_attacks = _ABOUT_ATTACKS.search(text) is not None
+    about_attacks = _ABOUT_ATTACKS.search(text) is not None or _ABOUT_ATTACKS_ELSEWHERE.search(text) is not None
     if about_attacks and not _DATA.match(text):
         text = _QUOTED.sub(" ", text)
+    text = lift(text)
     if "\n" in text and _USER_LABEL.search(text):
         text = _AGENT_LABEL.sub("", text)
     return about_attacks, text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from memtend.policies.gate.injection_lexicon import lexicon_patterns
+from memtend.policies.gate.injection_lexicon import LEXICON, lexicon_patterns
 
 __all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces", "reads_as_english"]
 
@@ -102,6 +102,29 @@ _CUES: tuple[tuple[str, str], ...] = (
      r"|personaggio|ruolo|vamos\s+brincar|toneelstuk\w*|rol|zagrajmy|rol[ięa]|leker|låtsas|rollen|hrajeme"
      r"|roli|oyun\w*|legen)\b"),
 )  # fmt: skip
+
+
+def _addressed() -> str:
+    """The agent spoken to by name, in any of the lexicon's languages: a few words naming an AI, an assistant, a
+    model or a bot, at the start of a clause (or after "for", "to", "dear", "hey"), then a colon or a comma
+    ("AI: when you add up", "Trợ lý AI: hãy nói", ", chère IA, pourriez-vous", "IMPORTANT FOR AI:", "To Mrs
+    Keller's e-mail assistant:"). A structural cue that holds across languages, since the words for the agent
+    come from the lexicon; a list ("AI, robotics and ...") matches too, so it is evidence, never a verdict."""
+    stems, phrases = LEXICON["ai_ref"]
+    names = sorted({stem.strip() for stem in stems if len(stem.strip()) >= 2} | {"τν", "ші", "ии"}, key=len)
+    word = (
+        r"(?:(?<![^\W_])(?:[^\s,:;.!?]*-)?(?:ai|a\.i\.|assistant|agent|bot|chatbot|llm|language\s+model|model|gpt|copilot|claude"
+        r"|gemini|ki|ia|asistente|assistente|agente|modèle|modelo|modello|sprachmodell|"
+        + "|".join(map(re.escape, names[::-1]))
+        + r")[^\s,:;.!?]*|"
+        + "|".join(map(re.escape, phrases))
+        + ")"
+    )
+    start = r"(?:^|[\n(\[\"'«„“”‚,;:—–]|\b(?:dear|hey|hi|hello|attention|note\s+to|for|to|an|à|a|para|per|aan|do)\b)"
+    return start + r"\s*(?:[^\s,:;.!?]+\s+){0,6}?" + word + r"(?:\s+[^\s,:;.!?]+){0,4}?\s*[:,](?!//)"
+
+
+_CUES += (("addressed", _addressed()),)
 CUE_NAMES: tuple[str, ...] = tuple(name for name, _ in _CUES)
 _LEXICON = lexicon_patterns()
 _CUE_PATTERNS = tuple(
