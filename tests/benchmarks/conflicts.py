@@ -331,10 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("tune", "tune2", "tune3", "tune4", "heldout", "round3", "round5", "round6", "fresh"),
+        choices=("tune", "tune2", "tune3", "tune4", "heldout", "round3", "round5", "round6", "round7", "fresh"),
         action="append",
         default=[],
-        help="list misses and false merges of a set tuned on (rounds 3, 5, 6 and the fresh set are tuning data now)",
+        help="list misses and false merges of a set tuned on (rounds 3, 5, 6, 7 are tuning data now)",
     )
     parser.add_argument(
         "--splits", default="tune,tune2,heldout,fresh", help="comma-separated: tune, tune2, heldout, fresh"
