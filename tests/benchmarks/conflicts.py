@@ -127,7 +127,7 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def _ranked(
-    pair: dict[str, Any], config: Any, vectors: dict[str, np.ndarray], encode: Any = None
+    pair: dict[str, Any], config: Any, vectors: dict[str, np.ndarray], encode: Any = None, reading: Any = "shipped"
 ) -> dict[str, tuple[int, float]]:
     from memtend.records import Kind, Record
     from memtend.user_index import UserIndex
@@ -139,6 +139,8 @@ def _ranked(
     records = [note(f"f{i}", text, 60 + i) for i, text in enumerate(FILLERS)]
     records += [note("old", pair["old"], 40), note("new", pair["new"], 5)]
     index = UserIndex(config)
+    if reading != "shipped":  # another learned reading of the newer statement (None: the rules alone)
+        index.change_reading = reading
     index.upsert(records, np.stack([vectors[r.text] for r in records]))
     # as many as the conflict pool holds (the same pool as a top 10 would check), so a note that leaves the top 10
     # because a newer one took an older one's place is not mistaken for one demoted; ranks past 10 read as 10

@@ -629,7 +629,9 @@ def test_a_condition_replaces_nothing_with_the_real_embedding_model() -> None:
 def test_conflict_benchmark_detects_paraphrased_changes_without_false_merges() -> None:
     from conftest import load_benchmark
 
-    report = load_benchmark("conflicts").run(("tune", "tune2", "tune3", "heldout", "fresh", "round6", "tune4"))
+    report = load_benchmark("conflicts").run(
+        ("tune", "tune2", "tune3", "heldout", "fresh", "round6", "tune4", "round7")
+    )
     # tuned on: 1.00 with 1 false merge of 15; tuning 2 (changes sharing no content word): 0.79, 3 of 82 (0.66, 4
     # before "closest" leaned toward what answers the query, the no-cue rule asked for values of one kind and the
     # newer took the older's place)
@@ -644,13 +646,19 @@ def test_conflict_benchmark_detects_paraphrased_changes_without_false_merges() -
     assert report["fresh"]["detection_rate"] >= 0.64 and report["fresh"]["false_merges"] <= 2
     # round 6 (held apart until this round, tuning data since): 0.56 with no false merge of 55 (0.44 / 2 before its
     # errors were read), 4 fillers demoted (7 before)
-    assert report["round6"]["detection_rate"] >= 0.55 and report["round6"]["false_merges"] == 0
+    # with the learned reading of the newer statement (policies/conflict_reading.py, trained on these sets among
+    # others): 0.65 (36 of 55)
+    assert report["round6"]["detection_rate"] >= 0.62 and report["round6"]["false_merges"] == 0
     assert report["round6"]["fillers_demoted"] <= 4
+    # round 7 (held apart until this session, tuning data since): 0.64 with 4 false merges of 48, 5 fillers demoted
+    # (0.60 / 5 / 6 with the rules as they stood, before its errors were read)
+    assert report["round7"]["detection_rate"] >= 0.62 and report["round7"]["false_merges"] <= 4
+    assert report["round7"]["fillers_demoted"] <= 5
     # 16 languages, a change and news of a relative each: 0.69 with no false merge (8 of 16 merged before the
     # relations of policies/conflict_relations.py)
     assert report["tune4"]["detection_rate"] >= 0.65 and report["tune4"]["false_merges"] == 0
     # filler notes demoted by conflict handling (false merges of unrelated records too): 0 / 1 / 0 / 0 / 1
-    assert sum(report[name]["fillers_demoted"] for name in report if name not in ("round6", "tune4")) <= 3
+    assert sum(report[name]["fillers_demoted"] for name in report if name not in ("round6", "tune4", "round7")) <= 3
     assert report["tune4"]["fillers_demoted"] == 0
 
 

@@ -15,6 +15,7 @@ close together form the context windows a session would.
 from __future__ import annotations
 
 import bisect
+import math
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -23,7 +24,7 @@ import numpy as np
 
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.lexical import BM25Index, tokenize
-from memtend.policies import conflict_subject, retrieval
+from memtend.policies import conflict_reading, conflict_subject, retrieval
 from memtend.policies.retrieval import Claim, RankInputs, RetrievalConfig
 from memtend.records import Kind, Record, Status
 
@@ -76,6 +77,8 @@ class UserIndex:
 
     def __init__(self, config: RetrievalConfig | None = None) -> None:
         self.config = config or RetrievalConfig()
+        # how a statement reads as a change (policies.conflict_reading), for changes said in other words
+        self.change_reading = conflict_reading.shipped()
         self._lex = BM25Index(k1=self.config.k1, b=self.config.b)  # also the slot allocator
         self._before = len(self.config.context_before)
         self._after = len(self.config.context_after)
@@ -437,10 +440,18 @@ class UserIndex:
                     update_terms=said.update_terms,
                     state=record.kind in (Kind.NOTE, Kind.FACT),
                     query_cosine=float(cosine[slot]),
+                    reads_as_change=self._reads_as_change(slot, record.kind),
                     **said.cues,
                 )
             )
         return claims
+
+    def _reads_as_change(self, slot: int, kind: Kind) -> float:
+        """How likely the record replaces how things stood, read from its embedding (conflict_reading); NaN for
+        records that do not describe how things are, or when there is no reading for this embedding model."""
+        if self.change_reading is None or kind not in (Kind.NOTE, Kind.FACT):
+            return math.nan
+        return self.change_reading.probability(self._emb[slot])
 
     def _subject_similarity(
         self,

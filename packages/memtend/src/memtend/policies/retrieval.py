@@ -152,6 +152,14 @@ class RetrievalConfig:
     conflict_state_cosine: float = 0.5
     conflict_state_plain_cosine: float = 0.6
     conflict_nearest_query_weight: float = 1.0
+    # how the newer statement reads (policies.conflict_reading: a learned probability, from its embedding, that it
+    # replaces how things stood rather than adding news of another person, a plan, an occasion, a value beside): a
+    # change in other words needs at least ``conflict_reading_floor``; at least ``conflict_reading_accept`` lets
+    # statements closest to each other be only ``conflict_reading_cosine`` close, with or without a change cue,
+    # whatever values they hold (an accept of 1.0: never). Not read (another embedding model): the rules alone.
+    conflict_reading_floor: float = 0.2
+    conflict_reading_accept: float = 0.8
+    conflict_reading_cosine: float = 0.15
 
     def __post_init__(self) -> None:
         check_retrieval(self)
@@ -430,6 +438,7 @@ class Claim:
     kinds: frozenset[str] = frozenset()  # kinds of value it holds: name, number, time (conflict_subject.value_kinds)
     asks: bool = False  # it asks a question ("Would a day shift suit me better?")
     begins: bool = False  # its only change cue begins something (see conflict_subject.only_begins)
+    reads_as_change: float = math.nan  # learned probability that it replaces how things stood (conflict_reading)
 
 
 def conflicts(newer: Claim, older: Claim, similarity: float, config: RetrievalConfig) -> bool:
@@ -689,11 +698,12 @@ def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: Re
     things are (notes, facts: a logged event stays true of its time). Its closeness to the query is checked in
     meaning, so the newer record need not score as high as the older on the query's words; when both speak of
     the user (first person, nobody else named) it may be half as far again below the older. A plan or something
-    long past, a value added beside the older ("Added magnesium at night", "... on Wednesdays too") and a question
-    replace nothing."""
+    long past, a value added beside the older ("Added magnesium at night", "... on Wednesdays too"), a question and
+    a newer statement that reads as a change less than ``conflict_reading_floor`` replace nothing."""
     about_self = newer.first_person and older.first_person and not newer.people and not older.people
     return (
-        newer.state
+        not newer.reads_as_change < config.conflict_reading_floor  # NaN (not read) passes
+        and newer.state
         and older.state
         and newer.changes
         and newer.current
@@ -745,10 +755,19 @@ def subject_change(
       holds a value of a kind the older holds (see ``conflict_subject.value_kinds``: a name for a name, a time for
       a time); or, when neither holds a value of any kind, ``conflict_state_plain_cosine`` close;
 
-    and the newer may replace the older (:func:`may_replace`) and is at most ``conflict_subject_drop`` less close
-    to the query. A NaN masked cosine (not compared) is never a change, unless the masked share is 0."""
+    - ``conflict_reading_cosine`` close, ``nearest``, and the newer reads as replacing how things stood
+      (``reads_as_change``, the learned reading of ``conflict_reading``, at least ``conflict_reading_accept``),
+      with or without a cue, unless it names a value the older holds or holds a value where the older holds none
+      ("Hot-desking at the Sheffield hub" does not replace "Uses a standing desk at work");
+
+    and the newer may replace the older (:func:`may_replace`), reads as a change at least
+    ``conflict_reading_floor`` (or was not read) and is at most ``conflict_subject_drop`` less close to the query.
+    A NaN masked cosine (not compared) is never a change, unless the masked share is 0."""
+    if newer.reads_as_change < config.conflict_reading_floor:  # NaN (not read) passes
+        return False
     weight = config.conflict_subject_masked_weight
     judged = similarity if weight == 0 else weight * subject_similarity + (1.0 - weight) * similarity
+    needed = math.inf
     if newer.changes or newer.acts:
         needed = config.conflict_subject_cosine
         if nearest and newer.own_voice and not newer.begins:
@@ -762,10 +781,13 @@ def subject_change(
             needed = config.conflict_state_cosine
         elif not (newer.kinds or older.kinds):
             needed = config.conflict_state_plain_cosine
-        else:
-            return False
-    else:
-        return False
+    if (
+        nearest
+        and newer.reads_as_change >= config.conflict_reading_accept
+        and not newer.names & older.values
+        and (older.kinds or not newer.kinds)  # a value replaces a value (or neither states one)
+    ):
+        needed = min(needed, config.conflict_reading_cosine)  # it reads as replacing how things stood
     if not judged >= needed:  # NaN too
         return False
     return (
