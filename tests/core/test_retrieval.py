@@ -650,7 +650,7 @@ def test_conflict_benchmark_detects_paraphrased_changes_without_false_merges() -
     # others): 0.65 (36 of 55)
     assert report["round6"]["detection_rate"] >= 0.62 and report["round6"]["false_merges"] == 0
     assert report["round6"]["fillers_demoted"] <= 4
-    # round 7 (held apart until this session, tuning data since): 0.64 with 4 false merges of 48, 5 fillers demoted
+    # round 7 (held apart until this session, tuning data since): 0.62 with 4 false merges of 48, 5 fillers demoted
     # (0.60 / 5 / 6 with the rules as they stood, before its errors were read)
     assert report["round7"]["detection_rate"] >= 0.62 and report["round7"]["false_merges"] <= 4
     assert report["round7"]["fillers_demoted"] <= 5

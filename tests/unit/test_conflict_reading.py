@@ -91,3 +91,20 @@ def test_reading_as_a_change_lets_statements_closest_to_each_other_through() -> 
 def test_reading_thresholds_are_checked() -> None:
     with pytest.raises(InvalidInputError):
         RetrievalConfig(conflict_reading_floor=math.nan)
+
+
+def test_only_text_that_reads_as_english_is_read() -> None:
+    from memtend.policies.conflict_reading import reads_english
+
+    for english in ("Fully remote now, never leave home for work.", "The café's Wi-Fi is on the router now."):
+        assert reads_english(english), english
+    for other in (
+        "Bin letzten Monat nach Berlin gezogen.",
+        "Je vais désormais chez le Dr Leroy.",
+        "Теперь я в школе.",
+        "先月、大阪に引っ越しました。",
+        "Sekarang saya mengajar di sekolah.",
+        "",
+        "42",
+    ):
+        assert not reads_english(other), other

@@ -448,8 +448,12 @@ class UserIndex:
 
     def _reads_as_change(self, slot: int, kind: Kind) -> float:
         """How likely the record replaces how things stood, read from its embedding (conflict_reading); NaN for
-        records that do not describe how things are, or when there is no reading for this embedding model."""
-        if self.change_reading is None or kind not in (Kind.NOTE, Kind.FACT):
+        records that do not describe how things are, do not read as English (the model's language), or when there
+        is no reading for this embedding model."""
+        record = self._records[slot]
+        if self.change_reading is None or kind not in (Kind.NOTE, Kind.FACT) or record is None:
+            return math.nan
+        if not conflict_reading.reads_english(record.text):
             return math.nan
         return self.change_reading.probability(self._emb[slot])
 

@@ -10,7 +10,10 @@ tuning pairs (``tests/benchmarks/conflicts_reading_train.py``), gives the probab
 held out by domain it separates changes from look-alikes with an area under the curve of about 0.77.
 
 The weights ship beside this module (``conflict_reading.npz``). They fit one embedding model (all-MiniLM-L6-v2,
-384 dimensions); for vectors of another size the reading is NaN and the rules decide alone.
+384 dimensions); for vectors of another size the reading is NaN and the rules decide alone. That model reads
+English: on the changes and look-alikes of ``conflicts_tune4.jsonl`` (16 other languages) the reading held out is
+no better than chance (area under the curve 0.52), so text that does not read as English (:func:`reads_english`)
+is not read either.
 
 Pure: numpy and the standard library only.
 """
@@ -19,13 +22,14 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["WEIGHTS", "ChangeReading", "load", "save", "shipped"]
+__all__ = ["WEIGHTS", "ChangeReading", "load", "reads_english", "save", "shipped"]
 
 WEIGHTS = Path(__file__).with_name("conflict_reading.npz")
 
@@ -64,3 +68,30 @@ def load(path: Path = WEIGHTS) -> ChangeReading | None:
 def shipped() -> ChangeReading | None:
     """The weights shipped beside this module, loaded once."""
     return load()
+
+
+# common English words, of which nearly every English note holds one (1,373 of 1,402 tuning notes); words shared
+# with other languages' common words ("die", "war", "also" in German) do no harm: the test is only one of two
+_ENGLISH = frozenset(
+    """a an the i i'm i've i'd me my mine we we're we've our us you your he his she her it it's its they their them
+    this that these those is are was were be been am has have had do does did not no now then there here what when
+    where who how why which to of in on at for from with by about into onto over after before up down out off as and
+    or but so if than too also just still only all every each some any more most much many other another new old one
+    two three first last next week weeks month months year years day days time today yesterday tomorrow morning
+    evening night got get gets go goes going went gone make made take took use uses used like likes prefer prefers
+    want wants keep keeps live lives moved switched started stopped quit back home work job since anymore longer
+    instead order favourite favorite usually always never sometimes fully""".split()
+)
+_WORD = re.compile(r"[a-z']+")
+
+
+def reads_english(text: str) -> bool:
+    """Does the text read as English, as far as a cheap test tells: at least 90 % of its letters ASCII and one common
+    English word. Of the tuning sets' 1,402 English notes 29 fail (mostly fragments: "Gym: Anytime Fitness."); of
+    the 64 notes in 16 other languages 6 pass ("Ich wohne in Paris.")."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return False
+    if sum(c.isascii() for c in letters) < 0.9 * len(letters):
+        return False
+    return any(word in _ENGLISH for word in _WORD.findall(text.lower().replace("\u2019", "'")))
