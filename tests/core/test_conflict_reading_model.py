@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from memtend.conflict_reading_weights import shipped
 from memtend.embeddings import embed
-from memtend.policies.conflict_reading import shipped
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.records import Kind, Record
 from memtend.user_index import UserIndex

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from memtend.conflict_reading_weights import load, save, shipped
 from memtend.errors import InvalidInputError
 from memtend.policies import retrieval as R
-from memtend.policies.conflict_reading import ChangeReading, load, save, shipped
+from memtend.policies.conflict_reading import ChangeReading
 from memtend.policies.retrieval import Claim, RetrievalConfig
 
 

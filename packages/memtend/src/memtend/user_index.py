@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from memtend import conflict_reading_weights
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.lexical import BM25Index, tokenize
 from memtend.policies import conflict_reading, conflict_subject, retrieval
@@ -78,7 +79,7 @@ class UserIndex:
     def __init__(self, config: RetrievalConfig | None = None) -> None:
         self.config = config or RetrievalConfig()
         # how a statement reads as a change (policies.conflict_reading), for changes said in other words
-        self.change_reading = conflict_reading.shipped()
+        self.change_reading = conflict_reading_weights.shipped()
         self._lex = BM25Index(k1=self.config.k1, b=self.config.b)  # also the slot allocator
         self._before = len(self.config.context_before)
         self._after = len(self.config.context_after)

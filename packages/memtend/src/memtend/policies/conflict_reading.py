@@ -7,31 +7,27 @@ newer statement itself reads does: "Fully remote now" reads as how things stand,
 occasion, "Mum is staying with us for Christmas" as a visit. A logistic regression over the newer statement's
 embedding (the vector the index already holds: nothing more is encoded), trained on the newer statements of the
 tuning pairs (``tests/benchmarks/conflicts_reading_train.py``), gives the probability that it replaces something;
-held out by domain it separates changes from look-alikes with an area under the curve of about 0.77.
+held out by domain it separates changes from look-alikes with an area under the curve of about 0.82.
 
-The weights ship beside this module (``conflict_reading.npz``). They fit one embedding model (all-MiniLM-L6-v2,
-384 dimensions); for vectors of another size the reading is NaN and the rules decide alone. That model reads
-English: on the changes and look-alikes of ``conflicts_tune4.jsonl`` (16 other languages) the reading held out is
-no better than chance (area under the curve 0.52), so text that does not read as English (:func:`reads_english`)
-is not read either.
+The weights ship as ``memtend/conflict_reading.npz``, loaded by ``memtend.conflict_reading_weights`` (this module
+does no I/O). They fit one embedding model (all-MiniLM-L6-v2, 384 dimensions); for vectors of another size the
+reading is NaN and the rules decide alone. That model reads English: on the changes and look-alikes of
+``conflicts_tune4.jsonl`` (16 other languages) the reading held out is no better than chance (area under the curve
+0.52), so text that does not read as English (:func:`reads_english`) is not read either.
 
 Pure: numpy and the standard library only.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["WEIGHTS", "ChangeReading", "load", "reads_english", "save", "shipped"]
-
-WEIGHTS = Path(__file__).with_name("conflict_reading.npz")
+__all__ = ["ChangeReading", "reads_english"]
 
 
 @dataclass(frozen=True)
@@ -49,25 +45,6 @@ class ChangeReading:
             return math.nan
         logit = float(vector @ self.weights) + self.bias
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, logit))))
-
-
-def save(reading: ChangeReading, path: Path = WEIGHTS) -> None:
-    np.savez(path, weights=reading.weights.astype(np.float32), bias=np.array(reading.bias, dtype=np.float64))
-
-
-def load(path: Path = WEIGHTS) -> ChangeReading | None:
-    """The shipped reading, or None when the file is missing (the rules then decide alone)."""
-    try:
-        with np.load(path) as data:
-            return ChangeReading(np.asarray(data["weights"], dtype=np.float64), float(data["bias"]))
-    except (OSError, KeyError, ValueError):
-        return None
-
-
-@functools.cache
-def shipped() -> ChangeReading | None:
-    """The weights shipped beside this module, loaded once."""
-    return load()
 
 
 # common English words, of which nearly every English note holds one (1,373 of 1,402 tuning notes); words shared
