@@ -107,14 +107,7 @@ def expand(storage: Storage, change: Change, t: float, *, shared: bool = False) 
             (r, v) for r, v in folded if not _replaced_checkpoint(r) or fact_claims.checkpoint_value_id(fid) not in gone
         ]
         history = [*entries, *history]
-        for record, vector in folded:
-            if record.id in gone:  # deleted by the change itself
-                continue
-            if vector is not None:
-                upserts.append(record)
-                new_vectors[record.id] = vector
-            else:
-                archives.append(record)
+        _place(folded, upserts, archives, new_vectors, gone)  # what the change deletes itself stays out
     return replace(
         change,
         upserts=(*change.upserts, *upserts),
@@ -156,12 +149,7 @@ def compaction(storage: Storage, user_id: str, before: float, t: float) -> Chang
         checkpoint = next((r for r in rows if r.id == fid), None)
         folded, entries = _fold(fid, prefix, checkpoint, vectors, t, keep_value=True)
         history += entries
-        for record, vector in folded:
-            if vector is not None:
-                upserts.append(record)
-                new_vectors[record.id] = vector
-            else:
-                archives.append(record)
+        _place(folded, upserts, archives, new_vectors)
     return Change(
         user_id,
         upserts=tuple(upserts),
@@ -217,6 +205,25 @@ def _fold(
         current = replace(resolved.current)
         out.append((current, vectors.get(winner)))
     return out, list(resolved.entries)
+
+
+def _place(
+    folded: list[tuple[Record, np.ndarray | None]],
+    upserts: list[Record],
+    archives: list[Record],
+    vectors: dict[str, np.ndarray],
+    skip: set[str] | frozenset[str] = frozenset(),
+) -> None:
+    """A fold's rows into the change: a row with a vector (the key's value) is upserted with it, one without joins
+    the archives (its metadata rewritten in place); rows named in ``skip`` are left out."""
+    for record, vector in folded:
+        if record.id in skip:
+            continue
+        if vector is not None:
+            upserts.append(record)
+            vectors[record.id] = vector
+        else:
+            archives.append(record)
 
 
 def _replaced_checkpoint(record: Record) -> bool:
