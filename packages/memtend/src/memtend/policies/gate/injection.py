@@ -131,7 +131,8 @@ _INJECTION = [
 ]
 # Text about attacks, not an attack: its quotations are examples, and naming a jailbreak is not one.
 _ABOUT_ATTACKS = re.compile(
-    r"\b(?:prompt[\s-]injections?|jailbreaks?|jailbreaking|researchers?|attackers?|attacks?|article|paper|study"
+    r"\b(?:prompt[\s-]injections?|injections?|jailbreaks?|jailbreaking|researchers?|attackers?|attacks?|article|paper"
+    r"|study|incidents?|benchmarks?|untrusted|adversar\w*|tricked|tricks?"
     r"|report|blog|demo|talk|owasp|vulnerabilit(?:y|ies)|exploit|meme|security|hijack\w*|phishing|payloads?"
     r"|red[\s-]team\w*|audit|\w*forscher\w*|chercheuses?|démonstrations?|defenders?|ctf|threat[\s-]models?"
     r"|mitigations?|bug\s+bount(?:y|ies)|scam\w*|fraud\w*|arnaques?|escroquer\w*|estafas?|betrüger\w*|betrugs\w+|oplicht\w*"
@@ -151,7 +152,7 @@ _ABOUT_ATTACKS_ELSEWHERE = about_attacks_pattern()  # the same in the lexicon's 
 # describes an attack rather than making one.
 _DESCRIBED = re.compile(r"\b(?:its|their|ihre?n?|leurs?|sus?)\b", re.IGNORECASE)
 _QUOTED = re.compile(
-    r"(?<![^\W_])'[^'\n]{3,300}'(?![^\W_])|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“”\n]{3,300}[“”\"]|‚[^'\n]{3,300}'"
+    r"(?<![^\W_])'(?:[^'\n]|(?<=[^\W_])'(?=[^\W_])){3,300}'(?![^\W_])|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“”\n]{3,300}[“”\"]|‚[^'\n]{3,300}'"
     r"|‹[^›\n]{3,300}›|»[^«\n]{3,300}«|「[^」\n]{3,300}」"
 )
 _NAMING_ONLY = re.compile(  # what a pattern may match in such text without it being an attack
