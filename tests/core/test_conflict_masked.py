@@ -3,33 +3,18 @@ and through recall; and a fact's key, where there is one."""
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from dataclasses import replace
 
 import numpy as np
+from conflict_notes import DAY, FILLERS, NOW, note
 from memtend.policies import retrieval as R
 from memtend.policies.conflict_subject import masked_subject
 from memtend.policies.retrieval import Claim, RetrievalConfig
-from memtend.records import Kind, Record
 from memtend.user_index import UserIndex
 
-DAY = 86_400.0
-NOW = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc).timestamp()
 COFFEE = ("I drink three coffees a day.", "Quit caffeine entirely, herbal tea only.", "How much coffee do I drink?")
 ALLERGY = ("I'm allergic to peanuts.", "Turns out I'm allergic to shellfish as well.", "What am I allergic to?")
-FILLERS = [
-    "Bought a bread machine last year.",
-    "Prefers window seats on flights.",
-    "Plays five-a-side football on Thursdays.",
-    "Allergic to cats, fine with dogs.",
-    "The boiler was serviced in October.",
-]
-
-
-def note(id: str, text: str, days_ago: float) -> Record:
-    at = NOW - days_ago * DAY
-    return Record(id=id, user_id="u", kind=Kind.NOTE, text=text, created_at=at, updated_at=at)
 
 
 class CountingEncoder:

@@ -6,16 +6,11 @@ weights were trained on."""
 
 from __future__ import annotations
 
-import datetime as dt
-
+from conflict_notes import FILLERS, NOW, note
 from memtend.conflict_reading_weights import shipped
 from memtend.embeddings import embed
 from memtend.policies.retrieval import RetrievalConfig
-from memtend.records import Kind, Record
 from memtend.user_index import UserIndex
-
-DAY = 86_400.0
-NOW = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc).timestamp()
 
 CHANGES = [
     "Sold the motorbike; I cycle everywhere now.",
@@ -41,25 +36,13 @@ def test_changes_read_as_changes_and_look_alikes_do_not_with_the_real_model() ->
 def _scores(old: str, new: str, query: str, config: RetrievalConfig) -> dict[str, float]:
     from memtend.embeddings import embed_query
 
-    records = [_note(f"f{i}", text, 60 + i) for i, text in enumerate(FILLERS)]
-    records += [_note("old", old, 40), _note("new", new, 5)]
+    records = [note(f"f{i}", text, 60 + i) for i, text in enumerate(FILLERS)]
+    records += [note("old", old, 40), note("new", new, 5)]
     index = UserIndex(config)
     index.upsert(records, embed([r.text for r in records]))
     return dict(index.search(query, embed_query(query), k=7, now=NOW))
 
 
-def _note(id: str, text: str, days_ago: float) -> Record:
-    at = NOW - days_ago * DAY
-    return Record(id=id, user_id="u", kind=Kind.NOTE, text=text, created_at=at, updated_at=at)
-
-
-FILLERS = [
-    "Bought a bread machine last year.",
-    "Prefers window seats on flights.",
-    "Plays five-a-side football on Thursdays.",
-    "Allergic to cats, fine with dogs.",
-    "The boiler was serviced in October.",
-]
 RULES_ALONE = RetrievalConfig(conflict_reading_floor=0.0, conflict_reading_accept=1.0)
 NO_CONFLICTS = RetrievalConfig(conflict_pool=0)
 
