@@ -16,6 +16,8 @@ import binascii
 import codecs
 import re
 
+from memtend.policies.gate.normalise import unmask_lookalikes
+
 __all__ = ["lift", "uncover"]
 
 # five or more single letters each followed by one space (two or more spaces part words): "I g n o r e  a l l"
@@ -38,11 +40,7 @@ _HEAD = 2000  # the characters compared when deciding whether a text reads bette
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){16,}(?![0-9A-Fa-f])")
 _WORDS = re.compile(r"[^\W\d_]{2,}")
-# look-alike letters from Cyrillic and Greek, read as the Latin letters they imitate inside Latin words
-_LOOKALIKES = str.maketrans(
-    "аеорсухіјѕԁӏАВЕКМНОРСТХІЈЅΑΒΕΖΗΙΚΜΝΟΡΤΥΧοι",
-    "aeopcyxijsdlABEKMHOPCTXIJSABEZHIKMNOPTYXoi",
-)
+# a word mixing Latin letters with Cyrillic or Greek ones: its look-alikes are read as the Latin letters they imitate
 _MIXED_SCRIPT = re.compile(r"\b(?=\w*[a-zA-Z])(?=\w*[\u0370-\u03ff\u0400-\u04ff])\w+\b")
 
 
@@ -101,7 +99,7 @@ def uncover(text: str) -> str:
     """``text`` with its disguised words written plainly (see the module's doc); unchanged when nothing is
     disguised."""
     if _MIXED_SCRIPT.search(text):
-        text = _MIXED_SCRIPT.sub(lambda m: m.group(0).translate(_LOOKALIKES), text)
+        text = unmask_lookalikes(text, mixed_only=True)  # the write gate's table (normalise)
     text = _SPACED.sub(_unspace, text)
     if len(_JOINED.findall(text)) >= 2:
         text = _JOINED_SHORT.sub(_unjoin, _JOINED.sub(_unjoin, text))

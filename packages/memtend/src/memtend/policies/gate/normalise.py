@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Normalised", "normalise"]
+__all__ = ["Normalised", "normalise", "unmask_lookalikes"]
 
 # Not "Cf" as a whole: the Arabic number signs and similar are "Cf" but shape what follows.
 _INVISIBLE = frozenset(
@@ -63,12 +63,15 @@ _LOOKALIKE_CHARS = frozenset(chr(c) for c in _LOOKALIKE)
 _WORD = re.compile(r"[^\W\d_]+")
 
 
-def _unmask_lookalikes(text: str) -> str:
+def unmask_lookalikes(text: str, *, mixed_only: bool = False) -> str:
+    """``text`` with the look-alike letters of each word that mixes them with Latin letters read as Latin, and
+    (unless ``mixed_only``) of each word made of nothing else."""
+
     def fix(match: re.Match[str]) -> str:
         word = match.group()
         if not any(c in _LOOKALIKE_CHARS for c in word):
             return word
-        if any(c.isascii() for c in word) or all(c in _LOOKALIKE_CHARS for c in word):
+        if any(c.isascii() for c in word) or (not mixed_only and all(c in _LOOKALIKE_CHARS for c in word)):
             return word.translate(_LOOKALIKE)
         return word
 
@@ -94,7 +97,7 @@ def normalise(text: str) -> Normalised:
         origin.extend([i] * len(out))
     normal = "".join(parts)
     if not _LOOKALIKE_CHARS.isdisjoint(normal):
-        normal = _unmask_lookalikes(normal)  # one letter for one letter: the origins stay as they are
+        normal = unmask_lookalikes(normal)  # one letter for one letter: the origins stay as they are
         changed = changed or normal != text
     if not changed:
         return Normalised(text, None)
