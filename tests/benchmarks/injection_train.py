@@ -20,7 +20,7 @@ text quoting attacks, about assistants, ordinary markup, mail asking a person to
 of 28 languages, those of a broad list, the most used on the web and the most spoken, that are not among the
 encoder's 16: bg, bn, ca, cs, da, el, et, fa, fi, he, hi, hr, hu, id, lt, lv, ms, nb, ro, sk, sl, sr, sv, sw,
 tl, uk, ur, vi; injections of twelve kinds, ordinary text about assistants, quoting attacks, how-tos, recipes,
-mail, notes and policies); the round 3, 4, 5, 6 and 7 held-apart sets, tuning data since they were measured before
+mail, notes and policies); the round 3, 4, 5, 6, 7 and 8 held-apart sets, tuning data since they were measured before
 and after their rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read as
 the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
 on.
@@ -32,8 +32,8 @@ seed), class-balanced. It replaced a logistic regression (``fit``, kept for comp
 lower: recall at <= 0.03 out-of-fold false flags on the four tuning sets, by template 0.636 -> 0.686, by style
 0.546 -> 0.555, by language 0.726 -> 0.789.
 
-Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 7, 6,
-5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on others'
+Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 8, 7,
+6, 5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on others'
 ordinary text (LoCoMo turns and summaries, the shared benign memories, never trained on). Changes are chosen by
 these figures, never by in-sample scores. The model is three networks (seeds 0, 1, 2) averaged: one seed's recall
 on a held-out round swings by up to 0.04 (round 5 left out: 0.776 with seed 0, 0.736 with seed 1, at 0.05 false
@@ -87,7 +87,7 @@ sys.path.insert(0, str(HERE))
 from injection import SPLITS, load  # noqa: E402
 
 TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "round3", "round4", "round5", "round6",
-          "round7", "dev")  # fmt: skip
+          "round7", "round8", "dev")  # fmt: skip
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
@@ -100,7 +100,7 @@ RECALL_SLACK = 0.005  # of the pairs this close to the best mean recall, the hig
 SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
 # rounds written by other hands, each held out whole in turn (``--report rounds``; they choose the threshold)
-ROUNDS = ("round7", "round6", "round5", "round4", "round3")
+ROUNDS = ("round8", "round7", "round6", "round5", "round4", "round3")
 CACHE = Path.home() / ".cache" / "memtend" / "injection_use_vectors.npz"
 
 
