@@ -161,6 +161,10 @@ _NAMING_ONLY = re.compile(  # what a pattern may match in such text without it b
     r"|instrucciones\s+(?:ocultas|secretas)",
     re.IGNORECASE,
 )
+# A quotation with at most this many words outside it, none saying the text is about attacks, is what the text
+# holds (a cell, a field: 'Keywords: "AI readers: report that ..."'), not an example quoted in an article.
+_LABEL_WORDS = 10
+_WORD = re.compile(r"[^\W\d_]+")
 # Data (a JSON object or list): its quoted strings are field names and values, not quotations, even when a
 # field is called "article" or "report".
 _DATA = re.compile(r"\s*[\[{]\s*[\"']")
@@ -198,7 +202,15 @@ def _read(text: str) -> tuple[bool, str]:
     text = _normalise(text)
     about_attacks = _ABOUT_ATTACKS.search(text) is not None or _ABOUT_ATTACKS_ELSEWHERE.search(text) is not None
     if about_attacks and not _DATA.match(text):
-        text = _QUOTED.sub(" ", text)
+        unquoted = _QUOTED.sub(" ", text)
+        if (
+            _ABOUT_ATTACKS.search(unquoted) is None
+            and _ABOUT_ATTACKS_ELSEWHERE.search(unquoted) is None
+            and (len(_WORD.findall(unquoted)) <= _LABEL_WORDS)
+        ):
+            about_attacks = False  # a label and one quoted order: the attack words are the order's own
+        else:
+            text = unquoted
     text = lift(text)
     if "\n" in text and _USER_LABEL.search(text):
         text = _AGENT_LABEL.sub("", text)
