@@ -38,12 +38,15 @@ the detector and every earlier set, for the next session to measure before and a
 also measures ``round8/conflicts.jsonl``: one more such set by another hand, written apart from the detector and
 every earlier set (round 7's included), for the session after that. With ``--round9`` it also measures
 ``round9/conflicts.jsonl``: a further such set by another hand (56 changes and 55 look-alikes, each look-alike with an
-older statement of its own), written apart from the detector and every earlier set, for the next session.
+older statement of its own), written apart from the detector and every earlier set, for the next session. With
+``--round10`` it also measures ``round10/conflicts.jsonl``: one more such set by another hand (changes and as many
+look-alikes, some said indirectly, some in other languages), written apart from the detector and every earlier set
+(round 9's included), for the session after that.
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
 
     uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--round7] [--round8] [--round9]
-        [--cost]
+        [--round10] [--cost]
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ SPLITS = {
     "round7": HERE / "data" / "round7" / "conflicts.jsonl",
     "round8": HERE / "data" / "round8" / "conflicts.jsonl",
     "round9": HERE / "data" / "round9" / "conflicts.jsonl",
+    "round10": HERE / "data" / "round10" / "conflicts.jsonl",
 }
 LABELS = {
     "tune": "tuning",
@@ -82,6 +86,7 @@ LABELS = {
     "round7": "HELD-APART 6 (round 7)",
     "round8": "HELD-APART 7 (round 8)",
     "round9": "HELD-APART 8 (round 9)",
+    "round10": "HELD-APART 9 (round 10)",
 }
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
@@ -348,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round7", action="store_true", help="also measure the round 7 held-apart set")
     parser.add_argument("--round8", action="store_true", help="also measure the round 8 held-apart set")
     parser.add_argument("--round9", action="store_true", help="also measure the round 9 held-apart set")
+    parser.add_argument("--round10", action="store_true", help="also measure the round 10 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
@@ -362,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round8",)
     if args.round9 and "round9" not in splits:
         splits += ("round9",)
+    if args.round10 and "round10" not in splits:
+        splits += ("round10",)
     for name, result in run(splits).items():
         label = LABELS[name]
         print(

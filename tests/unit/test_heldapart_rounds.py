@@ -1,4 +1,4 @@
-"""The held-apart sets of rounds 6, 7, 8 and 9 keep their schema, sizes, class balance and language mix, every change
+"""The held-apart sets of rounds 6 to 10 keep their schema, sizes, class balance and language mix, every change
 pair shares no word, none of their texts repeats data written before them, and both stay opt-in.
 
 The sets are measured only by ``tests/benchmarks/injection.py --roundN`` and ``tests/benchmarks/conflicts.py
@@ -85,6 +85,26 @@ ROUNDS = (
         2,
         50,
         ("HELD-APART 10 (round 9)", "HELD-APART 8 (round 9)"),
+    ),
+    Round(
+        "round10",
+        (
+            *_BEFORE_ROUND6,
+            "conflicts_tune4.jsonl",
+            "injection_tune7.jsonl",
+            "injection_tune8.jsonl",
+            "round6/conflicts.jsonl",
+            "round6/injection.jsonl",
+            "round7/conflicts.jsonl",
+            "round7/injection.jsonl",
+            "round8/conflicts.jsonl",
+            "round8/injection.jsonl",
+            "round9/conflicts.jsonl",
+            "round9/injection.jsonl",
+        ),
+        2,
+        50,
+        ("HELD-APART 11 (round 10)", "HELD-APART 9 (round 10)"),
     ),
 )
 each_round = pytest.mark.parametrize("r", ROUNDS, ids=[r.split for r in ROUNDS])
