@@ -4,14 +4,15 @@ peer, ``raw_add_fact``, adds the text ``set_fact`` stores (the key in words, the
 than the raw add's text, so its embedding costs a little more); the summary gives ``set_fact`` over both.
 
 Each round times every operation once, in an order shuffled from round to round (so no side always gets the warm or
-the busy turn, nor always follows the same operation: a rotated order keeps who follows whom). The raw peer is what
-a caller of Chroma would write: a collection with the same embedding function, created with Chroma's defaults, one
+the busy turn, nor always follows the same operation: a rotated order keeps who follows whom). The raw peer is what a
+caller of Chroma would write: a collection with the same embedding function, created with Chroma's defaults, one
 ``add`` per document. Printed: p50/p95 in milliseconds and the ratios of the p50s (and p95s) to the raw add and of
-the p50s to the embedding alone; and, per memtend call, how many Chroma write calls (add, upsert, update, delete on
-any collection) it made at most, how many read calls (get, query, count) at the median and at most, and the p50 of the
-time its reads took (``read ms``: the share of the call a write that reads nothing would save). ``--backend server``
-starts a local ``chroma run`` in a temporary folder (a store other processes may share: memtend also marks its
-writes for them).
+the p50s to the embedding alone, with a 90 % interval of each p50 ratio (the rounds resampled, both sides of a round
+together: a write's time swings with the disk's, so one run's ratio is known only to within it); and, per memtend
+call, how many Chroma write calls (add, upsert, update, delete on any collection) it made at most, how many read
+calls (get, query, count) at the median and at most, and the p50 of the time its reads took (``read ms``: the share
+of the call a write that reads nothing would save). ``--backend server`` starts a local ``chroma run`` in a temporary
+folder (a store other processes may share: memtend also marks its writes for them).
 
     uv run python tests/benchmarks/single_write.py [--n 200] [--backend persistent|ephemeral|server] [--runs 3]
         [--json]
@@ -146,10 +147,13 @@ def run(
     p95 = {op: _percentile(ts, 0.95) for op, ts in times.items()}
     out: dict[str, dict[str, float]] = {}
     for op in times:
+        low, high = _ratio_interval(times[op], times["raw_add"])
         row = {
             "p50_ms": p50[op],
             "p95_ms": p95[op],
             "vs_raw_add": p50[op] / p50["raw_add"],
+            "vs_raw_add_low": low,
+            "vs_raw_add_high": high,
             "p95_vs_raw_add": p95[op] / p95["raw_add"],
             "vs_embed": p50[op] / p50["embed"],
         }
@@ -162,6 +166,18 @@ def run(
     return out
 
 
+def _ratio_interval(times: list[float], peer: list[float], draws: int = 1_000) -> tuple[float, float]:
+    """A 90 % interval of p50(times) / p50(peer), by resampling the rounds (both sides of a round drawn together:
+    they ran side by side): how far the ratio of one run is from telling "at or below" apart from "above"."""
+    draw = random.Random(1)
+    rounds = range(len(times))
+    ratios = []
+    for _ in range(draws):
+        picked = [draw.choice(rounds) for _ in rounds]
+        ratios.append(statistics.median(times[i] for i in picked) / statistics.median(peer[i] for i in picked))
+    return _percentile(ratios, 0.05), _percentile(ratios, 0.95)
+
+
 def _load() -> str:
     """The machine's load averages over 1, 5 and 15 minutes (figures taken on a busy machine say little)."""
     try:
@@ -171,13 +187,14 @@ def _load() -> str:
 
 
 def _table(results: dict[str, dict[str, float]]) -> None:
-    head = f"{'operation':<10} {'p50 ms':>8} {'p95 ms':>8} {'p50/raw add':>12} {'p95/raw add':>12} {'p50/embed':>10}"
-    print(f"{head} {'writes':>7} {'reads p50/max':>14} {'read ms':>8}")
+    head = f"{'operation':<10} {'p50 ms':>8} {'p95 ms':>8} {'p50/raw add':>12} {'(90 % in)':>10} {'p95/raw add':>12}"
+    print(f"{head} {'p50/embed':>10} {'writes':>7} {'reads p50/max':>14} {'read ms':>8}")
     for op, r in results.items():
         writes = f"{int(r['chroma_writes'])}" if "chroma_writes" in r else ""
         read_calls = f"{r['chroma_reads_p50']:g}/{int(r['chroma_reads_max'])}" if "chroma_reads_max" in r else ""
         read_ms = f"{r['read_ms_p50']:.2f}" if "read_ms_p50" in r else ""
-        ratios = f"{r['vs_raw_add']:12.2f} {r['p95_vs_raw_add']:12.2f} {r['vs_embed']:10.2f}"
+        interval = f"{r['vs_raw_add_low']:.2f}-{r['vs_raw_add_high']:.2f}"
+        ratios = f"{r['vs_raw_add']:12.2f} {interval:>10} {r['p95_vs_raw_add']:12.2f} {r['vs_embed']:10.2f}"
         print(f"{op:<10} {r['p50_ms']:8.2f} {r['p95_ms']:8.2f} {ratios} {writes:>7} {read_calls:>14} {read_ms:>8}")
 
 
@@ -214,6 +231,8 @@ def main() -> None:
             f"  {op:<9} {spread:>10}  ({verdict}; Chroma write calls per call: {writes}, read calls p50: "
             f"{read_calls:g}, their time {read_share:.2f} of the raw add)"
         )
+        intervals = ", ".join(f"{r[op]['vs_raw_add_low']:.2f}-{r[op]['vs_raw_add_high']:.2f}" for r in runs)
+        print(f"  {'':<9} 90 % intervals of each run's ratio (rounds resampled): {intervals}")
     same_text = [r["set_fact"]["p50_ms"] / r["raw_add_fact"]["p50_ms"] for r in runs]
     spread = f"{min(same_text):.2f}-{max(same_text):.2f}" if len(same_text) > 1 else f"{same_text[0]:.2f}"
     print(f"  set_fact over a raw add of the same text (the key in words, then the value): {spread}")

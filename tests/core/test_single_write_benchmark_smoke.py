@@ -19,6 +19,8 @@ def test_single_write_benchmark_runs(embedding_function: object, backend: str) -
     for op, r in results.items():
         assert r["p50_ms"] > 0 and math.isfinite(r["vs_raw_add"]) and math.isfinite(r["vs_embed"]), op
         assert math.isfinite(r["p95_vs_raw_add"]), op
+        assert 0 < r["vs_raw_add_low"] <= r["vs_raw_add_high"] < math.inf, op  # the ratio's resampled interval
+    assert results["raw_add"]["vs_raw_add_low"] == results["raw_add"]["vs_raw_add_high"] == 1.0
     assert {results[op]["chroma_writes"] for op in ("remember", "log", "set_fact")} == {1}
     for op in ("remember", "log", "set_fact"):  # the reads are counted and timed (a write that reads takes longer)
         r = results[op]
@@ -29,3 +31,15 @@ def test_single_write_benchmark_runs(embedding_function: object, backend: str) -
     # set_fact is one claim row: no read on a shared store; where the folder lock is held, a key read once (its slot
     # row by id, its claims by key) and then known (memtend.fact_claims)
     assert results["set_fact"]["chroma_reads_max"] == (2 if backend == "persistent" else 0)
+
+
+@pytest.mark.parametrize("backend", ["persistent", "ephemeral"])
+def test_write_breakdown_benchmark_runs(embedding_function: object, backend: str) -> None:
+    """The breakdown of a single write (raw add, the same row in steps towards memtend's, memtend's call) runs and
+    times every step."""
+    bench = load_benchmark("write_breakdown")
+    results = bench.run(n=3, backend=backend, embedding_function=embedding_function, warmup=1)
+    assert set(results) == set(bench.OPERATIONS)
+    assert results["raw_add"]["vs_raw_add"] == 1.0
+    for op, r in results.items():
+        assert r["p50_ms"] > 0 and math.isfinite(r["vs_raw_add"]) and math.isfinite(r["over_embed_ms"]), op
