@@ -27,6 +27,8 @@ changes; tuning data since (its errors may be shown). ``conflicts_tune3.jsonl`` 
 domain) was written for the next round, before its changes. ``conflicts_tune4.jsonl``: one change and one look-alike
 about a relative ("Meine Schwester ist nach Berlin gezogen") in each of 16 languages (de, fr, es, it, nl, sv, pl, tr
 first, as a probe of ``policies/conflict_relations.py``; pt, ru, fi, cs, hu, id, ja, el written after it).
+``conflicts_tune5.jsonl``: 44 changes and 44 look-alikes in 22 languages, written by hand for the lexicon of
+``policies/conflict_cues.py`` (look-alikes of the same subject: additions, plans, one occasion, another person).
 With ``--round5`` it also measures
 ``round5/conflicts.jsonl``: the same kinds of pairs from everyday user memory, written by another hand apart from the
 tuning and measured only before and after a round of changes; tuning data since (a fold of its own in
@@ -63,6 +65,7 @@ SPLITS = {
     "tune2": HERE / "data" / "conflicts_tune2.jsonl",
     "tune3": HERE / "data" / "conflicts_tune3.jsonl",
     "tune4": HERE / "data" / "conflicts_tune4.jsonl",
+    "tune5": HERE / "data" / "conflicts_tune5.jsonl",
     "heldout": HERE / "data" / "conflicts_heldout.jsonl",
     "fresh": HERE / "data" / "conflicts_fresh.jsonl",
     "round3": HERE / "data" / "round3" / "conflicts.jsonl",
@@ -78,6 +81,7 @@ LABELS = {
     "tune2": "tuning 2 (by domain)",
     "tune3": "tuning 3 (by domain)",
     "tune4": "tuning 4 (16 languages)",
+    "tune5": "tuning 5 (22 languages)",
     "heldout": "held-apart 1 (tuned on since)",
     "fresh": "HELD-APART 2 (fresh)",
     "round3": "tuned on since (round 3)",

@@ -23,6 +23,11 @@ from memtend.policies.retrieval import people
         ("Vợ tôi làm việc ở ngân hàng.", "wife"),
         ("我的妹妹搬到了上海。", "sister"),
         ("Anakku perempuan? Tidak, teman saya pindah ke Bandung.", "friend"),
+        ("Mi primo se acaba de mudar a Granada.", "cousin"),
+        ("Meine Tante wohnt jetzt in Köln.", "aunt"),
+        ("Mon oncle a déménagé à Lyon.", "uncle"),
+        ("Мой племянник переехал в Казань.", "nephew"),
+        ("我表哥搬到了上海。", "cousin"),
     ],
 )
 def test_a_relation_in_another_language_is_somebody_else(text: str, relation: str) -> None:
@@ -43,6 +48,9 @@ def test_a_relation_in_another_language_is_somebody_else(text: str, relation: st
         "I use the pomodoro method.",
         "The fire was ablaze by noon.",
         "Je vais désormais chez le Dr Leroy.",
+        "Driving faster than the limit.",
+        "Zie je morgen op kantoor.",
+        "Enkel op zondag open.",
         "Ahora trabajo en una escuela como profesora.",
     ],
 )

@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import re
 
+from memtend.policies.conflict_cues import cues_of
+from memtend.policies.conflict_reading import reads_english
+from memtend.policies.conflict_relations import relations_named
 from memtend.policies.retrieval import announces_change, starts_sentence, statement_body, without_speaker
 
 __all__ = [
@@ -147,7 +150,9 @@ def not_yet_or_long_ago(text: str) -> bool:
     or of a state held since long ago ("a fan since I was six", "with Barclays since uni": nothing changed lately)?
     None replaces how things are now."""
     body = without_speaker(text).replace("\u2019", "'")
-    return _NOT_YET.search(body) is not None or _LONG_AGO.search(body) is not None
+    if _NOT_YET.search(body) is not None or _LONG_AGO.search(body) is not None:
+        return True
+    return bool(cues_of(body) & {"plan", "long_ago"})  # said in another language (see conflict_cues)
 
 
 _HEARSAY = re.compile(
@@ -202,7 +207,8 @@ def reports_an_act(text: str) -> bool:
     """Does the statement report an act that ends or replaces a state ("rebooked", "traded it in", "signed up",
     "dropped it", "got engaged")? Beside the change cues of ``retrieval.announces_change``, a cue that a newer
     statement about the same subject replaces an older one."""
-    return _ACTS.search(without_speaker(text)) is not None
+    body = without_speaker(text)
+    return _ACTS.search(body) is not None or "change" in cues_of(body)  # or said in another language
 
 
 _PAST_OPENING = re.compile(
@@ -215,7 +221,7 @@ _OCCASION = re.compile(
     r"\b(?:yesterday|last (?:night|week|weekend|month|year|summer|winter|spring|autumn|time)|this morning|tonight"
     r"|next (?:week|weekend|month|year|summer|time)|on (?:holiday|vacation|a trip)|for the weekend|not sure"
     r"|(?:in|during) (?:19|20)\d\d|(?:my|our|the) (?:old|former|previous)"
-    rf"|on (?:{_DAYS})(?!s|\s+(?:morning|afternoon|evening|night)s))\b"
+    rf"|on (?:{_DAYS})(?!s|\s+(?:morning|afternoon|evening|night)s)|this (?:{_DAYS}|week|weekend))\b"
     r"|\bonce\b(?!\s+(?:a|an|every|per|each)\b)"
     r"|\b(?:was|were)\b",
     re.IGNORECASE,
@@ -229,7 +235,9 @@ def tells_an_occasion(text: str) -> bool:
     without a change cue, such a statement does not replace an older one; said in the present ("Credentials live in
     Bitwarden") it may."""
     body = without_speaker(text).replace("\u2019", "'")
-    return _PAST_OPENING.search(body) is not None or _OCCASION.search(body) is not None
+    if _PAST_OPENING.search(body) is not None or _OCCASION.search(body) is not None:
+        return True
+    return "occasion" in cues_of(body)  # said in another language (see conflict_cues)
 
 
 _FIRST_PERSON_OR_BACK = re.compile(
@@ -252,7 +260,14 @@ def speaks_of_the_user(text: str) -> bool:
     badges" (the department, not "it"). A note may open on what the user is doing ("Reporting to Daniel since the
     reorganisation", "Commuting by bicycle")."""
     body = _ACRONYM_IT.sub("X", without_speaker(text).replace("\u2019", "'"))
-    return _FIRST_PERSON_OR_BACK.search(body) is not None or _VERB_OPENING.match(body) is not None
+    if _FIRST_PERSON_OR_BACK.search(body) is not None or _VERB_OPENING.match(body) is not None:
+        return True
+    cues = cues_of(body)  # in another language (see conflict_cues)
+    if "first_person" in cues:
+        return True
+    # many languages leave the subject out ("Ahora trabajo en una escuela", "Teraz chodzę do dr Kowalskiej"): not
+    # English, or a change said in another language, and nobody else named
+    return not relations_named(body) and (not reads_english(body) or "change" in cues)
 
 
 _ADDS = re.compile(
@@ -264,4 +279,5 @@ _ADDS = re.compile(
 def adds_to(text: str) -> bool:
     """Does the statement add to what holds rather than replace it ("I'm allergic to shellfish as well", "Now I swim
     on Wednesdays too", "We adopted a second cat")? Then it is another value beside the older one, not its change."""
-    return _ADDS.search(without_speaker(text)) is not None
+    body = without_speaker(text)
+    return _ADDS.search(body) is not None or "adds" in cues_of(body)  # or said in another language
