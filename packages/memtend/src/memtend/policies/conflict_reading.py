@@ -7,7 +7,8 @@ newer statement itself reads does: "Fully remote now" reads as how things stand,
 occasion, "Mum is staying with us for Christmas" as a visit. A logistic regression over the newer statement's
 embedding (the vector the index already holds: nothing more is encoded), trained on the newer statements of the
 tuning pairs (``tests/benchmarks/conflicts_reading_train.py``), gives the probability that it replaces something;
-held out by domain it separates changes from look-alikes with an area under the curve of about 0.82.
+held out by domain it separates changes from look-alikes with an area under the curve of about 0.82 (0.80 with round 9
+and the other languages of ``conflicts_tune5.jsonl``, at chance, among the tuning sets; round 9 alone 0.79).
 
 The weights ship as ``memtend/conflict_reading.npz``, loaded by ``memtend.conflict_reading_weights`` (this module
 does no I/O). They fit one embedding model (all-MiniLM-L6-v2, 384 dimensions); for vectors of another size the
