@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -60,6 +60,7 @@ _log = logging.getLogger("memtend")
 _open_memories: weakref.WeakSet[Memory] = weakref.WeakSet()
 
 ChangeHook = Callable[[ChangeEvent], None]
+T = TypeVar("T")
 
 
 @atexit.register
@@ -144,7 +145,9 @@ class Memory:
         self._lock = self._state.lock
         self._usage = self._state.usage
         self._closed = False
-        self._helpers = Helpers()  # load an index while a query is embedded, embed a batch while the gate reads it
+        # load an index while a query is embedded, embed a batch while the gate reads it, gate a single write while
+        # it is embedded
+        self._helpers = Helpers()
         self._batch = threading.local()  # erase_users in progress on this thread
         # interrupted writes kept for their user's next call: (change, chunk size, journal row id)
         self._unfinished: dict[str, list[tuple[Change, int, str | None]]] = {}
@@ -430,6 +433,29 @@ class Memory:
             assert pending is not None
             pending.result()
         self.storage.end_journal(change.user_id, jid)
+
+    # ------------------------------------------------------------------ a single write's gate beside its embedding
+    def _gated_beside_embedding(self, text: object, gate: Callable[[], T]) -> tuple[T, dict[str, np.ndarray]]:
+        """A single write's gate (``gate()``, which validates and checks the text) run on a helper while this thread
+        embeds ``text``; returns the gate's result and {text: vector}, which the write reuses when the gate left
+        the text as it is (a masked text is embedded again). The model's run holds no GIL, so the gate runs beside
+        it, and this thread never waits for the helper to start (it starts while the model runs): a remember through
+        a Chroma server keeping its folder in memory, p50 of 300 rounds, 17.30 -> 16.29 ms and 16.23 -> 15.10 ms.
+
+        Only with a model that runs in this process: the text has not passed the gate yet and must not leave the
+        process (another embedding function may send it away). Otherwise, or when no helper is free, the gate runs
+        here first and nothing is embedded ahead. The gate's error is raised as it is; an embedding error is left
+        to the write, which embeds again (and raises it)."""
+        if not isinstance(text, str) or not _runs_here(self.embedding_function):
+            return gate(), {}
+        future = self._helpers.submit(gate)
+        if future is None:
+            return gate(), {}
+        try:
+            vectors = {text: self.embed([text])[0]}
+        except Exception:
+            vectors = {}
+        return future.result(), vectors
 
     # ------------------------------------------------------------------ a batch stored while it is embedded
     # log_many embeds a batch on a helper in the model's own batches of texts (memtend.helpers.embed_in_parts)
@@ -790,6 +816,15 @@ class _ClosedStorage:
 
     def __getattr__(self, name: str) -> Any:
         raise MemoryClosedError(_CLOSED_MESSAGE)
+
+
+_LOCAL_MODEL = ("chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2", "ONNXMiniLM_L6_V2")
+
+
+def _runs_here(embedding_function: object) -> bool:
+    """Whether the embedding function is Chroma's in-process model (memtend's default is one), or built on it: a
+    text it embeds stays in this process. (Told by its class, without importing Chroma here.)"""
+    return any((c.__module__, c.__name__) == _LOCAL_MODEL for c in type(embedding_function).__mro__)
 
 
 def _never_sent(exc: BaseException) -> bool:

@@ -163,8 +163,11 @@ class UserMemory:
     ) -> Record:
         """Store a free-text note (``at``: when it was said, epoch seconds; default now, so a past conversation
         imported as notes keeps its dates)."""
-        checked = self._checked(Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata)
-        return self._add([checked])[0]
+        checked, embedded = self.memory._gated_beside_embedding(
+            text,
+            lambda: self._checked(Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata),
+        )
+        return self._add([checked], embedded)[0]
 
     def log(
         self,
@@ -177,8 +180,11 @@ class UserMemory:
         redact: bool = False,
     ) -> Record:
         """Append an event to the user's log (``at``: when it happened, epoch seconds; default now)."""
-        checked = self._checked(Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata)
-        return self._add([checked])[0]
+        checked, embedded = self.memory._gated_beside_embedding(
+            text,
+            lambda: self._checked(Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata),
+        )
+        return self._add([checked], embedded)[0]
 
     def log_many(
         self, events: Iterable[Event | str], *, redact: bool = False, batch_id: str | None = None
@@ -251,17 +257,26 @@ class UserMemory:
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
-        checked = self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value)
+        checked, embedded = self.memory._gated_beside_embedding(
+            text, lambda: self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value)
+        )
         candidate = checked.record
         if candidate.text != text:  # redacted: keep the value consistent with what is stored
             candidate = replace(candidate, value=gate.redact(value))
         if candidate.status is Status.PENDING_REVIEW:
-            self._add([_Checked(candidate, checked.redacted)])
+            self._add([_Checked(candidate, checked.redacted)], embedded)
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
         said_at = candidate.created_at if at else None
-        return self._write_claim(candidate, checked.redacted, said_at=said_at)
+        return self._write_claim(candidate, checked.redacted, said_at=said_at, embedded=embedded)
 
-    def _write_claim(self, candidate: Record, redacted: tuple[str, ...], *, said_at: float | None = None) -> FactResult:
+    def _write_claim(
+        self,
+        candidate: Record,
+        redacted: tuple[str, ...],
+        *,
+        said_at: float | None = None,
+        embedded: dict[str, np.ndarray] | None = None,
+    ) -> FactResult:
         """Write one claim of a fact key: ONE new row, reading nothing on a shared store (see
         :mod:`memtend.fact_claims`). On a store only this process writes, the key's current value is known (cached,
         or read once) and the result is exact at once; a value that changes nothing is not written. Elsewhere the
@@ -283,6 +298,7 @@ class UserMemory:
             self.user_id,
             upserts=(claim,),
             history=(history,),
+            vectors={claim.id: embedded[claim.text]} if embedded and claim.text in embedded else {},
             fresh=True,
             redacted={claim.id: redacted} if redacted else {},
         )
