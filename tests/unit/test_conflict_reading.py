@@ -59,6 +59,8 @@ def test_a_change_in_other_words_must_read_as_one() -> None:
     mine = replace(old, first_person=True)
     assert R.paraphrased_change(moved, mine, 0.3, config)
     assert not R.paraphrased_change(replace(moved, reads_as_change=0.1), mine, 0.3, config)
+    # a beginning as the only cue ("Started using Notion for my notes") may add beside the older: not a change
+    assert not R.paraphrased_change(replace(moved, begins=True), mine, 0.3, config)
 
 
 def test_reading_as_a_change_lets_statements_closest_to_each_other_through() -> None:

@@ -74,6 +74,7 @@ def test_two_statements_of_one_subject_mask_alike() -> None:
         "We would switch to fibre if it reached our street.",
         "Been a Gunners fan since I was six.",  # held since long ago: no recent change
         "Current account's with Barclays, have had it since uni.",
+        "If book club ever moved to Thursdays I couldn't make it.",  # a condition, however it ends
     ],
 )
 def test_plans_and_long_past_times_are_not_current(text: str) -> None:
@@ -103,6 +104,11 @@ def test_a_statement_opening_on_another_thing_that_never_refers_back() -> None:
     assert about_another_thing("Rates for new fixes are around 4.4% according to the news.")
     assert about_another_thing("I read that Octopus now offers the cheapest tariff.")
     assert not about_another_thing("I read mostly on the train these days.")
+    # in another language: an article opening, and no word of the user or of a change
+    assert about_another_thing("Il numero dell'ufficio è 02 4455 6677.")
+    assert about_another_thing("Die Kantine öffnet um 10.")
+    assert not about_another_thing("La mia banca è ING.")
+    assert not about_another_thing("El gimnasio lo dejé, ahora nado.")  # the subject left out is the user
 
 
 def test_acts_that_end_a_state_and_values_added_beside_one() -> None:
@@ -115,6 +121,9 @@ def test_acts_that_end_a_state_and_values_added_beside_one() -> None:
     assert adds_to("We adopted a second cat, Tofu.")
     assert not adds_to("The gym got too expensive, so I cancelled.")  # "too" before a word is not "as well"
     assert not adds_to("I moved to Berlin last month.")
+    assert adds_to("Opened a Monzo account just for holiday spending.")  # for one purpose, beside the older
+    assert adds_to("Bought a few pouches of tuna as a treat.")
+    assert not adds_to("Knee surgery means swimming only for now.")  # a change, for now
 
 
 @pytest.mark.parametrize(

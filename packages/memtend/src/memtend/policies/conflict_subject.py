@@ -128,7 +128,8 @@ _NOT_YET = re.compile(
     r"\b(?:might|maybe|perhaps|planning|plan to|thinking (?:of|about)|considering|hoping|hope to|would (?:like|love)"
     r"|'d (?:like|love)|wants? to|someday|some day|one day|eventually|sometime)\b"
     r"|(?<!\bin )(?<!\bof )\bmay\b(?!\s+\d)"
-    r"|\bif\b[^.;!?]*\b(?:would|'d|could)\b|\b(?:would|'d|could) (?:consider|switch|go|move|change|try)\b",
+    r"|\bif\b[^.;!?]*\b(?:would|'d|could)(?:n't)?\b|\bif\b[^.;!?]*\bever\b"
+    r"|\b(?:would|'d|could) (?:consider|switch|go|move|change|try)\b",
     re.IGNORECASE,
 )
 _LONG_AGO = re.compile(
@@ -155,6 +156,11 @@ def not_yet_or_long_ago(text: str) -> bool:
     return bool(cues_of(body) & {"plan", "long_ago"})  # said in another language (see conflict_cues)
 
 
+_OPENS_WITH_ARTICLE = re.compile(
+    r"^\W*(?:der|die|das|den|dem|des|ein|eine|einen|het|de|een|le|la|les|l'|un|une|el|los|las|il|lo|gli|uno|una|o|a|os"
+    r"|as|en|ett|det)(?![\w-])",
+    re.IGNORECASE,
+)
 _HEARSAY = re.compile(
     r"\b(?:according to|reportedly|(?:in|on) the news|(?:i|we) (?:read|heard|saw) (?:that|somewhere|online))\b",
     re.IGNORECASE,
@@ -169,7 +175,15 @@ def about_another_thing(text: str) -> bool:
     body = without_speaker(text).replace("\u2019", "'")
     if _HEARSAY.search(body):
         return True
-    return _OPENS_WITH_DETERMINER.match(body) is not None and _BACK_REFERENCE.search(body) is None
+    if _OPENS_WITH_DETERMINER.match(body) is not None and _BACK_REFERENCE.search(body) is None:
+        return True
+    # in another language: opening on an article ("Il numero dell'ufficio è ...", "Die Kantine öffnet um 10"), with
+    # no word of the user and no change cue (a subject left out may be the user's: "El gimnasio lo dejé, ahora nado")
+    return (
+        _OPENS_WITH_ARTICLE.match(body) is not None
+        and not reads_english(body)
+        and not cues_of(body) & {"first_person", "change"}
+    )
 
 
 _ACTS = re.compile(
@@ -271,7 +285,8 @@ def speaks_of_the_user(text: str) -> bool:
 
 
 _ADDS = re.compile(
-    r"\b(?:as well|also|another|a second|additionally|in addition|besides|added|on top of)\b|\btoo\s*(?:[.!,;)]|$)",
+    r"\b(?:as well|also|another|a second|additionally|in addition|besides|added|on top of|as a treat"
+    r"|(?:just|only) for\b(?! now))\b|\btoo\s*(?:[.!,;)]|$)",
     re.IGNORECASE,
 )
 

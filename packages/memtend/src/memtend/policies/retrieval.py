@@ -709,6 +709,7 @@ def paraphrased_change(newer: Claim, older: Claim, similarity: float, config: Re
         and newer.current
         and not newer.adds
         and not newer.asks
+        and not newer.begins
         and similarity >= config.conflict_paraphrase_cosine
         and newer.query_cosine >= older.query_cosine - config.conflict_paraphrase_drop * (1.5 if about_self else 1.0)
         and not newer.people - older.people
