@@ -77,6 +77,9 @@ def test_since_long_ago_is_no_change_and_long_ago_beside_now_is_one() -> None:
     assert cues_of("Früher habe ich geraucht, jetzt nicht mehr.") >= {"change"}
     assert "long_ago" not in cues_of("Früher habe ich geraucht, jetzt nicht mehr.")
     assert "change" not in cues_of("Acum cinci ani locuiam la Cluj.")  # "acum ... ani": years ago, not "now"
+    assert "change" in cues_of("Пользуюсь айфоном с прошлой зимы.")  # since last winter
+    assert "change" not in cues_of("Ich spiele seit Jahren Tennis.")  # for years: nothing changed lately
+    assert "change" not in cues_of("Je joue au tennis depuis des années.")
 
 
 @pytest.mark.parametrize(

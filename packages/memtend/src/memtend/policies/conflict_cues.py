@@ -83,6 +83,12 @@ _SPACED: dict[str, dict[str, str]] = {
         "fr": r"depuis",
         "es_pt": r"desde",
         "it": r"da quando|dallo scorso|dalla scorsa",
+        "sv": r"sedan (?:i|förra)",
+        "fi": r"lähtien|alkaen",
+        "pl_cs": r"od (?:zeszł\w+|ubiegł\w+|minul\w+|jara|léta|podzimu|zimy|wiosny|lata|jesieni)",
+        "hu_tr": r"óta|beri",
+        "ru_uk": r"с прошл\w+|з минул\w+",
+        "id_vi": r"sejak|từ khi|kể từ",
     },
     "adds": {
         "de": r"auch|ebenfalls|zusätzlich|außerdem|noch ein\w*|ein\w* weitere\w*|ein\w* zweite\w*",
@@ -133,22 +139,26 @@ _SPACED: dict[str, dict[str, str]] = {
         "vi": r"có lẽ|muốn|dự định|một ngày nào đó|hy vọng",
     },
     "long_ago": {
-        "de": r"früher|damals|als kind|vor (?:\w+ )?jahren|in meiner jugend|seit jeher|seit meiner kindheit",
-        "nl": r"vroeger|als kind|jaren geleden|\w+ jaar geleden|toen ik \w+ was",
+        "de": r"früher|damals|als kind|vor (?:\w+ )?jahren|in meiner jugend|seit jeher|seit meiner kindheit"
+        r"|seit (?:\w+ )?jahren|seit langem",
+        "nl": r"vroeger|al jaren|sinds jaren|als kind|jaren geleden|\w+ jaar geleden|toen ik \w+ was",
         "sv": r"förr|som barn|för \w+ år sedan|när jag var",
         "da_no": r"før i tiden|før i tida|som barn|for \w+ år siden|da jeg var",
         "fi": r"ennen|lapsena|kun olin|vuotta sitten|vuosia sitten",
-        "fr": r"autrefois|quand j'étais|il y a (?:\w+ )?ans|dans le temps|depuis toujours|enfant,|étant enfant",
-        "es": r"de niñ[oa]|cuando era|hace (?:\w+ )?años|de pequeñ[oa]|en mi juventud|desde siempre",
+        "fr": r"depuis (?:des|\w+) années|depuis longtemps|autrefois|quand j'étais|il y a (?:\w+ )?ans|dans le temps"
+        r"|depuis toujours|enfant,|étant enfant",
+        "es": r"desde hace (?:\w+ )?años|desde hace tiempo|de niñ[oa]|cuando era|hace (?:\w+ )?años|de pequeñ[oa]"
+        r"|en mi juventud|desde siempre",
         "ca": r"de petit|de petita|quan era|fa (?:\w+ )?anys",
-        "it": r"da bambin[oa]|quando ero|(?:\w+ )?anni fa|da sempre|da piccol[oa]",
-        "pt": r"antigamente|quando era|em criança|há (?:\w+ )?anos|desde sempre|em pequen[oa]",
+        "it": r"da anni|da molti anni|da bambin[oa]|quando ero|(?:\w+ )?anni fa|da sempre|da piccol[oa]",
+        "pt": r"há anos que|desde há anos|antigamente|quando era|em criança|há (?:\w+ )?anos|desde sempre"
+        r"|em pequen[oa]",
         "ro": r"pe vremuri|când eram|în copilărie|acum \w+ ani|dintotdeauna",
-        "pl": r"kiedyś|gdy był\w*|jako dziecko|\w+ lat temu|w dzieciństwie|od zawsze",
+        "pl": r"od lat|kiedyś|gdy był\w*|jako dziecko|\w+ lat temu|w dzieciństwie|od zawsze",
         "cs_sk": r"kdysi|kedysi|když jsem byl\w*|jako dítě|ako dieťa|před \w+ lety|pred \w+ rokmi|odjakživa",
-        "hu": r"régen|gyerekkoromban|évvel ezelőtt|évekkel ezelőtt|mindig is",
-        "tr": r"eskiden|çocukken|yıl önce|yıllar önce|gençken",
-        "ru": r"раньше|в детстве|когда я был\w*|лет назад|много лет|давным-давно",
+        "hu": r"évek óta|régen|gyerekkoromban|évvel ezelőtt|évekkel ezelőtt|mindig is",
+        "tr": r"yıllardır|eskiden|çocukken|yıl önce|yıllar önce|gençken",
+        "ru": r"уже много лет|много лет|давно|раньше|в детстве|когда я был\w*|лет назад|много лет|давным-давно",
         "uk": r"раніше|в дитинстві|у дитинстві|коли я був\w*|років тому",
         "el": r"παλιά|όταν ήμουν|ως παιδί|πριν από χρόνια|χρόνια πριν",
         "id": r"dulu|dahulu|waktu kecil|bertahun-tahun yang lalu",
@@ -228,6 +238,7 @@ _SPACED: dict[str, dict[str, str]] = {
 # in scripts written without spaces between words: matched as they stand
 _UNSPACED: dict[str, tuple[str, ...]] = {
     "change": (
+        "自从",
         # Japanese
         "今は",
         "現在は",
@@ -316,7 +327,21 @@ _UNSPACED: dict[str, tuple[str, ...]] = {
         "언젠가",
         "고려",
     ),
-    "long_ago": ("昔", "子供の頃", "若い頃", "年前", "以前", "小时候", "当年", "从前", "예전에", "어렸을 때", "년 전"),
+    "long_ago": (
+        "多年",
+        "何年も",
+        "昔",
+        "子供の頃",
+        "若い頃",
+        "年前",
+        "以前",
+        "小时候",
+        "当年",
+        "从前",
+        "예전에",
+        "어렸을 때",
+        "년 전",
+    ),
     "occasion": (
         "昨日",
         "先週",
