@@ -51,6 +51,8 @@ def test_a_relation_in_another_language_is_somebody_else(text: str, relation: st
         "Driving faster than the limit.",
         "Zie je morgen op kantoor.",
         "Enkel op zondag open.",
+        "Seit Oktober leben meine Freundin und ich zusammen in Leipzig.",  # the user with the relation
+        "Ma femme et moi avons déménagé à Lyon.",
         "Ahora trabajo en una escuela como profesora.",
     ],
 )

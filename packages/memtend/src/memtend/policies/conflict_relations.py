@@ -165,7 +165,22 @@ _FINDERS = {
 def relations_named(text: str) -> frozenset[str]:
     """The relations a statement names in a language other than English, each by its English word.
 
+    A relation said with the user ("meine Freundin und ich", "ma femme et moi") names the user's own household, not
+    somebody else's news.
+
     >>> sorted(relations_named("Meine Schwester ist nach Berlin gezogen."))
     ['sister']
     """
-    return frozenset(relation for relation, finder in _FINDERS.items() if finder.search(text))
+    return frozenset(
+        relation
+        for relation, finder in _FINDERS.items()
+        if any(not _WITH_THE_USER.match(text, m.end()) for m in finder.finditer(text))
+    )
+
+
+# "... and I" after a relation: the user and the relation together
+_WITH_THE_USER = re.compile(
+    r"\s+(?:und ich|en ik|och jag|og jeg|ja minä|et moi|y yo|i jo|e io|e eu|și eu|i ja|a já|és én|ve ben|и я|і я"
+    r"|και εγώ|dan saya|và tôi)(?![\w-])",
+    re.IGNORECASE,
+)
