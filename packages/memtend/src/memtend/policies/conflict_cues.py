@@ -397,7 +397,7 @@ def _alternatives(pattern: str) -> list[str]:
     return [*out, pattern[last:]]
 
 
-def _by_first_letter(languages: dict[str, str]) -> dict[str, re.Pattern[str]]:
+def _by_first_letter(languages: dict[str, str]) -> dict[str, str]:
     """The forms of one kind of cue, one pattern per letter a form may open with ("" for forms that may open with
     any), so each word of a statement is tried against the few forms that may match it."""
     buckets: dict[str, list[str]] = {}
@@ -406,13 +406,17 @@ def _by_first_letter(languages: dict[str, str]) -> dict[str, re.Pattern[str]]:
             first = form[0].lower() if form[0].isalpha() else ""
             buckets.setdefault(first, []).append(form)
     wild = buckets.pop("", [])
-    return {
-        first: re.compile(r"(?:" + "|".join(forms + wild) + r")(?![\w-])", re.IGNORECASE)
-        for first, forms in [*buckets.items(), ("", [])]
-    }
+    return {first: "|".join(forms + wild) for first, forms in [*buckets.items(), ("", [])]}
 
 
 _BUCKETS = {kind: _by_first_letter(languages) for kind, languages in _SPACED.items()}
+
+
+@functools.cache
+def _pattern(kind: str, first: str) -> re.Pattern[str]:
+    """The compiled forms of one bucket, compiled when first needed (compiling them all costs an import ~30 ms)."""
+    buckets = _BUCKETS[kind]
+    return re.compile(r"(?:" + buckets.get(first, buckets[""]) + r")(?![\w-])", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=4096)  # each rule of conflict_subject asks for the cues of the same statement
@@ -428,8 +432,11 @@ def cues_of(text: str) -> frozenset[str]:
     unspaced = not body.isascii()  # the words of scripts without spaces are never ASCII
     found = set()
     for kind, buckets in _BUCKETS.items():
-        wild = buckets[""]
-        said = any(buckets.get(body[start].lower(), wild).match(body, start) for start in starts)
+        said = any(
+            _pattern(kind, first if first in buckets else "").match(body, start)
+            for start in starts
+            for first in (body[start].lower(),)
+        )
         if said or (unspaced and any(word in body for word in _UNSPACED.get(kind, ()))):
             found.add(kind)
     if "since" in found and "long_ago" not in found:
