@@ -32,6 +32,12 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   spoken that are not among the encoder's 16), written with the multilingual word lexicon
   (``policies/gate/injection_lexicon.py``). Scored once by the classifier trained before it was written (recall
   0.312, no false flag), then trained on;
+* ``tests/benchmarks/data/injection_tune9.jsonl``: a ninth round of hard ordinary text, written after reading
+  round 9's false flags (new phrasings, not copies): security writing that quotes or describes attacks (lectures,
+  case studies, quizzes, bulletins) in twelve languages, log excerpts in nine, code, long training modules, reports,
+  stories, policies and legal text, mail and signatures, chat between friends full of "you" and kind imperatives;
+  and injections hidden in the same carriers (a log message, a code comment, a signature, a clause, an order
+  buried in a report) so that the carrier's shape is not read as ordinary;
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
   at the first two, and this one is measured after;
@@ -78,7 +84,8 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
 * ``tests/benchmarks/data/round9/injection.jsonl`` (only with ``--round9``): the round 9 held-apart set, written
   by another hand apart from the detector and every earlier data set, for the next session to measure (about 200
   injections and 250 ordinary texts in ten languages, about half English, two languages no earlier set has).
-  Its errors are never printed.
+  Measured once before and after the session that never read it, tuning data since (``injection_train.py``'s
+  seventh fold): ``--show-errors round9`` prints its errors.
 * ``tests/benchmarks/data/round10/injection.jsonl`` (only with ``--round10``): the round 10 held-apart set, written
   by another hand apart from the detector and every earlier data set (round 9's included), for the next session to
   measure (about 200 injections and 250 ordinary texts in ten languages, about half English, two languages no
@@ -113,6 +120,7 @@ SPLITS: dict[str, Path] = {
     "tune6": HERE / "data" / "injection_tune6.jsonl",
     "tune7": HERE / "data" / "injection_tune7.jsonl",
     "tune8": HERE / "data" / "injection_tune8.jsonl",
+    "tune9": HERE / "data" / "injection_tune9.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
@@ -135,6 +143,7 @@ LABELS = {
     "tune6": "tuning 6 (classifier)",
     "tune7": "tuning 7 (classifier)",
     "tune8": "tuning 8 (28 languages)",
+    "tune9": "tuning 9 (logs, code, long)",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",
@@ -224,7 +233,13 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--show-errors", choices=("dev", "tune"), action="append", default=[])
+    parser.add_argument(
+        "--show-errors",
+        choices=("dev", "tune", "tune9", "round9"),
+        action="append",
+        default=[],
+        help="print the errors of a tuning split (never of a held-apart one)",
+    )
     parser.add_argument(
         "--splits",
         default="dev,tune,heldout,fresh,fresh2,others",

@@ -20,8 +20,11 @@ text quoting attacks, about assistants, ordinary markup, mail asking a person to
 of 28 languages, those of a broad list, the most used on the web and the most spoken, that are not among the
 encoder's 16: bg, bn, ca, cs, da, el, et, fa, fi, he, hi, hr, hu, id, lt, lv, ms, nb, ro, sk, sl, sr, sv, sw,
 tl, uk, ur, vi; injections of twelve kinds, ordinary text about assistants, quoting attacks, how-tos, recipes,
-mail, notes and policies); the round 3, 4, 5, 6, 7 and 8 held-apart sets, tuning data since they were measured before
-and after their rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read as
+mail, notes and policies); ``injection_tune9.jsonl`` (a ninth round written after reading round 9's false flags, new
+phrasings: security writing that quotes or describes attacks, log excerpts, code, long training modules, reports,
+stories, policies, legal text, signatures and chat between friends in a dozen languages, and injections hidden in
+the same carriers); the round 3 to 9 held-apart sets, tuning data since they were measured before and after their
+rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read as
 the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
 on.
 
@@ -32,12 +35,21 @@ seed), class-balanced. It replaced a logistic regression (``fit``, kept for comp
 lower: recall at <= 0.03 out-of-fold false flags on the four tuning sets, by template 0.636 -> 0.686, by style
 0.546 -> 0.555, by language 0.726 -> 0.789.
 
-Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 8, 7,
-6, 5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on others'
+Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 9, 8,
+7, 6, 5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on others'
 ordinary text (LoCoMo turns and summaries, the shared benign memories, never trained on). Changes are chosen by
 these figures, never by in-sample scores. The model is three networks (seeds 0, 1, 2) averaged: one seed's recall
 on a held-out round swings by up to 0.04 (round 5 left out: 0.776 with seed 0, 0.736 with seed 1, at 0.05 false
 flags).
+
+With round 9 as a seventh fold, measured before any change (one threshold, 2.38: round 9's fold alone pushed it up
+from 1.85, flagging 0.065 of its ordinary text at 1.96): mean recall 0.890 at 0.027 false flags, nested 0.891 /
+0.029, others' text 10 of 2,963. After the ninth tuning round, wider words for writing about attacks (injected,
+lecture, slides, example, researchers in Dutch and Italian...), reported orders read as descriptions in such text,
+two pattern idioms fixed ("For readers,", "forget everything you know about <a cake>"), log lines read without
+their timestamp and level, and an ``attack_talk`` word cue: threshold 1.63, mean 0.916 / 0.029, nested 0.917 /
+0.032, others' text 10 of 2,963; round 9's fold 0.917 / 0.050 -> 0.922 / 0.027 (nested 0.936 / 0.065 -> 0.922 /
+0.027). Without the chat of the ninth round the threshold fell to 1.57 but others' text rose to 23 of 2,963.
 
 The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
 and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within
@@ -72,6 +84,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import pickle
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,8 +99,8 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "round3", "round4", "round5", "round6",
-          "round7", "round8", "dev")  # fmt: skip
+TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "round3", "round4", "round5", "round6",
+          "round7", "round8", "round9", "dev")  # fmt: skip
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
@@ -100,7 +113,7 @@ RECALL_SLACK = 0.005  # of the pairs this close to the best mean recall, the hig
 SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
 # rounds written by other hands, each held out whole in turn (``--report rounds``; they choose the threshold)
-ROUNDS = ("round8", "round7", "round6", "round5", "round4", "round3")
+ROUNDS = ("round9", "round8", "round7", "round6", "round5", "round4", "round3")
 CACHE = Path.home() / ".cache" / "memtend" / "injection_use_vectors.npz"
 
 
@@ -459,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report", default="rounds",
         help="comma-separated: rounds (leave one round out), template, style, language (cross-validation)")  # fmt: skip
+    parser.add_argument("--dump", type=Path, help="also pickle the rounds' held-out scores here, for study")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where the encoder's vectors are kept between runs")
     args = parser.parse_args(argv)
     reports = {name.strip() for name in args.report.split(",") if name.strip()}
@@ -476,7 +490,11 @@ def main(argv: list[str] | None = None) -> int:
     if "rounds" in reports or args.write:
         print(f"leave one round out (thresholds for English and other text: highest mean recall at <= "
               f"{MEAN_FALSE_FLAGS} mean and <= {EACH_FALSE_FLAGS} each false flags over the rounds)")  # fmt: skip
-        pair, single = report_rounds(held_out_rounds(rows, features, ROUNDS, everyday), everyday_other)
+        held = held_out_rounds(rows, features, ROUNDS, everyday)
+        if args.dump is not None:
+            with args.dump.open("wb") as fh:
+                pickle.dump({"held": held, "everyday_other": everyday_other}, fh)
+        pair, single = report_rounds(held, everyday_other)
         chosen = pair if args.two_thresholds else (single, single)
     plans: list[tuple[str, Callable[[dict[str, Any]], str], int | None]] = [
         ("by template", template, FOLDS),

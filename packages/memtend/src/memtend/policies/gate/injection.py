@@ -22,7 +22,7 @@ from memtend.policies.gate.injection_lexicon import about_attacks_pattern
 from memtend.policies.gate.injection_rules import LANGUAGE_RULES, MORE_ENGLISH_RULES
 from memtend.policies.gate.injection_similarity import Meaning
 
-__all__ = ["as_read", "looks_like_injection"]
+__all__ = ["ABOUT_ATTACKS_WORDS", "as_read", "looks_like_injection"]
 
 
 _AI = r"(?:ai|a\.i\.|assistant|agent|chat ?bot|bot|llm|language model|model|gpt|chatgpt|claude|copilot)"
@@ -40,7 +40,9 @@ _INJECTION_RULES: list[tuple[str, str]] = [
     # "forget everything you were told", "disregard all of the above"
     ("ignor disregard forget",
      r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:everything|anything|all(?:\s+of)?(?:\s+(?:this|that|it))?)"
-     r"\s+(?:you(?:'ve|\s+have|\s+were|\s+know|\s+learned)|above|before|previously|prior|earlier|so\s+far"
+     r"\s+(?:you(?:'ve|\s+have|\s+were|\s+know|\s+learned)(?!\s+about\s+(?!(?:your|the|these|those|all|any|my)\s+"
+     r"(?:\w+\s+)?(?:instructions|rules|guidelines|prompt|training|restrictions|programming)))"
+     r"|above|before|previously|prior|earlier|so\s+far"
      r"|until\s+now|(?:the\s+)?above|(?:that\s+)?(?:came|was\s+said)\s+before)"),
     # chat-template and role tags
     ("<", r"<\s*/?\s*(?:system|assistant|user|instructions?|sys|prompt|im_start|im_end|developer)\s*/?\s*>"),
@@ -130,8 +132,9 @@ _INJECTION = [
     for anchors, pattern in (*_INJECTION_RULES, *MORE_ENGLISH_RULES, *LANGUAGE_RULES, *FAMILY_RULES)
 ]
 # Text about attacks, not an attack: its quotations are examples, and naming a jailbreak is not one.
-_ABOUT_ATTACKS = re.compile(
-    r"\b(?:prompt[\s-]injections?|injections?|jailbreaks?|jailbreaking|researchers?|attackers?|attacks?|article|paper"
+ABOUT_ATTACKS_WORDS = (
+    r"\b(?:prompt[\s-]injections?|injections?|inject(?:ed|ing|s)?|jailbreaks?|jailbreaking|researchers?|attackers?"
+    r"|attacks?|article|paper"
     r"|study|incidents?|benchmarks?|untrusted|adversar\w*|tricked|tricks?"
     r"|report|blog|demo|talk|owasp|vulnerabilit(?:y|ies)|exploit|meme|security|hijack\w*|phishing|payloads?"
     r"|red[\s-]team\w*|audit|\w*forscher\w*|chercheuses?|démonstrations?|defenders?|ctf|threat[\s-]models?"
@@ -144,13 +147,25 @@ _ABOUT_ATTACKS = re.compile(
     r"|angripar\w*|attack\w*|útok\w*|útočník\w*|saldır\w*"
     r"|exerci[cs]es?|ejercicio|esercitazion\w*|übung|oefening|ćwiczeni\w*|simulat\w*|simulac\w*"
     r"|courses?|curso|corso|cursus|kursus|treinamento|concienciación|conscientização|eğitim\w*|szkoleni\w*"
-    r"|školení|utbildning\w*|sensibilisation)\b",
-    re.IGNORECASE,
+    r"|školení|utbildning\w*|sensibilisation"
+    r"|lectures?|slides?|seminars?|workshops?|case\s+stud(?:y|ies)|(?<![.@/])examples?(?![.@]\w)|exemples?|ejemplos?|esempi[oa]?"
+    r"|beispiel\w*|voorbeeld\w*|exemplos?|przykład\w*|onderzoek\w*|ricercat\w*|pesquisador\w*|exerc[ií]cios?"
+    r"|cours)\b"
 )
+_ABOUT_ATTACKS = re.compile(ABOUT_ATTACKS_WORDS, re.IGNORECASE)
 _ABOUT_ATTACKS_ELSEWHERE = about_attacks_pattern()  # the same in the lexicon's other languages
 # In such text, a match that speaks of the model in the third person ("got the model to ignore its rules")
 # describes an attack rather than making one.
 _DESCRIBED = re.compile(r"\b(?:its|their|ihre?n?|leurs?|sus?)\b", re.IGNORECASE)
+# ... and so does a match that reports what someone was told or asked to do ("whose description told a scheduling
+# assistant to forward the user's mail", "requests to reveal the system prompt"): the words before it, in its sentence.
+_REPORTED = re.compile(
+    r"\b(?:told|tells|telling|asked|asks|asking|instructed|instructs|instructing|ordered|orders|ordering|urged|urging"
+    r"|tricked|tricking|convinced|persuaded|got|getting|requests?|requesting|requested|attempts?|attempted|tried)\b"
+    r"[^.!?\n]{0,60}?\bto\s+$",
+    re.IGNORECASE,
+)
+_REPORTED_REACH = 80  # characters before a match read for reported speech
 _QUOTED = re.compile(
     r"(?<![^\W_])'(?:[^'\n]|(?<=[^\W_])'(?=[^\W_])){3,300}'(?![^\W_])|\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|«[^»\n]{3,300}»|„[^“”\n]{3,300}[“”\"]|‚[^'\n]{3,300}'"
     r"|‹[^›\n]{3,300}›|»[^«\n]{3,300}«|「[^」\n]{3,300}」"
@@ -217,6 +232,15 @@ def _read(text: str) -> tuple[bool, str]:
     return about_attacks, text
 
 
+def _described(text: str, match: re.Match[str]) -> bool:
+    """In text about attacks: does the match name an attack, speak of the model in the third person, or report
+    what someone was told to do, rather than make the attack?"""
+    found = match.group(0)
+    if _NAMING_ONLY.fullmatch(found) or _DESCRIBED.search(found):
+        return True
+    return _REPORTED.search(text, max(0, match.start() - _REPORTED_REACH), match.start()) is not None
+
+
 def as_read(text: str) -> str:
     """The text the checks (patterns and the ``meaning`` check) read; the classifier is trained on the same."""
     return _read(text)[1]
@@ -235,8 +259,6 @@ def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
     for anchors, pattern in _INJECTION:
         if any(anchor in lower for anchor in anchors):
             match = pattern.search(text)
-            if match is not None and not (
-                about_attacks and (_NAMING_ONLY.fullmatch(match.group(0)) or _DESCRIBED.search(match.group(0)))
-            ):
+            if match is not None and not (about_attacks and _described(text, match)):
                 return True
     return bool(meaning is not None and text.strip() and meaning(text))

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from memtend.policies.gate.injection_lexicon import LEXICON, lexicon_patterns
+from memtend.policies.gate.injection import ABOUT_ATTACKS_WORDS
+from memtend.policies.gate.injection_lexicon import LEXICON, about_attacks_pattern, lexicon_patterns
 
 __all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces", "reads_as_english"]
 
@@ -20,6 +21,15 @@ _PIECE_CHARS = 300
 _SHORT = 40  # a fragment shorter than this is read with the sentence after it
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")  # Chinese and Japanese end sentences unspaced
 _WORDS = re.compile(r"[^\W\d_]{2,}")
+# the head of a log line: a timestamp (ISO, syslog's "Nov 30 04:00:01", a bare time), in brackets or not, and a
+# level. It says nothing about whether the message speaks to the agent, but its shape is what tool output (a real
+# carrier of injections) shares with ordinary logs, so the classifier reads the message alone.
+_LOG_PREFIX = re.compile(
+    r"^[ \t]*\[?(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)"
+    r"\]?(?:[ \t]+\[?(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|FATAL|CRIT(?:ICAL)?)\]?:?)?[ \t]+",
+    re.MULTILINE,
+)
 _WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")  # Japanese and Chinese: a character is about a word
 
 # Word cues in the languages of the tuning text (en, de, fr, es, it, pt, nl, pl, sv), and for most cues the
@@ -124,9 +134,11 @@ def _addressed() -> str:
     return start + r"\s*(?:[^\s,:;.!?]+\s+){0,6}?" + word + r"(?:\s+[^\s,:;.!?]+){0,4}?\s*[:,](?!//)"
 
 
-_CUES += (("addressed", _addressed()),)
+# writing about attacks (attack, attacker, researcher, injection, example, in the lexicon's languages too): the
+# words that make the gate read a text's quotations as examples, here one piece of evidence among the others
+_CUES += (("addressed", _addressed()), ("attack_talk", ABOUT_ATTACKS_WORDS))
 CUE_NAMES: tuple[str, ...] = tuple(name for name, _ in _CUES)
-_LEXICON = lexicon_patterns()
+_LEXICON = {**lexicon_patterns(), "attack_talk": about_attacks_pattern()}
 _CUE_PATTERNS = tuple(
     (re.compile(pattern, re.IGNORECASE | re.MULTILINE), _LEXICON.get(name)) for name, pattern in _CUES
 )
@@ -143,8 +155,10 @@ def cues(piece: str) -> list[float]:
 def pieces(text: str) -> list[str]:
     """The pieces of ``text`` the classifier reads: its sentences (a fragment under ``_SHORT`` characters joined
     to the next, a sentence over ``_PIECE_CHARS`` cut), each with at least two words, plus the whole text when it
-    is short and has more than one; of a long text the ``MAX_PIECES`` with the most cues, in their order.
+    is short and has more than one; of a long text the ``MAX_PIECES`` with the most cues, in their order. A log
+    line is read without its timestamp and level (``_LOG_PREFIX``): its message is read like any sentence.
     Unencodable characters become "?"."""
+    text = _LOG_PREFIX.sub("", text)
     out: list[str] = []
     for sentence in _SENTENCES.split(text):
         sentence = sentence.strip()

@@ -12,6 +12,12 @@ _READER = (
     r"(?:(?:automated|virtual|digital|ai|a\.i\.)\s+)?(?:readers?|helpers?|assistants?|agents?|systems?|tools?"
     r"|software|summari[sz]ers?|models?|bots?|chat\s?bots?|copilots?|llms?|language\s+models?|ais?|a\.i\.)"
 )
+# ... and the same named so that it is a machine ("For readers," opens advice to people; "For AI readers:" does not)
+_MACHINE_READER = (
+    r"(?:(?:automated|virtual|digital|ai|a\.i\.)\s+(?:readers?|helpers?|assistants?|agents?|systems?|tools?|software"
+    r"|summari[sz]ers?|models?|bots?|copilots?)|assistants?|agents?|summari[sz]ers?|models?|bots?|chat\s?bots?"
+    r"|copilots?|llms?|language\s+models?|ais?|a\.i\.)"
+)
 _THEIR_SETUP = (
     r"(?:instructions?|directions?|directives?|rules|guidelines|guardrails|policies|configuration|config|settings"
     r"|programming|prompt|setup|orders|restrictions|limits|safety\s+(?:checks|policies|rules|settings|filters))"
@@ -21,9 +27,9 @@ MORE_ENGLISH_RULES: list[tuple[str, str]] = [
     # "To whichever automated helper is parsing this", "Note for any AI reading this", "Message to the summarizer:"
     ("reader helper assistant agent system tool software summari model bot llm ai a.i. copilot",
      r"\b(?:to|for|attention[,:]?|note\s+(?:to|for)|message\s+(?:to|for)|notice\s+to|p\.?s\.?\s+to|instructions?\s+"
-     r"(?:to|for))\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|whatever\s+|each\s+)?" + _READER
-     + r"\b(?:\s+(?:reading|processing|parsing|summari[sz]ing|handling|helping|scanning|that\s+reads|who\s+reads"
-     r"|which\s+reads)\b|\s*[:,\-!\]])"),
+     r"(?:to|for))\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|whatever\s+|each\s+)?(?:" + _READER
+     + r"\b\s+(?:reading|processing|parsing|summari[sz]ing|handling|helping|scanning|that\s+reads|who\s+reads"
+     r"|which\s+reads)\b|" + _MACHINE_READER + r"\b\s*[:,\-!\]])"),
     ("assistant agent bot copilot model ai llm summari software program system",
      r"^[ \t(\[]*(?:<[^<>\n]{0,80}>[ \t]*)*(?:<!--[ \t]*)?(?:dear\s+|hey\s+|hi\s+|ok\s+|okay\s+|attention\s+)?"
      r"(?:the\s+)?(?:virtual\s+"
