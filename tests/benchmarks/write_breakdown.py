@@ -13,6 +13,8 @@ Operations (each writes a collection of its own, so every collection grows alike
   its metadata as memtend's: the writer's token and its last 32 writes' ids) in one call: what a write on a shared
   store sent before the marks were folded into the record rows;
 - ``remember``: memtend's call (on a shared store, ``--backend server``, a store other processes may write);
+- ``remember_gate_first``: the same call with its gate run before the embedding instead of on a helper beside it
+  (an A/B of ``Memory._gated_beside_embedding`` in the same run);
 - ``embed``: the embedding alone.
 
 The metadata of ``vec_*`` is copied from what memtend's own ``remember`` writes (captured once, before timing).
@@ -42,7 +44,16 @@ from memtend.storage import _schema_read_once, history_vector
 sys.path.insert(0, str(Path(__file__).parent))  # the sibling script, also when a smoke test loads this one by path
 from single_write import _client, _load
 
-OPERATIONS = ("raw_add", "cfg_add", "vec_add", "vec_upsert", "vec_upsert_mark", "remember", "embed")
+OPERATIONS = (
+    "raw_add",
+    "cfg_add",
+    "vec_add",
+    "vec_upsert",
+    "vec_upsert_mark",
+    "remember",
+    "remember_gate_first",
+    "embed",
+)
 _MEMORIES_CONFIG = {"hnsw": {"space": "cosine", "sync_threshold": 100, "ef_construction": 16, "max_neighbors": 4}}
 
 
@@ -116,6 +127,13 @@ def run(n: int, backend: str, warmup: int = 5, embedding_function: Any = None) -
                 metadatas=[meta, mark],
             )
 
+        def gate_first(call: Callable[[], Any]) -> None:  # as before 8242658: the gate, then the embedding
+            memory._gated_beside_embedding = lambda text, gate: (gate(), {})  # type: ignore[method-assign]
+            try:
+                call()
+            finally:
+                del memory._gated_beside_embedding
+
         ops: dict[str, Callable[[], Any]] = {
             "raw_add": lambda: raw.add(ids=[uuid.uuid4().hex], documents=[text("raw")]),
             "cfg_add": lambda: cfg.add(ids=[uuid.uuid4().hex], documents=[text("cfg")]),
@@ -123,6 +141,7 @@ def run(n: int, backend: str, warmup: int = 5, embedding_function: Any = None) -
             "vec_upsert": lambda: vec("vec_upsert", "upsert"),
             "vec_upsert_mark": vec_upsert_mark,
             "remember": lambda: user.remember(text("note")),
+            "remember_gate_first": lambda: gate_first(lambda: user.remember(text("note"))),
             "embed": lambda: ef([text("embed")]),
         }
         times: dict[str, list[float]] = {op: [] for op in OPERATIONS}
@@ -154,9 +173,9 @@ def main() -> None:
         before = _load()
         results = run(args.n, args.backend)
         print(f"run {number}/{args.runs}: {args.n} rounds on {args.backend} Chroma; {before} at the start")
-        print(f"{'operation':<16} {'p50 ms':>8} {'p50/raw add':>12} {'p50 - embed':>12}")
+        print(f"{'operation':<20} {'p50 ms':>8} {'p50/raw add':>12} {'p50 - embed':>12}")
         for op, r in results.items():
-            print(f"{op:<16} {r['p50_ms']:8.2f} {r['vs_raw_add']:12.2f} {r['over_embed_ms']:12.2f}")
+            print(f"{op:<20} {r['p50_ms']:8.2f} {r['vs_raw_add']:12.2f} {r['over_embed_ms']:12.2f}")
         print()
 
 
