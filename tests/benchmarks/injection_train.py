@@ -46,10 +46,12 @@ With round 9 as a seventh fold, measured before any change (one threshold, 2.38:
 from 1.85, flagging 0.065 of its ordinary text at 1.96): mean recall 0.890 at 0.027 false flags, nested 0.891 /
 0.029, others' text 10 of 2,963. After the ninth tuning round, wider words for writing about attacks (injected,
 lecture, slides, example, researchers in Dutch and Italian...), reported orders read as descriptions in such text,
-two pattern idioms fixed ("For readers,", "forget everything you know about <a cake>"), log lines read without
-their timestamp and level, and an ``attack_talk`` word cue: threshold 1.63, mean 0.916 / 0.029, nested 0.917 /
-0.032, others' text 10 of 2,963; round 9's fold 0.917 / 0.050 -> 0.922 / 0.027 (nested 0.936 / 0.065 -> 0.922 /
-0.027). Without the chat of the ninth round the threshold fell to 1.57 but others' text rose to 23 of 2,963.
+two pattern idioms fixed ("For readers,", "forget everything you know about <a cake>") and log lines read without
+their timestamp and level: threshold 1.47, mean 0.924 / 0.030, nested 0.925 / 0.033, others' text 11 of 2,963;
+round 9's fold 0.917 / 0.050 -> 0.941 / 0.027 (nested 0.936 / 0.065 -> 0.936 / 0.027). Measured and dropped: a
+word cue for writing about attacks (the same words as a 0/1 feature: 1.63, 0.916 / 0.029, nested 0.917 / 0.032, it
+cost recall on injections that name reports, security or training); the ninth round without its chat (1.57, but
+others' text 23 of 2,963).
 
 The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
 and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within

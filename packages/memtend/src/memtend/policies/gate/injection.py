@@ -22,7 +22,7 @@ from memtend.policies.gate.injection_lexicon import about_attacks_pattern
 from memtend.policies.gate.injection_rules import LANGUAGE_RULES, MORE_ENGLISH_RULES
 from memtend.policies.gate.injection_similarity import Meaning
 
-__all__ = ["ABOUT_ATTACKS_WORDS", "as_read", "looks_like_injection"]
+__all__ = ["as_read", "looks_like_injection"]
 
 
 _AI = r"(?:ai|a\.i\.|assistant|agent|chat ?bot|bot|llm|language model|model|gpt|chatgpt|claude|copilot)"
@@ -132,7 +132,7 @@ _INJECTION = [
     for anchors, pattern in (*_INJECTION_RULES, *MORE_ENGLISH_RULES, *LANGUAGE_RULES, *FAMILY_RULES)
 ]
 # Text about attacks, not an attack: its quotations are examples, and naming a jailbreak is not one.
-ABOUT_ATTACKS_WORDS = (
+_ABOUT_ATTACKS_WORDS = (
     r"\b(?:prompt[\s-]injections?|injections?|inject(?:ed|ing|s)?|jailbreaks?|jailbreaking|researchers?|attackers?"
     r"|attacks?|article|paper"
     r"|study|incidents?|benchmarks?|untrusted|adversar\w*|tricked|tricks?"
@@ -152,7 +152,7 @@ ABOUT_ATTACKS_WORDS = (
     r"|beispiel\w*|voorbeeld\w*|exemplos?|przykład\w*|onderzoek\w*|ricercat\w*|pesquisador\w*|exerc[ií]cios?"
     r"|cours)\b"
 )
-_ABOUT_ATTACKS = re.compile(ABOUT_ATTACKS_WORDS, re.IGNORECASE)
+_ABOUT_ATTACKS = re.compile(_ABOUT_ATTACKS_WORDS, re.IGNORECASE)
 _ABOUT_ATTACKS_ELSEWHERE = about_attacks_pattern()  # the same in the lexicon's other languages
 # In such text, a match that speaks of the model in the third person ("got the model to ignore its rules")
 # describes an attack rather than making one.

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from memtend.policies.gate.injection import ABOUT_ATTACKS_WORDS
-from memtend.policies.gate.injection_lexicon import LEXICON, about_attacks_pattern, lexicon_patterns
+from memtend.policies.gate.injection_lexicon import LEXICON, lexicon_patterns
 
 __all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces", "reads_as_english"]
 
@@ -134,11 +133,9 @@ def _addressed() -> str:
     return start + r"\s*(?:[^\s,:;.!?]+\s+){0,6}?" + word + r"(?:\s+[^\s,:;.!?]+){0,4}?\s*[:,](?!//)"
 
 
-# writing about attacks (attack, attacker, researcher, injection, example, in the lexicon's languages too): the
-# words that make the gate read a text's quotations as examples, here one piece of evidence among the others
-_CUES += (("addressed", _addressed()), ("attack_talk", ABOUT_ATTACKS_WORDS))
+_CUES += (("addressed", _addressed()),)
 CUE_NAMES: tuple[str, ...] = tuple(name for name, _ in _CUES)
-_LEXICON = {**lexicon_patterns(), "attack_talk": about_attacks_pattern()}
+_LEXICON = lexicon_patterns()
 _CUE_PATTERNS = tuple(
     (re.compile(pattern, re.IGNORECASE | re.MULTILINE), _LEXICON.get(name)) for name, pattern in _CUES
 )
