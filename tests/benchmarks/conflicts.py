@@ -92,6 +92,22 @@ LABELS = {
     "round9": "HELD-APART 8 (round 9)",
     "round10": "HELD-APART 9 (round 10)",
 }
+# the sets conflicts_cv.py folds over and conflicts_reading_train.py trains the reading on (the fresh set and the
+# held-apart rounds not yet measured after their round are never among them)
+TUNING = (
+    "tune",
+    "tune2",
+    "tune3",
+    "tune4",
+    "tune5",
+    "heldout",
+    "round3",
+    "round5",
+    "round6",
+    "round7",
+    "round8",
+    "round9",
+)
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
 TOP = 10  # the top of a recall: the newer note must rank here, above the older

@@ -56,22 +56,8 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from conflicts import FILLERS, SPLITS, TOP, CachedEncoder, _ranked, load
+from conflicts import FILLERS, SPLITS, TOP, TUNING, CachedEncoder, _ranked, load
 
-TUNING = (
-    "tune",
-    "tune2",
-    "tune3",
-    "tune4",
-    "tune5",
-    "heldout",
-    "round3",
-    "round5",
-    "round6",
-    "round7",
-    "round8",
-    "round9",
-)
 GRID: dict[str, tuple[float, ...]] = {
     "conflict_reading_floor": (0.0, 0.2, 0.3),
     "conflict_reading_accept": (0.7, 0.8, 1.0),

@@ -16,22 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from conflicts import SPLITS, load
+from conflicts import SPLITS, TUNING, load
 
-TUNING = (
-    "tune",
-    "tune2",
-    "tune3",
-    "tune4",
-    "tune5",
-    "heldout",
-    "round3",
-    "round5",
-    "round6",
-    "round7",
-    "round8",
-    "round9",
-)
 PENALTIES = (0.03, 0.1, 0.3, 1.0)
 PENALTY = 0.3  # chosen by the held-out area under the curve over PENALTIES
 

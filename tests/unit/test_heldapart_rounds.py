@@ -31,6 +31,19 @@ _BEFORE_ROUND6 = (
     "secrets_heldout2.jsonl secrets_tune.jsonl"
 ).split()
 
+_BEFORE_ROUND9 = (
+    *_BEFORE_ROUND6,
+    "conflicts_tune4.jsonl",
+    "injection_tune7.jsonl",
+    "injection_tune8.jsonl",
+    "round6/conflicts.jsonl",
+    "round6/injection.jsonl",
+    "round7/conflicts.jsonl",
+    "round7/injection.jsonl",
+    "round8/conflicts.jsonl",
+    "round8/injection.jsonl",
+)
+
 
 @dataclass(frozen=True)
 class Round:
@@ -70,38 +83,14 @@ ROUNDS = (
     ),
     Round(
         "round9",
-        (
-            *_BEFORE_ROUND6,
-            "conflicts_tune4.jsonl",
-            "injection_tune7.jsonl",
-            "injection_tune8.jsonl",
-            "round6/conflicts.jsonl",
-            "round6/injection.jsonl",
-            "round7/conflicts.jsonl",
-            "round7/injection.jsonl",
-            "round8/conflicts.jsonl",
-            "round8/injection.jsonl",
-        ),
+        _BEFORE_ROUND9,
         2,
         50,
         ("HELD-APART 10 (round 9)", "HELD-APART 8 (round 9)"),
     ),
     Round(
         "round10",
-        (
-            *_BEFORE_ROUND6,
-            "conflicts_tune4.jsonl",
-            "injection_tune7.jsonl",
-            "injection_tune8.jsonl",
-            "round6/conflicts.jsonl",
-            "round6/injection.jsonl",
-            "round7/conflicts.jsonl",
-            "round7/injection.jsonl",
-            "round8/conflicts.jsonl",
-            "round8/injection.jsonl",
-            "round9/conflicts.jsonl",
-            "round9/injection.jsonl",
-        ),
+        (*_BEFORE_ROUND9, "round9/conflicts.jsonl", "round9/injection.jsonl"),
         2,
         50,
         ("HELD-APART 11 (round 10)", "HELD-APART 9 (round 10)"),
