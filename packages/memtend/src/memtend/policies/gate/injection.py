@@ -131,6 +131,42 @@ _INJECTION = [
     (tuple(anchors.split()), re.compile(pattern, re.IGNORECASE | re.MULTILINE))
     for anchors, pattern in (*_INJECTION_RULES, *MORE_ENGLISH_RULES, *LANGUAGE_RULES, *FAMILY_RULES)
 ]
+
+
+_Trie = dict[str, "_Trie"]
+
+
+def _longest_first(anchors: set[str]) -> str:
+    """A regex matching, where any of ``anchors`` starts, the longest of them that starts there: the anchors as a
+    trie, each branch tried before a shorter anchor ends (a trie's branches differ in their first character)."""
+    trie: _Trie = {}
+    for anchor in anchors:
+        node = trie
+        for char in anchor:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def branch(node: _Trie) -> str:
+        ends = "" in node
+        alternatives = [re.escape(char) + branch(child) for char, child in sorted(node.items()) if char]
+        if not alternatives:
+            return ""
+        joined = alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+        return f"(?:{joined})?" if ends else joined
+
+    return branch(trie)
+
+
+_ANCHORS = {anchor for anchors, _ in _INJECTION for anchor in anchors}
+# one pass over the text finds every rule with an anchor in it: at each position the longest anchor starting
+# there, and every anchor starting there is a prefix of that one (so its rules are listed under it)
+_ANCHOR_SCAN = re.compile(f"(?=({_longest_first(_ANCHORS)}))")
+_RULES_UNDER: dict[str, frozenset[int]] = {
+    longest: frozenset(
+        i for i, (anchors, _) in enumerate(_INJECTION) if any(longest.startswith(anchor) for anchor in anchors)
+    )
+    for longest in _ANCHORS
+}
 # Text about attacks, not an attack: its quotations are examples, and naming a jailbreak is not one.
 _ABOUT_ATTACKS_WORDS = (
     r"\b(?:prompt[\s-]injections?|injections?|inject(?:ed|ing|s)?|jailbreaks?|jailbreaking|researchers?|attackers?"
@@ -246,6 +282,15 @@ def as_read(text: str) -> str:
     return _read(text)[1]
 
 
+def _rules_anchored(lower: str) -> list[int]:
+    """The rules (indices into ``_INJECTION``, in order) one of whose anchors occurs in ``lower``; one regex pass
+    instead of an ``in`` test per anchor (the same rules)."""
+    rules: set[int] = set()
+    for longest in {match.group(1) for match in _ANCHOR_SCAN.finditer(lower)}:
+        rules |= _RULES_UNDER[longest]
+    return sorted(rules)
+
+
 def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
     """True if ``text`` reads like an instruction to the AI agent (prompt injection), not to a person.
 
@@ -255,10 +300,8 @@ def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
     about_attacks, text = _read(text)
-    lower = text.lower()
-    for anchors, pattern in _INJECTION:
-        if any(anchor in lower for anchor in anchors):
-            match = pattern.search(text)
-            if match is not None and not (about_attacks and _described(text, match)):
-                return True
+    for rule in _rules_anchored(text.lower()):
+        match = _INJECTION[rule][1].search(text)
+        if match is not None and not (about_attacks and _described(text, match)):
+            return True
     return bool(meaning is not None and text.strip() and meaning(text))
