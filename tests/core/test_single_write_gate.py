@@ -12,7 +12,7 @@ import chromadb
 import numpy as np
 import pytest
 from conftest import unique_prefix
-from memtend import InvalidInputError, Memory, SensitiveDataError
+from memtend import InvalidInputError, Memory, SensitiveDataError, SensitiveIdentifierError
 from memtend.testing import HashEmbedder
 
 CARD = "4111 1111 1111 1111"
@@ -68,6 +68,21 @@ def test_refused_texts_are_refused_as_before_and_store_nothing(local_memory: Mem
         u.log(42)  # type: ignore[arg-type]
     assert _stored_rows(local_memory, "refused") == []
     assert u.remember("Still writes after refusals").text == "Still writes after refusals"
+
+
+def test_a_fact_key_is_checked_once_per_process_but_a_refused_key_every_time(local_memory: Memory) -> None:
+    u = local_memory.user("keys")
+    for value in ("green tea", "black coffee"):
+        assert u.set_fact("Morning Drink", value).record.key == "morning_drink"
+    for _ in range(2):  # a refusal is not remembered as a pass
+        with pytest.raises(SensitiveIdentifierError):
+            u.set_fact(f"card {CARD}", "main")
+        with pytest.raises(InvalidInputError):
+            u.set_fact(" - ", "main")
+    with pytest.raises(InvalidInputError):
+        u.set_fact(42, "main")  # type: ignore[arg-type]
+    stored = sorted(text for text, _ in _stored_rows(local_memory, "keys"))
+    assert stored == ["morning drink: black coffee", "morning drink: green tea"]
 
 
 class _Recording(HashEmbedder):

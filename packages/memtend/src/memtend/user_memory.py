@@ -9,6 +9,7 @@ applying is ``Memory.apply``, the one function that writes.
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,15 @@ __all__ = ["MAX_K", "UserMemory"]
 _clock = now  # methods with a ``now`` parameter read the real clock through this name
 MAX_K = 1_000
 _AHEAD_MAX = 256  # a log_many batch up to this size is written in one go (as the apply step's pipeline chunk)
+
+
+@functools.lru_cache(maxsize=4_096)
+def _fact_key(key: str) -> str:
+    """A fact key canonicalised, after the key as given passed the gate (canonicalising lower-cases, which can hide
+    a token). Keys repeat from write to write: each is read once per process (a refused key is read every time)."""
+    canonical = precedence.canonical_key(key)
+    gate_identifier(key, "the fact key")
+    return canonical
 
 
 @dataclass(frozen=True)
@@ -252,8 +262,7 @@ class UserMemory:
         its successor and can be restored. An external source is held for review instead. ``at``: when the value
         was said (default now); a value said before the current one was set is kept out (``kept``).
         """
-        canonical = precedence.canonical_key(key)
-        gate_identifier(key, "the fact key")  # as given: canonicalising lower-cases, which can hide a token
+        canonical = _fact_key(key) if type(key) is str else _fact_key.__wrapped__(key)
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
