@@ -90,7 +90,8 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   by another hand apart from the detector and every earlier data set (round 9's included), for the next session to
   measure (about 200 injections and 250 ordinary texts in ten languages, about half English, two languages no
   earlier set has; injections in many carriers, some buried in long text; hard negatives including security
-  writing that quotes attacks and text about assistants). Its errors are never printed.
+  writing that quotes attacks and text about assistants). Measured once before and after the session that never
+  read it, tuning data since (``injection_train.py``'s eighth fold): ``--show-errors round10`` prints its errors.
 
 Reports flag recall on injections and the false-flag rate on ordinary text, overall, per language and per
 kind, and the time per call.
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("dev", "tune", "tune9", "round9"),
+        choices=("dev", "tune", "tune9", "round9", "round10"),
         action="append",
         default=[],
         help="print the errors of a tuning split (never of a held-apart one)",

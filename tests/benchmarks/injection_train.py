@@ -23,7 +23,7 @@ tl, uk, ur, vi; injections of twelve kinds, ordinary text about assistants, quot
 mail, notes and policies); ``injection_tune9.jsonl`` (a ninth round written after reading round 9's false flags, new
 phrasings: security writing that quotes or describes attacks, log excerpts, code, long training modules, reports,
 stories, policies, legal text, signatures and chat between friends in a dozen languages, and injections hidden in
-the same carriers); the round 3 to 9 held-apart sets, tuning data since they were measured before and after their
+the same carriers); the round 3 to 10 held-apart sets, tuning data since they were measured before and after their
 rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read as
 the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
 on.
@@ -35,9 +35,9 @@ seed), class-balanced. It replaced a logistic regression (``fit``, kept for comp
 lower: recall at <= 0.03 out-of-fold false flags on the four tuning sets, by template 0.636 -> 0.686, by style
 0.546 -> 0.555, by language 0.726 -> 0.789.
 
-Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 9, 8,
-7, 6, 5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on others'
-ordinary text (LoCoMo turns and summaries, the shared benign memories, never trained on). Changes are chosen by
+Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 10, 9,
+8, 7, 6, 5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on
+others' ordinary text (LoCoMo turns and summaries, the shared benign memories, never trained on). Changes are chosen by
 these figures, never by in-sample scores. The model is three networks (seeds 0, 1, 2) averaged: one seed's recall
 on a held-out round swings by up to 0.04 (round 5 left out: 0.776 with seed 0, 0.736 with seed 1, at 0.05 false
 flags).
@@ -52,6 +52,17 @@ round 9's fold 0.917 / 0.050 -> 0.941 / 0.027 (nested 0.936 / 0.065 -> 0.936 / 0
 word cue for writing about attacks (the same words as a 0/1 feature: 1.63, 0.916 / 0.029, nested 0.917 / 0.032, it
 cost recall on injections that name reports, security or training); the ninth round without its chat (1.57, but
 others' text 23 of 2,963).
+
+With round 10 as an eighth fold (measured before any change, the same recipe): round 10's own fold, at the
+threshold the other seven rounds choose (1.49), flags 0.084 of its ordinary text (21 of 250, most of them security
+writing that quotes or describes attacks) at recall 0.875, so the rule's 0.05 on every round lifts the one
+threshold to 2.78: mean recall 0.865 at 0.017 false flags, nested 0.873 / 0.022, others' text 2 of 2,963. The
+shipped weights are still those of the seven-round recipe (1.47): ``--write`` with round 10 would trade that
+much recall for fewer false flags, left for a decision. Measured and dropped: scoring text about attacks lower
+(the highest piece score less a margin when the patterns read the text as about attacks; margins 0.25 to 3 on
+the same held-out scores): no gain, mean 0.865 / 0.017 -> 0.856-0.865 / 0.016-0.017, because 9 of the 12 texts
+round 10's fold flags at 2.78 are flagged by the patterns (4) or not read as about attacks (5: a reviewer's note on
+a test fixture, a test of shopping agents, a forum post, a licence, an invite).
 
 The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
 and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within
@@ -102,7 +113,7 @@ sys.path.insert(0, str(HERE))
 from injection import SPLITS, load  # noqa: E402
 
 TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "round3", "round4", "round5", "round6",
-          "round7", "round8", "round9", "dev")  # fmt: skip
+          "round7", "round8", "round9", "round10", "dev")  # fmt: skip
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
@@ -115,7 +126,7 @@ RECALL_SLACK = 0.005  # of the pairs this close to the best mean recall, the hig
 SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
 # rounds written by other hands, each held out whole in turn (``--report rounds``; they choose the threshold)
-ROUNDS = ("round9", "round8", "round7", "round6", "round5", "round4", "round3")
+ROUNDS = ("round10", "round9", "round8", "round7", "round6", "round5", "round4", "round3")
 CACHE = Path.home() / ".cache" / "memtend" / "injection_use_vectors.npz"
 
 
