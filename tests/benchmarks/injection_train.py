@@ -57,12 +57,13 @@ With round 10 as an eighth fold (measured before any change, the same recipe): r
 threshold the other seven rounds choose (1.49), flags 0.084 of its ordinary text (21 of 250, most of them security
 writing that quotes or describes attacks) at recall 0.875, so the rule's 0.05 on every round lifts the one
 threshold to 2.78: mean recall 0.865 at 0.017 false flags, nested 0.873 / 0.022, others' text 2 of 2,963. The
-shipped weights are still those of the seven-round recipe (1.47): ``--write`` with round 10 would trade that
-much recall for fewer false flags, left for a decision. Measured and dropped: scoring text about attacks lower
-(the highest piece score less a margin when the patterns read the text as about attacks; margins 0.25 to 3 on
-the same held-out scores): no gain, mean 0.865 / 0.017 -> 0.856-0.865 / 0.016-0.017, because 9 of the 12 texts
-round 10's fold flags at 2.78 are flagged by the patterns (4) or not read as about attacks (5: a reviewer's note on
-a test fixture, a test of shopping agents, a forum post, a licence, an invite).
+shipped weights are trained on all tuning text, round 10 included, at 2.78: held-apart 1 0.967 / 0.027 -> 0.967 /
+0.014, fresh 0.953 / 0.019 -> 0.922 / 0.019 (``injection.py --splits heldout,fresh``), others' text 11 -> 2 of
+2,963; recall traded for false flags, as the rule on every round asks. Measured and dropped: scoring text about
+attacks lower (the highest piece score less a margin when the patterns read the text as about attacks; margins
+0.25 to 3 on the same held-out scores): no gain, mean 0.865 / 0.017 -> 0.856-0.865 / 0.016-0.017, because 9 of
+the 12 texts round 10's fold flags at 2.78 are flagged by the patterns (4) or not read as about attacks (5: a
+reviewer's note on a test fixture, a test of shopping agents, a forum post, a licence, an invite).
 
 The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
 and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within
