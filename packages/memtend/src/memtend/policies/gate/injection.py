@@ -168,7 +168,7 @@ _RULES_UNDER: dict[str, frozenset[int]] = {
     for longest in _ANCHORS
 }
 # Text about attacks, not an attack: its quotations are examples, and naming a jailbreak is not one.
-_ABOUT_ATTACKS_WORDS = (
+_ABOUT_ATTACKS = re.compile(
     r"\b(?:prompt[\s-]injections?|injections?|inject(?:ed|ing|s)?|jailbreaks?|jailbreaking|researchers?|attackers?"
     r"|attacks?|article|paper"
     r"|study|incidents?|benchmarks?|untrusted|adversar\w*|tricked|tricks?"
@@ -186,9 +186,9 @@ _ABOUT_ATTACKS_WORDS = (
     r"|školení|utbildning\w*|sensibilisation"
     r"|lectures?|slides?|seminars?|workshops?|case\s+stud(?:y|ies)|(?<![.@/])examples?(?![.@]\w)|exemples?|ejemplos?|esempi[oa]?"
     r"|beispiel\w*|voorbeeld\w*|exemplos?|przykład\w*|onderzoek\w*|ricercat\w*|pesquisador\w*|exerc[ií]cios?"
-    r"|cours)\b"
+    r"|cours)\b",
+    re.IGNORECASE,
 )
-_ABOUT_ATTACKS = re.compile(_ABOUT_ATTACKS_WORDS, re.IGNORECASE)
 _ABOUT_ATTACKS_ELSEWHERE = about_attacks_pattern()  # the same in the lexicon's other languages
 # In such text, a match that speaks of the model in the third person ("got the model to ignore its rules")
 # describes an attack rather than making one.
@@ -251,14 +251,10 @@ def _read(text: str) -> tuple[bool, str]:
     attacks, what carriers hold (markup attributes and comments, spreadsheet cells) also on lines of their own,
     the agent's speaker labels left out of a transcript."""
     text = _normalise(text)
-    about_attacks = _ABOUT_ATTACKS.search(text) is not None or _ABOUT_ATTACKS_ELSEWHERE.search(text) is not None
+    about_attacks = _speaks_of_attacks(text)
     if about_attacks and not _DATA.match(text):
         unquoted = _QUOTED.sub(" ", text)
-        if (
-            _ABOUT_ATTACKS.search(unquoted) is None
-            and _ABOUT_ATTACKS_ELSEWHERE.search(unquoted) is None
-            and (len(_WORD.findall(unquoted)) <= _LABEL_WORDS)
-        ):
+        if not _speaks_of_attacks(unquoted) and len(_WORD.findall(unquoted)) <= _LABEL_WORDS:
             about_attacks = False  # a label and one quoted order: the attack words are the order's own
         else:
             text = unquoted
@@ -266,6 +262,11 @@ def _read(text: str) -> tuple[bool, str]:
     if "\n" in text and _USER_LABEL.search(text):
         text = _AGENT_LABEL.sub("", text)
     return about_attacks, text
+
+
+def _speaks_of_attacks(text: str) -> bool:
+    """Does a word of ``text`` say it is writing about attacks (in English and the lexicon's other languages)?"""
+    return _ABOUT_ATTACKS.search(text) is not None or _ABOUT_ATTACKS_ELSEWHERE.search(text) is not None
 
 
 def _described(text: str, match: re.Match[str]) -> bool:
