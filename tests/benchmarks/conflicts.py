@@ -107,6 +107,7 @@ TUNING = (
     "round7",
     "round8",
     "round9",
+    "round10",
 )
 DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
