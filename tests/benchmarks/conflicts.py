@@ -43,12 +43,15 @@ every earlier set (round 7's included), for the session after that. With ``--rou
 older statement of its own), written apart from the detector and every earlier set, for the next session. With
 ``--round10`` it also measures ``round10/conflicts.jsonl``: one more such set by another hand (changes and as many
 look-alikes, some said indirectly, some in other languages), written apart from the detector and every earlier set
-(round 9's included), for the session after that.
+(round 9's included), for the session after that. With ``--round11`` it also measures ``round11/conflicts.jsonl``:
+a further such set by another hand (changes and as many look-alikes, each look-alike with an older statement of its
+own, some said indirectly, some in other languages), written apart from the detector and every earlier set (round
+10's included), for the next session.
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
 
     uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--round7] [--round8] [--round9]
-        [--round10] [--cost]
+        [--round10] [--round11] [--cost]
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ SPLITS = {
     "round8": HERE / "data" / "round8" / "conflicts.jsonl",
     "round9": HERE / "data" / "round9" / "conflicts.jsonl",
     "round10": HERE / "data" / "round10" / "conflicts.jsonl",
+    "round11": HERE / "data" / "round11" / "conflicts.jsonl",
 }
 LABELS = {
     "tune": "tuning",
@@ -91,6 +95,7 @@ LABELS = {
     "round8": "HELD-APART 7 (round 8)",
     "round9": "HELD-APART 8 (round 9)",
     "round10": "HELD-APART 9 (round 10)",
+    "round11": "HELD-APART 10 (round 11)",
 }
 # the sets conflicts_cv.py folds over and conflicts_reading_train.py trains the reading on (the fresh set and the
 # held-apart rounds not yet measured after their round are never among them)
@@ -375,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round8", action="store_true", help="also measure the round 8 held-apart set")
     parser.add_argument("--round9", action="store_true", help="also measure the round 9 held-apart set")
     parser.add_argument("--round10", action="store_true", help="also measure the round 10 held-apart set")
+    parser.add_argument("--round11", action="store_true", help="also measure the round 11 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
@@ -391,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round9",)
     if args.round10 and "round10" not in splits:
         splits += ("round10",)
+    if args.round11 and "round11" not in splits:
+        splits += ("round11",)
     for name, result in run(splits).items():
         label = LABELS[name]
         print(

@@ -1,4 +1,4 @@
-"""The held-apart sets of rounds 6 to 10 keep their schema, sizes, class balance and language mix, every change
+"""The held-apart sets of rounds 6 to 11 keep their schema, sizes, class balance and language mix, every change
 pair shares no word, none of their texts repeats data written before them, and both stay opt-in.
 
 The sets are measured only by ``tests/benchmarks/injection.py --roundN`` and ``tests/benchmarks/conflicts.py
@@ -42,6 +42,16 @@ _BEFORE_ROUND9 = (
     "round7/injection.jsonl",
     "round8/conflicts.jsonl",
     "round8/injection.jsonl",
+)
+
+_BEFORE_ROUND11 = (
+    *_BEFORE_ROUND9,
+    "conflicts_tune5.jsonl",
+    "injection_tune9.jsonl",
+    "round9/conflicts.jsonl",
+    "round9/injection.jsonl",
+    "round10/conflicts.jsonl",
+    "round10/injection.jsonl",
 )
 
 
@@ -94,6 +104,13 @@ ROUNDS = (
         2,
         50,
         ("HELD-APART 11 (round 10)", "HELD-APART 9 (round 10)"),
+    ),
+    Round(
+        "round11",
+        _BEFORE_ROUND11,
+        2,
+        50,
+        ("HELD-APART 12 (round 11)", "HELD-APART 10 (round 11)"),
     ),
 )
 each_round = pytest.mark.parametrize("r", ROUNDS, ids=[r.split for r in ROUNDS])
