@@ -65,6 +65,19 @@ attacks lower (the highest piece score less a margin when the patterns read the 
 the 12 texts round 10's fold flags at 2.78 are flagged by the patterns (4) or not read as about attacks (5: a
 reviewer's note on a test fixture, a test of shopping agents, a forum post, a licence, an invite).
 
+Patterns widened by families, not texts (the classifier and its inputs unchanged, so the eight folds' held-out
+scores were re-read with the new patterns and the rule re-applied): an order to keep something for good, for later
+conversations, in its memory or its profile of the user, in the lexicon's languages and with any verb ending
+("Ricordatelo per sempre:", "Запомни навсегда:", "Save to memory:"); the agent greeted as a person anywhere in a
+sentence ("..., dear assistant, could you", "chère IA", "шановний ШІ"); and fewer matches on description: "to the
+model," set off by commas and "passing them to the summariser:" are not the agent spoken to; in text about attacks,
+a match after "addresses", "speaks to", "aimed at" ("text that addresses a reader who is not the human"), what an
+attack gets done "without asking the user" in the patterns' languages, and "tries to <verb> ... <match>" read as
+description. No injection lost, no ordinary text newly flagged on any tuning set or others' text. Threshold 2.78 ->
+2.68, mean 0.865 / 0.017 -> 0.881 / 0.015, nested 0.873 / 0.022 -> 0.894 / 0.021, round 10's fold 0.805 / 0.048 ->
+0.850 / 0.048; others' text 2 of 2,963 (final model); held-apart 1 and fresh unchanged (0.967 / 0.014, 0.922 /
+0.019). These are tuning figures for the patterns: they were written after reading the rounds' misses.
+
 The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
 and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within
 ``RECALL_SLACK`` of the best, among those whose false-flag rate averages at most ``MEAN_FALSE_FLAGS`` (0.035) and

@@ -197,8 +197,15 @@ _DESCRIBED = re.compile(r"\b(?:its|their|ihre?n?|leurs?|sus?)\b", re.IGNORECASE)
 # assistant to forward the user's mail", "requests to reveal the system prompt"): the words before it, in its sentence.
 _REPORTED = re.compile(
     r"\b(?:told|tells|telling|asked|asks|asking|instructed|instructs|instructing|ordered|orders|ordering|urged|urging"
-    r"|tricked|tricking|convinced|persuaded|got|getting|requests?|requesting|requested|attempts?|attempted|tried)\b"
-    r"[^.!?\n]{0,60}?\bto\s+$",
+    r"|tricked|tricking|convinced|persuaded|got|getting|requests?|requesting|requested|attempts?|attempted|tried"
+    r"|try|tries|trying)\b[^.!?\n]{0,60}?\bto\s+(?:[^\W\d_][\w'-]*\s+){0,5}$",
+    re.IGNORECASE,
+)
+# ... and so does a match that says whom an attack's text speaks to ("look for text that addresses a reader who is
+# not the human", "the text addresses the assistant, not the human reader"), in the languages of the patterns.
+_ADDRESSING = re.compile(
+    r"\b(?:address(?:es|ed|ing)?|speaks?\s+(?:directly\s+)?to|(?:aimed|directed)\s+at|written\s+for|targets?"
+    r"|targeting|s'adress\w*|dirig\w*|dirix\w*|richte[nt]\s+sich|wende[nt]\s+sich|rivolg\w*)\b[^.!?\n]{0,60}$",
     re.IGNORECASE,
 )
 _REPORTED_REACH = 80  # characters before a match read for reported speech
@@ -209,7 +216,10 @@ _QUOTED = re.compile(
 _NAMING_ONLY = re.compile(  # what a pattern may match in such text without it being an attack
     r"jailbreak(?:ed|ing|s)?|developer\s+mode|system\s+prompt|system-?prompt|(?:hidden|secret)\s+instructions"
     r"|versteckten\s+anweisungen|instructions\s+(?:cachées|secrètes)|prompt\s+(?:du\s+)?système"
-    r"|instrucciones\s+(?:ocultas|secretas)",
+    r"|instrucciones\s+(?:ocultas|secretas)"
+    # what an attack gets done: "without asking the user", "sin preguntar al usuario"
+    r"|(?:without|sin|sans|senza|sem|zonder|ohne)\s+[^.\n]{0,40}?(?:user|usuari[oa]|usuári[oa]|utilisat(?:eur|rice)"
+    r"|utente|utilizador|gebruiker|nutzer\w*|benutzer\w*)",
     re.IGNORECASE,
 )
 # A quotation with at most this many words outside it, none saying the text is about attacks, is what the text
@@ -275,7 +285,11 @@ def _described(text: str, match: re.Match[str]) -> bool:
     found = match.group(0)
     if _NAMING_ONLY.fullmatch(found) or _DESCRIBED.search(found):
         return True
-    return _REPORTED.search(text, max(0, match.start() - _REPORTED_REACH), match.start()) is not None
+    before = max(0, match.start() - _REPORTED_REACH)
+    return (
+        _REPORTED.search(text, before, match.start()) is not None
+        or _ADDRESSING.search(text, before, match.start()) is not None
+    )
 
 
 def as_read(text: str) -> str:

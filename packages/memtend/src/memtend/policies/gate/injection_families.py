@@ -42,6 +42,58 @@ _NO_LONGER = (
 )
 _CONFIRM = r"\b(?:confirm\w*|conferm\w*|confirma\w*|bevestig\w*|bestätig\w*)"
 
+# Telling it to keep something: remember, save, note, in the lexicon's languages (stems: any ending follows).
+_KEEP = (
+    r"(?<!\w)(?:remember|memori[sz]e|store|save|note|record|add|write|keep|ricord\w*|memorizz\w*|salva\w*|registra\w*"
+    r"|annota\w*|guard[ae]\w*|salve|lembr\w*|lémbr\w*|memoriz\w*|grav[ae]\w*|anot[ae]\w*|apunt[ae]\w*|recuerd\w*"
+    r"|onthoud\w*|bewaar|noteer|sla\s+\w+\s+op|speicher\w*|merk\w*|notier\w*|behalt\w*|retien[st]?|à\s+retenir"
+    r"|mémoris\w*|enregistr\w*|not[ez]|gard[ez]|zapamiętaj\w*|zapisz\w*|zanotuj\w*|запомн\w*|сохран\w*|запиш\w*"
+    r"|запам.ятай\w*|збереж\w*|reține\w*|ține\s+minte|salvează|notează|jegyezd\s+meg|mentsd\w*|lagre|husk"
+    r"|kom\s+ihåg|spara|gem|muista|tallenna|zapamatuj\w*|ulož\w*|zapamätaj\w*|memoru|konservu|notu|hatırla\w*"
+    r"|kaydet|ingat\w*|simpan|θυμήσου|αποθήκευσε|zapamti|upamti|spremi|shrani|zapomni)(?!\w)"
+)
+# ... for good, for later conversations, in its memory or its profile of the user
+_FOR_GOOD = (
+    r"(?:\b(?:forever|permanently|for\s+good|going\s+forward|from\s+now\s+on|(?:for\s+)?(?:all\s+)?(?:future|later"
+    r"|upcoming)\s+(?:conversations|sessions|chats)|(?:in|into|to)\s+(?:your\s+)?(?:long[- ]term\s+|permanent\s+)?"
+    r"memory(?!\s+(?:card|stick))|for\s+your\s+memory|(?:the\s+)?user'?s\s+profile|(?:your\s+)?profile\s+of\s+the"
+    r"\s+user|per\s+sempre|para\s+sempre|para\s+siempre|pour\s+toujours|définitivement|für\s+immer|dauerhaft"
+    r"|voor\s+altijd|voortaan|na\s+zawsze|na\s+stałe|навсегда|назавжди|на\s+будущее|definitiv|pentru\s+totdeauna"
+    r"|véglegesen|örökre|permanent|for\s+altid|for\s+alltid|för\s+alltid|pysyvästi|navždy|natrvalo|por\s+ĉiam"
+    r"|kalıcı\w*|selamanya|για\s+πάντα|zauvijek|zauvek|trajno)\b"
+    r"|\b(?:prochaines|futures)\s+conversations|conversations\s+(?:futures|à\s+venir)|(?:futuras|próximas)\s+conversa"
+    r"|(?:prossime|future)\s+conversazioni|(?:zukünftig|künftig)\w*\s+(?:gespräch|unterhaltung|sitzung|chat)"
+    r"|toekomstige\s+gesprek|conversațiile\s+viitoare|przyszłych\s+rozm|будущих\s+(?:разговор|бесед)"
+    r"|майбутніх\s+розмов|langzeitgedächtnis|gedächtnis|ta\s+mémoire|votre\s+mémoire|tu\s+memoria"
+    r"|tua\s+memoria|sua\s+memória|je\s+geheugen|twojej\s+pamięci|твоей\s+памяти|profil\s+de\s+l'utilisat"
+    r"|perfil\s+del\s+usuario|profilo\s+dell'utente|(?:nutzer|benutzer)profil)"
+)
+_MEMORY_ANCHORS = (
+    "forever permanent good forward now future later upcoming memory profile sempre siempre toujours définitivement"
+    " immer dauerhaft altijd voortaan zawsze stałe навсегда назавжди будущее definitiv totdeauna véglegesen örökre"
+    " altid alltid pysyvästi navždy natrvalo ĉiam kalıcı selamanya πάντα zauvijek zauvek trajno prochaines futures"
+    " futuras próximas prossime future zukünftig künftig toekomstige viitoare przyszłych будущих майбутніх gedächtnis"
+    " mémoire memoria memória geheugen pamięci памяти profil perfil"
+)
+
+# How one greets or addresses a person in the lexicon's languages ("dear", "chère", "dragă", "шановний", ...).
+_DEAR = (
+    r"(?:dear|hey|hi|hello|ciao|salve|bonjour|salut|cher|chère|chers|hola|querid[oa]s?|estimad[oa]s?|hallo|liebe[rs]?"
+    r"|hoi|beste|cześć|drog[ia]|dragă|dragi|шановн\w*|дорог\w*|уважаем\w*|привет|привіт|αγαπητ\w*|γεια|olá|oi|caro"
+    r"|cara|gentile|kedves|hej|kære|kjære|bästa|hei|merhaba|sevgili|ahoj|mil[ýá]|kochan[ya]|szanown[ya])"
+)
+_DEAR_ANCHORS = (
+    "dear hey hi hello ciao salve bonjour salut cher chère hola querid estimad hallo liebe hoi beste cześć drog dragă"
+    " dragi шановн дорог уважаем привет привіт αγαπητ γεια olá oi caro cara gentile kedves hej kære kjære bästa hei"
+    " merhaba sevgili ahoj milý milá kochan szanown"
+)
+# The agent's name when it is greeted: AI, assistant, model, bot in those languages.
+_AI_NAME = (
+    r"(?:ai|a\.i\.|ia|ki|ші|ии|τν|llm|gpt|chatgpt|claude|gemini|copilot|chat\s?bot|bot|assist[ae]nt\w*|asist[ae]nt\w*"
+    r"|asystent\w*|ассистент\w*|асистент\w*|помічник\w*|помощник\w*|βοηθ\w*|agent[eis]?|agente|model(?:o|lo|e)?"
+    r"|modèle|helper|tekoäly|avustaja|yapay\s+zeka|trợ\s+lý)"
+)
+
 FAMILY_RULES: list[tuple[str, str]] = [
     # speaking to the agent: "Caro assistente IA, ...", "Olá, modelo de linguagem: ...", "Reader bot, ..."
     (_AGENT_ANCHORS,
@@ -93,6 +145,16 @@ FAMILY_RULES: list[tuple[str, str]] = [
      r"|na\s+(?:sua|tua)\s+memória|in\s+je\s+geheugen|in\s+deinem\s+gedächtnis|dans\s+ta\s+mémoire|dans\s+votre"
      r"\s+mémoire|en\s+tu\s+memoria|en\s+su\s+memoria|\bforever\b|\bpermanently\b|\bper\s+sempre\b|\bpara\s+sempre\b"
      r"|\bvoor\s+altijd\b|\bvoortaan\b|\bdauerhaft\b|\bfür\s+immer\b|\bpour\s+toujours\b|\bpara\s+siempre\b)"),
+    # ... and the same order in more languages and forms: a clause that opens by telling it to remember, save or note
+    # something (a verb of the lexicon's languages, any ending: "Ricordatelo", "Lémbrao", "Запомни", "Jegyezd meg")
+    # for good, for later conversations, in its long-term memory or in its profile of the user
+    (_MEMORY_ANCHORS,
+     r"(?:^|(?<=[.!?:;\n]))[ \t]*(?:[\"'«„“(\[*-]+[ \t]*)?(?:(?:please|per\s+favore|por\s+favor|alsjeblieft|bitte"
+     r"|s'il\s+te\s+plaît|proszę|пожалуйста|будь\s+ласка|te\s+rog)[\s,]+)?" + _KEEP + r"[^.\n]{0,60}?" + _FOR_GOOD),
+    # greeting it as one greets a person, anywhere in a sentence: "If it's not too much trouble, dear assistant,",
+    # "Bonjour chère IA !", "dragă AI,", "шановний ШІ,", "αγαπητή ΤΝ,"
+    (_DEAR_ANCHORS,
+     r"(?:^|(?<=[,.!?:;(\n]))[ \t]*" + _DEAR + r"\s+(?:[^\W\d_]+\s+)?" + _AI_NAME + r"\s*[,!:]"),
     # no longer asking the user first: "non serve più chiedere conferma all'utente", "niet meer om bevestiging"
     ("confirm conferm bevestig bestätig",
      r"(?:^|(?<=[.!?]))(?=[^.\n]*\b" + _USER + r"\b)[^.\n]*?(?:" + _NO_LONGER + r"[^.\n]{0,60}?" + _CONFIRM + r"|"

@@ -24,8 +24,11 @@ _THEIR_SETUP = (
 )
 
 MORE_ENGLISH_RULES: list[tuple[str, str]] = [
-    # "To whichever automated helper is parsing this", "Note for any AI reading this", "Message to the summarizer:"
+    # "To whichever automated helper is parsing this", "Note for any AI reading this", "Message to the summarizer:";
+    # not a phrase set off by commas ("a web page is, to the model, just text") nor the goal of a verb's object
+    # ("passing them to the summariser: they ...")
     ("reader helper assistant agent system tool software summari model bot llm ai a.i. copilot",
+     r"(?:(?<!,\s)|(?!(?:to|for)\s+(?:the\s+)?(?:\w+\s+)?\w+\s*,))(?<!\b(?:it|me|us)\s)(?<!\bthem\s)(?<!\bthis\s)"
      r"\b(?:to|for|attention[,:]?|note\s+(?:to|for)|message\s+(?:to|for)|notice\s+to|p\.?s\.?\s+to|instructions?\s+"
      r"(?:to|for))\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|whatever\s+|each\s+)?(?:" + _READER
      + r"\b\s+(?:reading|processing|parsing|summari[sz]ing|handling|helping|scanning|that\s+reads|who\s+reads"
