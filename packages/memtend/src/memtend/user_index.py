@@ -472,7 +472,7 @@ class UserIndex:
         cfg = self.config
         picked = scores[top]
         best = float(picked.max())
-        floor = best * cfg.conflict_relevance if best > 0 else -np.inf
+        floor = best * min(cfg.conflict_relevance, cfg.conflict_change_relevance) if best > 0 else -np.inf
         created = self._created[top]
         query_cosine = np.array([c.query_cosine for c in claims])
         state = np.array([c.state for c in claims])
