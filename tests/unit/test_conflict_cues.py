@@ -34,6 +34,16 @@ from memtend.policies.conflict_reading import reads_english
         "我辞职了，现在在一所大学教书。",
         "작년에 부산으로 이사했어요.",
         "Τώρα διδάσκω σε σχολείο.",
+        # a move said of something else, a plan called off, a place joined
+        "A loja mudou-se para o centro comercial.",
+        "La clínica se trasladó a la calle Mayor.",
+        "Il viaggio a Roma? Ho annullato la prenotazione.",
+        "Die Reise nach Wien wurde abgesagt.",
+        "J'ai rejoint une agence de design à Nantes.",
+        "Zrušil jsem předplatné posilovny.",
+        "Rezervasyonu iptal ettim, otobüsle gidiyorum.",
+        "Я отменил поездку в Сочи.",
+        "旅行はキャンセルしました。",
     ],
 )
 def test_a_change_said_in_another_language_is_read_as_one(text: str) -> None:
@@ -95,6 +105,9 @@ def test_since_long_ago_is_no_change_and_long_ago_beside_now_is_one() -> None:
         "Takes the plane to Dublin.",
         "My dentist is Dr Nowak.",
         "Our youngest, Mia, started nursery this week.",
+        "The flight was cancelled and I rejoined the queue.",
+        "Integrated the new intern into the team.",
+        "Cancelled the gym, joined a climbing wall instead.",
     ],
 )
 def test_english_text_holds_no_cue_of_another_language(text: str) -> None:

@@ -75,6 +75,24 @@ _SPACED: dict[str, dict[str, str]] = {
         r"|sebagai gantinya|menjual",
         "vi": r"bây giờ|hiện nay|hiện tại|không còn|thay vì|đã chuyển|chuyển sang|chuyển đến|đổi sang|đã bỏ"
         r"|nghỉ việc|mới",
+        # a move said of somebody or something else ("A empresa mudou-se", "se mudó"), a plan called off ("Ho
+        # annullato tutto", "abgesagt") and a place joined ("J'ai rejoint une startup"): acts that end what held
+        "de_acts": r"abgesagt|storniert|beigetreten|übernommen",
+        "nl_acts": r"geannuleerd|afgezegd|overgenomen",
+        "sv_da_no_acts": r"avbokat|avbokade|inställt|aflyst|avlyst",
+        "fi_acts": r"muutti|muuttivat|vaihtoi|vaihtoivat|peruin|perunut|peruttu",
+        "fr_acts": r"annulée?s?|rejoint|intégré",
+        "es_acts": r"se mudó|se mudaron|se trasladó|se trasladaron|me trasladé|trasladad[oa]s?|cancelé|cancelad[oa]s?"
+        r"|anulé|anulad[oa]s?|me uní|cambió|cambiaron",
+        "ca_acts": r"s'ha mudat|s'han mudat|cancel·lat",
+        "it_acts": r"annullat[oaie]|disdett[oaie]|entrat[oaie] (?:in|a|nel|nella|alla|al)",
+        "pt_acts": r"mudou|mudou-se|mudaram|mudaram-se|se mudou|cancelei|cancelad[oa]s?|anulei|entrei (?:na|no|para)",
+        "ro_acts": r"s-a mutat|s-au mutat|am anulat|anulat[ăe]?",
+        "pl_cs_sk_acts": r"odwoła\w+|zrušil\w*|zrušen\w*",
+        "hu_tr_acts": r"lemondtam|költözött|költöztek|taşındı|taşındılar|iptal (?:ettim|etti|ettik|edildi)",
+        "ru_uk_acts": r"отменил\w*|отмен[её]н\w*|скасува\w+",
+        "el_acts": r"ακύρωσα|ακυρώθηκε|μετακόμισε|μετακόμισαν",
+        "id_vi_acts": r"membatalkan|dibatalkan|đã hủy",
     },
     # since when a state holds ("seit Oktober", "desde marzo"): a change, unless since long ago ("depuis toujours")
     "since": {
@@ -286,6 +304,12 @@ _UNSPACED: dict[str, tuple[str, ...]] = {
         "그만뒀",
         "새로운",
         "옮겼",
+        # plans called off
+        "キャンセル",
+        "取り消",
+        "取消了",
+        "取消",
+        "취소",
     ),
     "adds": (
         "また",
