@@ -50,7 +50,14 @@ Round 10 (``round10/conflicts.jsonl``, 56 changes, 56 look-alikes; measured once
 tuning data since) joined as a thirteenth fold, measured first with the shipped rules (a90d517) before its errors
 were read: 35/56 detected, 4/56 false merges, 6 fillers demoted; over all thirteen sets 423/562 detected, 16 false
 merges of 567, 22 fillers demoted (the twelve sets before it 387/506, 15, 15; with round 10 in the other folds'
-readings 388/506, 12, 16).
+readings 388/506, 12, 16). The older of a change in other words then needed only ``conflict_change_relevance`` (0.4,
+chosen by this CV) of the best score: 431/562, 16, 23; with more words of other languages 434/562, 16, 23.
+
+``conflicts_tune6.jsonl`` (71 changes, 71 look-alikes, by new hands, no domains) is a fourteenth fold, measured first
+before its errors were read: with the a90d517 rules (the session's start) tune6 44/71 detected, 5/71 false merges, 4
+fillers demoted, fourteen sets 467/633, 22 false merges of 638, 26 fillers; with the rules of a1fc031 tune6 46/71,
+7/71, 4, fourteen sets 468/633, 24, 28 (26 of 31 folds chose a reading floor of 0.3 over 0.2, nearly tied; at the
+default thresholds on all pairs 467/633, 22, 26 -> 480/633, 24, 28).
 
     uv run python tests/benchmarks/conflicts_cv.py [--sets tune,tune2,...,round9] [--merge-cost 3] [--reading none]
 """
