@@ -92,6 +92,14 @@ def test_since_long_ago_is_no_change_and_long_ago_beside_now_is_one() -> None:
     assert "change" not in cues_of("Je joue au tennis depuis des années.")
 
 
+def test_a_plan_called_off_is_a_change_unless_of_one_occasion() -> None:
+    assert "change" in cues_of("Ho annullato l'abbonamento in palestra.")
+    assert "change" in cues_of("Den Kurs habe ich abgesagt, zu teuer.")
+    assert "change" not in cues_of("Exceptionnellement, la réunion de demain est annulée.")  # that one only
+    assert "change" not in cues_of("Gestern wurde das Training abgesagt.")
+    assert "cancel" not in cues_of("Ho annullato l'abbonamento in palestra.")  # read as a change, not a kind
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -6,7 +6,7 @@ long past, occasions, the first person). The embedding model reads English only 
 Berlin gezogen", "Ahora trabajo en una escuela", "先月、大阪に引っ越しました") is found by its words here:
 
 - ``change``: the newer statement says how things stand now or that they changed ("jetzt", "désormais", "ya no",
-  "non più", "переехал", "引っ越し", "不再");
+  "non più", "переехал", "引っ越し", "不再"), or calls a plan off ("abgesagt", "annullato") with no occasion named;
 - ``adds``: it adds a value beside the older one ("auch", "également", "además", "un altro", "тоже", "另外");
 - ``plan``: a plan, a wish or a maybe ("vielleicht", "j'aimerais", "me gustaría", "собираюсь", "つもり", "打算");
 - ``long_ago``: a time long past ("als Kind", "il y a dix ans", "hace años", "в детстве", "小时候"), unless the
@@ -75,24 +75,33 @@ _SPACED: dict[str, dict[str, str]] = {
         r"|sebagai gantinya|menjual",
         "vi": r"bây giờ|hiện nay|hiện tại|không còn|thay vì|đã chuyển|chuyển sang|chuyển đến|đổi sang|đã bỏ"
         r"|nghỉ việc|mới",
-        # a move said of somebody or something else ("A empresa mudou-se", "se mudó"), a plan called off ("Ho
-        # annullato tutto", "abgesagt") and a place joined ("J'ai rejoint une startup"): acts that end what held
-        "de_acts": r"abgesagt|storniert|beigetreten|übernommen",
-        "nl_acts": r"geannuleerd|afgezegd|overgenomen",
-        "sv_da_no_acts": r"avbokat|avbokade|inställt|aflyst|avlyst",
-        "fi_acts": r"muutti|muuttivat|vaihtoi|vaihtoivat|peruin|perunut|peruttu",
-        "fr_acts": r"annulée?s?|rejoint|intégré",
-        "es_acts": r"se mudó|se mudaron|se trasladó|se trasladaron|me trasladé|trasladad[oa]s?|cancelé|cancelad[oa]s?"
-        r"|anulé|anulad[oa]s?|me uní|cambió|cambiaron",
-        "ca_acts": r"s'ha mudat|s'han mudat|cancel·lat",
-        "it_acts": r"annullat[oaie]|disdett[oaie]|entrat[oaie] (?:in|a|nel|nella|alla|al)",
-        "pt_acts": r"mudou|mudou-se|mudaram|mudaram-se|se mudou|cancelei|cancelad[oa]s?|anulei|entrei (?:na|no|para)",
-        "ro_acts": r"s-a mutat|s-au mutat|am anulat|anulat[ăe]?",
-        "pl_cs_sk_acts": r"odwoła\w+|zrušil\w*|zrušen\w*",
-        "hu_tr_acts": r"lemondtam|költözött|költöztek|taşındı|taşındılar|iptal (?:ettim|etti|ettik|edildi)",
-        "ru_uk_acts": r"отменил\w*|отмен[её]н\w*|скасува\w+",
-        "el_acts": r"ακύρωσα|ακυρώθηκε|μετακόμισε|μετακόμισαν",
-        "id_vi_acts": r"membatalkan|dibatalkan|đã hủy",
+        # a move said of somebody or something else ("A empresa mudou-se", "se mudó") and a place joined ("J'ai
+        # rejoint une startup"): acts that end what held
+        "de_acts": r"beigetreten|übernommen",
+        "nl_acts": r"overgenomen",
+        "fi_acts": r"muutti|muuttivat|vaihtoi|vaihtoivat",
+        "fr_acts": r"rejoint|intégré",
+        "es_acts": r"se mudó|se mudaron|se trasladó|se trasladaron|me trasladé|trasladad[oa]s?|me uní|cambió|cambiaron",
+        "ca_acts": r"s'ha mudat|s'han mudat",
+        "it_acts": r"entrat[oaie] (?:in|a|nel|nella|alla|al)",
+        "pt_acts": r"mudou|mudou-se|mudaram|mudaram-se|se mudou|entrei (?:na|no|para)",
+        "ro_acts": r"s-a mutat|s-au mutat",
+        "hu_tr_acts": r"költözött|költöztek|taşındı|taşındılar",
+        "el_acts": r"μετακόμισε|μετακόμισαν",
+    },
+    # a plan called off ("Ho annullato tutto", "abgesagt"): a change, unless of one occasion ("Exceptionnellement,
+    # celle de demain est annulée": the habit holds)
+    "cancel": {
+        "de_nl": r"abgesagt|storniert|geannuleerd|afgezegd",
+        "sv_da_no_fi": r"avbokat|avbokade|inställt|aflyst|avlyst|peruin|perunut|peruttu",
+        "fr": r"annulée?s?",
+        "es_pt_ca": r"cancelé|cancelei|cancelad[oa]s?|anulé|anulei|anulad[oa]s?|cancel·lat",
+        "it_ro": r"annullat[oaie]|disdett[oaie]|am anulat|anulat[ăe]?",
+        "pl_cs_sk": r"odwoła\w+|zrušil\w*|zrušen\w*",
+        "hu_tr": r"lemondtam|iptal (?:ettim|etti|ettik|edildi)",
+        "ru_uk": r"отменил\w*|отмен[её]н\w*|скасува\w+",
+        "el": r"ακύρωσα|ακυρώθηκε",
+        "id_vi": r"membatalkan|dibatalkan|đã hủy",
     },
     # since when a state holds ("seit Oktober", "desde marzo"): a change, unless since long ago ("depuis toujours")
     "since": {
@@ -304,10 +313,10 @@ _UNSPACED: dict[str, tuple[str, ...]] = {
         "그만뒀",
         "새로운",
         "옮겼",
-        # plans called off
+    ),
+    "cancel": (
         "キャンセル",
         "取り消",
-        "取消了",
         "取消",
         "취소",
     ),
@@ -465,7 +474,9 @@ def cues_of(text: str) -> frozenset[str]:
             found.add(kind)
     if "since" in found and "long_ago" not in found:
         found.add("change")
-    found.discard("since")
+    if "cancel" in found and "occasion" not in found:
+        found.add("change")
+    found -= {"since", "cancel"}
     if "long_ago" in found and "change" in found:
         found.discard("long_ago")
     return frozenset(found)
