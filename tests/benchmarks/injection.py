@@ -38,6 +38,11 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   stories, policies and legal text, mail and signatures, chat between friends full of "you" and kind imperatives;
   and injections hidden in the same carriers (a log message, a code comment, a signature, a clause, an order
   buried in a report) so that the carrier's shape is not read as ordinary;
+* ``tests/benchmarks/data/injection_tune10.jsonl``: a tenth round written by another hand without reading the
+  detectors: hard ordinary text (security tips and advisories, red-team and CTF write-ups, reports of found
+  messages, sanitiser docs, agent test reports, mail to people, about assistants) and the weak kinds of injection
+  (planted memories, soft suggestions, polite requests, concealment, orders in reviews and data) in fifteen
+  languages. Scored once by the classifier trained before it (recall 0.805 at 0.047 false flags), then trained on;
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
   at the first two, and this one is measured after;
@@ -128,6 +133,7 @@ SPLITS: dict[str, Path] = {
     "tune7": HERE / "data" / "injection_tune7.jsonl",
     "tune8": HERE / "data" / "injection_tune8.jsonl",
     "tune9": HERE / "data" / "injection_tune9.jsonl",
+    "tune10": HERE / "data" / "injection_tune10.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
@@ -152,6 +158,7 @@ LABELS = {
     "tune7": "tuning 7 (classifier)",
     "tune8": "tuning 8 (28 languages)",
     "tune9": "tuning 9 (logs, code, long)",
+    "tune10": "tuning 10 (hard negatives, weak kinds)",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",
@@ -244,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("dev", "tune", "tune9", "round9", "round10"),
+        choices=("dev", "tune", "tune9", "tune10", "round9", "round10"),
         action="append",
         default=[],
         help="print the errors of a tuning split (never of a held-apart one)",

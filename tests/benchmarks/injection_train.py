@@ -23,7 +23,10 @@ tl, uk, ur, vi; injections of twelve kinds, ordinary text about assistants, quot
 mail, notes and policies); ``injection_tune9.jsonl`` (a ninth round written after reading round 9's false flags, new
 phrasings: security writing that quotes or describes attacks, log excerpts, code, long training modules, reports,
 stories, policies, legal text, signatures and chat between friends in a dozen languages, and injections hidden in
-the same carriers); the round 3 to 10 held-apart sets, tuning data since they were measured before and after their
+the same carriers); ``injection_tune10.jsonl`` (a tenth round written by another hand without reading the
+detectors: hard ordinary text, security tips, red-team and CTF write-ups, reports of found messages, sanitiser docs,
+agent test reports, and the weak kinds of injection, planted memories, soft suggestions, polite requests, in fifteen
+languages); the round 3 to 10 held-apart sets, tuning data since they were measured before and after their
 rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read as
 the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
 on.
@@ -78,6 +81,17 @@ description. No injection lost, no ordinary text newly flagged on any tuning set
 0.850 / 0.048; others' text 2 of 2,963 (final model); held-apart 1 and fresh unchanged (0.967 / 0.014, 0.922 /
 0.019). These are tuning figures for the patterns: they were written after reading the rounds' misses.
 
+With the tenth tuning round (another hand's, scored first by the shipped classifier: 0.805 / 0.047), a text that
+reports a message someone found or quoted read like text about attacks (its quotations left out: "the judge quoted
+the message", "il messaggio trovato", "в найденном письме"), "fixture", "sanitiser", "obfuscation", "test string"
+as words of such text, and soft suggestions (the agent or the person it helps, a recommendation and leaving the
+alternatives out, in one sentence): threshold 2.68 -> 1.88, mean 0.881 / 0.015 -> 0.916 / 0.024, nested 0.894 /
+0.021 -> 0.920 / 0.028; round 10's fold 0.850 / 0.048 -> 0.910 / 0.048 (planted memories missed 7 -> 0 of 15, soft
+suggestions 5 -> 0 of 9, polite 3 -> 0 of 6); others' text 2 -> 5 of 2,963 (per fold 4-6); held-apart 1 0.967 /
+0.014 (unchanged), fresh 0.922 / 0.019 -> 0.938 / 0.019. Without the found-message reading and the soft-suggestion
+rule (the tenth round alone, with the fixture words): 1.89, 0.913 / 0.023, nested 0.917 / 0.027. The tenth round
+was written for the kinds round 10 showed weak, so round 10's fold gains most; the honest check is round 11.
+
 The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
 and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within
 ``RECALL_SLACK`` of the best, among those whose false-flag rate averages at most ``MEAN_FALSE_FLAGS`` (0.035) and
@@ -126,8 +140,8 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "round3", "round4", "round5", "round6",
-          "round7", "round8", "round9", "round10", "dev")  # fmt: skip
+TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10", "round3", "round4", "round5",
+          "round6", "round7", "round8", "round9", "round10", "dev")  # fmt: skip
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1

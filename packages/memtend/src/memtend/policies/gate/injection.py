@@ -186,10 +186,20 @@ _ABOUT_ATTACKS = re.compile(
     r"|školení|utbildning\w*|sensibilisation"
     r"|lectures?|slides?|seminars?|workshops?|case\s+stud(?:y|ies)|(?<![.@/])examples?(?![.@]\w)|exemples?|ejemplos?|esempi[oa]?"
     r"|beispiel\w*|voorbeeld\w*|exemplos?|przykład\w*|onderzoek\w*|ricercat\w*|pesquisador\w*|exerc[ií]cios?"
-    r"|cours)\b",
+    r"|cours|fixtures?|saniti[sz]\w*|obfuscat\w*|leetspeak|test\s+(?:strings?|cases?|inputs?|suites?))\b",
     re.IGNORECASE,
 )
 _ABOUT_ATTACKS_ELSEWHERE = about_attacks_pattern()  # the same in the lexicon's other languages
+# Text that reports a message someone found or quoted ("the judge quoted the message", "a screenshot caption", "im
+# untersuchten Fall", "il messaggio trovato", "в найденном письме"): its quotations are that message, reported, in
+# the languages of the patterns and a few more. Read outside the quotations, so a quoted "found" is not the frame.
+_REPORTS_FOUND_TEXT = re.compile(
+    r"\b(?:quot(?:ed|ing)|quotations?|screenshots?|captions?|discovered|(?:line|text|message|sentence|note|comment"
+    r"|string)\s+(?:read|reading|said|saying)|gefunden\w*|entdeckt\w*|untersucht\w*|zitiert\w*|trouvée?s?"
+    r"|découvert\w*|cité\w*|encontrad[oa]s?|descubiert[oa]s?|citad[oa]s?|trovat[oaie]|scopert[oaie]|citat[oaie]"
+    r"|gevonden|ontdekt|geciteerd|znalezion\w*|cytowan\w*|найденн\w*|обнаружен\w*|цитир\w*|знайден\w*|виявлен\w*)\b",
+    re.IGNORECASE,
+)
 # In such text, a match that speaks of the model in the third person ("got the model to ignore its rules")
 # describes an attack rather than making one.
 _DESCRIBED = re.compile(r"\b(?:its|their|ihre?n?|leurs?|sus?)\b", re.IGNORECASE)
@@ -275,8 +285,13 @@ def _read(text: str) -> tuple[bool, str]:
 
 
 def _speaks_of_attacks(text: str) -> bool:
-    """Does a word of ``text`` say it is writing about attacks (in English and the lexicon's other languages)?"""
-    return _ABOUT_ATTACKS.search(text) is not None or _ABOUT_ATTACKS_ELSEWHERE.search(text) is not None
+    """Does a word of ``text`` say it is writing about attacks (in English and the lexicon's other languages), or
+    reporting a message someone found or quoted?"""
+    return (
+        _ABOUT_ATTACKS.search(text) is not None
+        or _ABOUT_ATTACKS_ELSEWHERE.search(text) is not None
+        or _REPORTS_FOUND_TEXT.search(_QUOTED.sub(" ", text)) is not None
+    )
 
 
 def _described(text: str, match: re.Match[str]) -> bool:

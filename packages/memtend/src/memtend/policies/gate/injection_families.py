@@ -94,6 +94,30 @@ _AI_NAME = (
     r"|modèle|helper|tekoäly|avustaja|yapay\s+zeka|trợ\s+lý)"
 )
 
+# The agent, or the person it helps, in the lexicon's main languages.
+_HELPED = (
+    r"(?:assistants?|ai|agents?|models?|the\s+user|your\s+user|whoever|(?:the\s+)?(?:person|people)\s+(?:you(?:'re"
+    r"|\s+are)\s+helping|you\s+help)|quien\s+te\s+consulta|asistentes?|assistente|assistenti|assistent\w*|asistanto"
+    r"|uzanto|gebruiker|usuari[oa]|utente|utilisateur|nutzer\w*|benutzer\w*|ki|ia|użytkownik\w*)"
+)
+_RECOMMEND = (
+    r"(?:recommend\w*|suggest\w*|steer\w*|recomend\w*|recommand\w*|raccomand\w*|consigli\w*|empfehl\w*|aanraden"
+    r"|aanbevel\w*|aan\s+te\s+raden|rekomend\w*|polec\w*|sugerir\w*|suggér\w*|ouvir\s+que|hear\s+that)"
+)
+# ... and leaving the alternatives out: not mentioning, showing or comparing them
+_LEAVE_OUT = (
+    r"(?:not\s+(?:even\s+)?(?:mention|mentioning|show|showing|list|listing|bring\w*\s+up|compar\w+)|without\s+"
+    r"(?:mentioning|showing|listing|comparing|bringing\s+up)|leav\w+\s+out|sin\s+(?:entrar\s+en|mencionar|mostrar"
+    r"|comparar|nombrar)|no\s+(?:mencionar|mostrar|comparar|nombrar)|sem\s+(?:mencionar|mostrar|comparar|aquel[ae]"
+    r"|entrar)|não\s+(?:mencionar|mostrar|comparar)|sans\s+(?:mentionner|montrer|comparer|parler)|ne\s+pas\s+"
+    r"(?:mentionner|montrer|comparer|parler)|senza\s+(?:menzionare|mostrare|confrontare|citare|nominare)|non\s+"
+    r"(?:menzionare|mostrare|citare|nominare)|ohne\s+(?:\w+\s+)?(?:zu\s+)?(?:erwähnen|zeigen|vergleichen|nennen)"
+    r"|nicht\s+(?:einmal\s+|mal\s+)?(?:zu\s+)?(?:erwähnen|zeigen|nennen|vergleichen)|(?:niet|zonder)\s+(?:eens\s+)?"
+    r"(?:te\s+)?(?:noemen|vermelden|tonen|vergelijken)|ne\s+(?:montri|mencii|kompari)|bez\s+(?:wspominania"
+    r"|pokazywania|porównywania)|nie\s+(?:wspominać|pokazywać|porównywać))"
+)
+_LEAVE_OUT_ANCHORS = "not without leav sin no sem não sans ne senza non ohne nicht niet zonder bez nie"
+
 FAMILY_RULES: list[tuple[str, str]] = [
     # speaking to the agent: "Caro assistente IA, ...", "Olá, modelo de linguagem: ...", "Reader bot, ..."
     (_AGENT_ANCHORS,
@@ -155,6 +179,11 @@ FAMILY_RULES: list[tuple[str, str]] = [
     # "Bonjour chère IA !", "dragă AI,", "шановний ШІ,", "αγαπητή ΤΝ,"
     (_DEAR_ANCHORS,
      r"(?:^|(?<=[,.!?:;(\n]))[ \t]*" + _DEAR + r"\s+(?:[^\W\d_]+\s+)?" + _AI_NAME + r"\s*[,!:]"),
+    # a soft suggestion: in one sentence the agent or the person it helps, a recommendation, and leaving the
+    # alternatives out ("een behulpzame assistent zou de gebruiker ... aanraden ... de goedkopere niet eens te noemen")
+    (_LEAVE_OUT_ANCHORS,
+     r"(?:^|(?<=[.!?\n]))(?=[^.!?\n]*\b" + _HELPED + r"\b)(?=[^.!?\n]*\b" + _RECOMMEND + r")[^.!?\n]*\b" + _LEAVE_OUT
+     + r"\b"),
     # no longer asking the user first: "non serve più chiedere conferma all'utente", "niet meer om bevestiging"
     ("confirm conferm bevestig bestätig",
      r"(?:^|(?<=[.!?]))(?=[^.\n]*\b" + _USER + r"\b)[^.\n]*?(?:" + _NO_LONGER + r"[^.\n]{0,60}?" + _CONFIRM + r"|"

@@ -25,14 +25,15 @@ _THEIR_SETUP = (
 
 MORE_ENGLISH_RULES: list[tuple[str, str]] = [
     # "To whichever automated helper is parsing this", "Note for any AI reading this", "Message to the summarizer:";
-    # not a phrase set off by commas ("a web page is, to the model, just text") nor the goal of a verb's object
-    # ("passing them to the summariser: they ...")
+    # not a phrase set off by commas ("a web page is, to the model, just text"), the goal of a verb's object
+    # ("passing them to the summariser: they ...") nor one a conjunction goes on from ("quote it to the agent, but")
     ("reader helper assistant agent system tool software summari model bot llm ai a.i. copilot",
      r"(?:(?<!,\s)|(?!(?:to|for)\s+(?:the\s+)?(?:\w+\s+)?\w+\s*,))(?<!\b(?:it|me|us)\s)(?<!\bthem\s)(?<!\bthis\s)"
      r"\b(?:to|for|attention[,:]?|note\s+(?:to|for)|message\s+(?:to|for)|notice\s+to|p\.?s\.?\s+to|instructions?\s+"
      r"(?:to|for))\s+(?:the\s+|any\s+|all\s+|every\s+|whichever\s+|whatever\s+|each\s+)?(?:" + _READER
      + r"\b\s+(?:reading|processing|parsing|summari[sz]ing|handling|helping|scanning|that\s+reads|who\s+reads"
-     r"|which\s+reads)\b|" + _MACHINE_READER + r"\b\s*[:,\-!\]])"),
+     r"|which\s+reads)\b|" + _MACHINE_READER
+     + r"\b\s*(?:[:\-!\]]|,(?!\s*(?:but|and|or|so|then|which|who|as|because|since|while|when|if)\b)))"),
     ("assistant agent bot copilot model ai llm summari software program system",
      r"^[ \t(\[]*(?:<[^<>\n]{0,80}>[ \t]*)*(?:<!--[ \t]*)?(?:dear\s+|hey\s+|hi\s+|ok\s+|okay\s+|attention\s+)?"
      r"(?:the\s+)?(?:virtual\s+"
