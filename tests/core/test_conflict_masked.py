@@ -208,32 +208,32 @@ def test_a_change_in_other_words_takes_the_place_of_what_it_replaces() -> None:
 
 
 def test_the_older_of_a_change_in_other_words_needs_less_relevance_than_other_conflicts() -> None:
-    # 0 the best match (another note), 1 "I take the 7:40 train." at half the best score, 2 "I catch the 8:10 these
-    # days." far below: a change in other words demotes 1 (at least conflict_change_relevance of the best) ...
-    scores = np.array([1.0, 0.5, 0.1])
+    # 0 the best match (another note), 1 "I take the 7:40 train." at 0.55 of the best score, 2 "I catch the 8:10
+    # these days." far below: a change in other words demotes 1 (at least conflict_change_relevance of the best) ...
+    scores = np.array([1.0, 0.55, 0.1])
     created = np.array([0.5, 1.0, 3.0])
     similarity = np.array([[1.0, 0.05, 0.05], [0.05, 1.0, 0.44], [0.05, 0.44, 1.0]])
     old = Claim(state=True, query_cosine=0.6, own_voice=True, occasion=False)
     new = Claim(state=True, changes=True, own_voice=True, occasion=False, query_cosine=0.05)
     out = R.demote_conflicts([0, 1, 2], scores, created, similarity, [Claim(), old, new], RetrievalConfig())
-    assert out[0] == 1.0 and out[2] == 0.5 and out[1] < out[2]
+    assert out[0] == 1.0 and out[2] == 0.55 and out[1] < out[2]
     # ... not below that share, nor at the former floor of every rule
     same = RetrievalConfig(conflict_change_relevance=0.6)
     assert R.demote_conflicts([0, 1, 2], scores, created, similarity, [Claim(), old, new], same).tolist() == [
         1.0,
-        0.5,
+        0.55,
         0.1,
     ]
-    low = np.array([1.0, 0.3, 0.1])
+    low = np.array([1.0, 0.45, 0.1])
     assert R.demote_conflicts([0, 1, 2], low, created, similarity, [Claim(), old, new], RetrievalConfig()).tolist() == [
         1.0,
-        0.3,
+        0.45,
         0.1,
     ]
-    # two notes with one fact key at half the best score: still not relevant enough (conflict_relevance)
+    # two notes with one fact key at 0.55 of the best score: still not relevant enough (conflict_relevance)
     keyed = [Claim(), Claim(key="k"), Claim(key="k")]
     out = R.demote_conflicts([0, 1, 2], scores, created, np.eye(3), keyed, RetrievalConfig())
-    assert out[1] == 0.5
+    assert out[1] == 0.55
 
 
 def test_closest_to_each_other() -> None:
