@@ -12,7 +12,9 @@ together: a write's time swings with the disk's, so one run's ratio is known onl
 call, how many Chroma write calls (add, upsert, update, delete on any collection) it made at most, how many read
 calls (get, query, count) at the median and at most, and the p50 of the time its reads took (``read ms``: the share
 of the call a write that reads nothing would save). ``--backend server`` starts a local ``chroma run`` in a temporary
-folder (a store other processes may share: memtend also marks its writes for them).
+folder (a store other processes may share: memtend also marks its writes for them, a single write's mark folded
+into its own row after the first; every ``store_state.FOLD_WINDOW``-th write moves the mark row, and its flags
+are removed by a background metadata update, not a call of the write).
 
     uv run python tests/benchmarks/single_write.py [--n 200] [--backend persistent|ephemeral|server] [--runs 3]
         [--json]

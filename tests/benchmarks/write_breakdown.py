@@ -12,7 +12,11 @@ Operations (each writes a collection of its own, so every collection grows alike
 - ``vec_upsert_mark``: ``upsert`` of that row and a change-mark-like row (one fixed id, rewritten by every write,
   its metadata as memtend's: the writer's token and its last 32 writes' ids) in one call: what a write on a shared
   store sent before the marks were folded into the record rows;
-- ``remember``: memtend's call (on a shared store, ``--backend server``, a store other processes may write);
+- ``remember``: memtend's call (on a shared store, ``--backend server``, a store other processes may write, its
+  change mark is folded into the record's row: one row added, see ``storage.ChangeMarks``);
+- ``remember_mark_row``: the same call on a store of its own whose every write moves the process's mark row
+  instead (a 2-row upsert: what a shared store's single write sent before folded marks); the same as ``remember``
+  where no other process can write the store (``--backend persistent``);
 - ``remember_gate_first``: the same call with its gate run before the embedding instead of on a helper beside it
   (an A/B of ``Memory._gated_beside_embedding`` in the same run);
 - ``embed``: the embedding alone.
@@ -51,6 +55,7 @@ OPERATIONS = (
     "vec_upsert",
     "vec_upsert_mark",
     "remember",
+    "remember_mark_row",
     "remember_gate_first",
     "embed",
 )
@@ -88,6 +93,10 @@ def run(n: int, backend: str, warmup: int = 5, embedding_function: Any = None) -
         memory = Memory(client=client, embedding_function=ef, collection_prefix="bench")
         template = _captured_meta(memory)
         user = memory.user("bench-user")
+        marking = Memory(client=client, embedding_function=ef, collection_prefix="bench_marks")
+        note_write = marking._state.note_write
+        marking._state.note_write = lambda uid, ids, foldable=False: note_write(uid, ids, False)  # type: ignore[method-assign]
+        marking_user = marking.user("bench-user")
         raw = client.get_or_create_collection("raw_peer", embedding_function=ef)
         cfg = client.get_or_create_collection("cfg_peer", embedding_function=ef, configuration=_MEMORIES_CONFIG)
         steps = {  # as memtend opens its collections: its configuration, the schema read once
@@ -141,6 +150,7 @@ def run(n: int, backend: str, warmup: int = 5, embedding_function: Any = None) -
             "vec_upsert": lambda: vec("vec_upsert", "upsert"),
             "vec_upsert_mark": vec_upsert_mark,
             "remember": lambda: user.remember(text("note")),
+            "remember_mark_row": lambda: marking_user.remember(text("note")),
             "remember_gate_first": lambda: gate_first(lambda: user.remember(text("note"))),
             "embed": lambda: ef([text("embed")]),
         }
@@ -156,6 +166,7 @@ def run(n: int, backend: str, warmup: int = 5, embedding_function: Any = None) -
                 if round_no >= warmup:
                     times[op].append(elapsed * 1000)
         memory.close()
+        marking.close()
     p50 = {op: statistics.median(ts) for op, ts in times.items()}
     return {
         op: {"p50_ms": p50[op], "vs_raw_add": p50[op] / p50["raw_add"], "over_embed_ms": p50[op] - p50["embed"]}

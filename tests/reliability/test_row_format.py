@@ -412,8 +412,9 @@ def test_rows_holding_their_text_as_a_document_read_the_same_and_lose_it_when_re
 
 def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_memory: Memory) -> None:
     """An in-process client another Memory may share: a fact's value is a claim row (new by construction, so it keeps
-    its creation entry like a note); the mark is a row of the same upsert."""
-    from memtend.storage import MARK_OWNER, ChangeMarks
+    its creation entry like a note); the first write's mark is a row of the same upsert, the next write's is folded
+    into its own row (one row added, flagged), until a later mark lists it and the flag goes."""
+    from memtend.storage import FOLD_KEY, MARK_OWNER, ChangeMarks
     from memtend.testing.chroma_calls import counting_writes
 
     assert not ephemeral_memory._exclusive
@@ -421,11 +422,15 @@ def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_me
     with counting_writes(ephemeral_memory) as calls:
         note = u.remember("a shared note")
         fact = u.set_fact("city", "Lisbon").record
-    assert calls == ["memories.upsert", "memories.upsert"]
+    assert calls == ["memories.upsert", "memories.add"]
     rows = _rows(ephemeral_memory)
     mark = ChangeMarks.mark_id("shared", ephemeral_memory._state.writer_id)
     (claim,) = [i for i in rows if i.startswith("fv:")]
-    assert rows[mark][MARK_OWNER] == "shared" and claim in rows[mark]["recent"] and fact.id not in rows
+    assert rows[mark][MARK_OWNER] == "shared" and note.id in rows[mark]["recent"] and fact.id not in rows
+    assert rows[claim][FOLD_KEY] == "shared" and claim not in rows[mark]["recent"] and FOLD_KEY not in rows[note.id]
+    ephemeral_memory._state.settle_folds()  # as on close: the mark moves, listing the folded write; the flag goes
+    rows = _rows(ephemeral_memory)
+    assert claim in rows[mark]["recent"] and FOLD_KEY not in rows[claim] and rows[claim]["user_id"] == "shared"
     # a claim is new by construction: it keeps its creation entry in its row, as a note does
     assert "h" in json.loads(rows[note.id]["r"]) and json.loads(rows[claim]["r"])["h"]["op"] == "set"
     assert [h.op for h in u.history()] == ["add", "add"]

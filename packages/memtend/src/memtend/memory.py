@@ -235,6 +235,7 @@ class Memory:
                     self._journal_thread.shutdown(wait=True)
                 if store_state.detach(self._state):
                     state = self._state
+                    state.settle_folds()
                     state.usage.close()
                     state.indexes.clear()
                     if state.folder_lock is not None:
@@ -601,7 +602,16 @@ class Memory:
             # stamped as they are written, so another process catching up by time cannot miss them
             stamp = now()
             history = [replace(h, at=stamp) if not h.at else h for h in change.history]  # (a fold keeps its own)
-            mark_row = self._mark_row(change) if mark and not self._exclusive else None
+            # on a shared store, a write of new rows in one call may carry its mark in its own rows (folded)
+            foldable = (
+                change.fresh
+                and not change.archives
+                and not change.deletes
+                and journal_row is None
+                and len(change.upserts) + len(history) < self.storage.max_batch
+            )
+            note = self._mark_note(change, foldable) if mark and not self._exclusive else None
+            mark_row = None if note is None or note[1] is None else self._state.marks().row(uid, *self._mark_of(note))
             # records, archives and the history row: one Chroma upsert (one transaction) when they fit in a batch
             self.storage.write_records(
                 uid,
@@ -615,7 +625,10 @@ class Memory:
                 deleting=change.deletes,
                 mark=mark_row,
                 shared=not self._exclusive,
+                fold=note is not None and mark_row is None,
             )
+            if note is not None and mark_row is not None:
+                self._state.clear_folds(self._state.marked(uid, note[0]))
             if change.deletes:
                 self.storage.delete_records(uid, change.deletes)
             if change.deletes:  # what was deleted for good no longer speaks through the history
@@ -778,7 +791,7 @@ class Memory:
     def _marks_of(self, user_id: str) -> dict[str, tuple[str, str]]:
         """The user's change marks written by other processes (with the ids their recent writes touched), and the
         erasure marks."""
-        marks = self._state.marks().read_recent(user_id)
+        marks = self._state.others(self._state.marks().read_recent(user_id))
         marks.pop(ChangeMarks.mark_id(user_id, self._state.writer_id), None)
         return marks
 
@@ -786,13 +799,20 @@ class Memory:
         """Tell other processes this one changed the user's records, and which (after the write, so a reader that
         sees the mark move finds the write): on its own, for a write of several calls."""
         if not self._exclusive:
-            self._state.marks().put(*self._mark_row(change))
+            with self._lock:  # (in write order with the folded writes it lists)
+                note = self._mark_note(change, foldable=False)
+                self._state.marks().put(*self._state.marks().row(change.user_id, *self._mark_of(note)))
+                self._state.clear_folds(self._state.marked(change.user_id, note[0]))
 
-    def _mark_row(self, change: Change) -> tuple[str, dict[str, Any]]:
-        """(id, metadata) of this process's change mark of the user moved for ``change``."""
+    def _mark_note(self, change: Change, foldable: bool) -> tuple[str, str | None]:
+        """This process's change mark of the user moved for ``change``: (token, its recent writes as JSON, or None
+        when the write is folded into its record rows; see :class:`~memtend.storage.ChangeMarks`)."""
         ids = [r.id for r in change.upserts] + [r.id for r in change.archives] + list(change.deletes)
-        token, recent = self._state.note_write(change.user_id, ids)
-        return self._state.marks().row(change.user_id, self._state.writer_id, token, recent)
+        return self._state.note_write(change.user_id, ids, foldable)
+
+    def _mark_of(self, note: tuple[str, str | None]) -> tuple[str, str, str]:
+        """(writer, token, recent) of a mark row for ``note``."""
+        return self._state.writer_id, note[0], note[1] or ""
 
     def flush_usage(self) -> None:
         """Write buffered last_used_at stamps now (a partial metadata update: it changes nothing else)."""

@@ -13,7 +13,8 @@ Three collections hold everything memtend keeps about users:
   owner field: ``h_user`` instead of ``user_id`` (record reads filter on ``user_id``, so they never see a history
   row and cost no more), ids ``h:<first entry id>``, and a vector no search is meant to find (see
   ``history_vector``); change marks for processes sharing the store are rows of this collection too
-  (:class:`ChangeMarks`, owner field ``m_user``), so a write's mark goes in the write's own call;
+  (:class:`ChangeMarks`, owner field ``m_user``), so a write's mark goes in the write's own call, or is the
+  write's own record rows (a folded write: they carry ``m_user`` too, see :class:`ChangeMarks`);
 - ``<prefix>_history``: where history rows were kept before they moved beside the records; read (and erased)
   when an older store holds any, never written;
 - ``<prefix>_kv``: where keyed stores and working memory were kept before the document store; nothing writes it
@@ -215,6 +216,7 @@ class Storage:
         self._embedding_function = embedding_function
         self._dimension_seen: int | None = None
         self.write_calls = 0  # Chroma write calls sent on the memories collection (tells a failed write's stage)
+        self._upkeep: Collection | None = None  # the memories collection, for clear_folds
         try:
             self.max_batch = min(int(client.get_max_batch_size()), _MAX_BATCH)
         except Exception:  # a client without the call: Chroma's smallest default
@@ -272,6 +274,7 @@ class Storage:
         deleting: Sequence[str] = (),
         mark: tuple[str, dict[str, Any]] | None = None,
         shared: bool = False,
+        fold: bool = False,
     ) -> int:
         """Upsert ``records`` (with ``vectors``, one per record), move ``archives`` to the archive in place (their
         stored text and vector stand) and store ``history`` as one history row: all in one Chroma upsert when they
@@ -286,7 +289,8 @@ class Storage:
         history rows here, see ``_creation_entries``). ``mark``: (id, metadata) of the change mark telling other
         processes of this write (see :class:`ChangeMarks`), written in the last call. ``shared``: other processes
         may write the store, so a record not stored when it was read may be by now (a fact's slot): only records
-        new by construction (``fresh``) keep their creation entry then.
+        new by construction (``fresh``) keep their creation entry then. ``fold``: the write's change mark is folded
+        into its record rows (``FOLD_KEY``, see :class:`ChangeMarks`; a write of new rows in one call, no ``mark``).
 
         A write whose every history entry creates one of its new records (a ``remember``, ``log``, ``log_many``,
         a fact's claim, see :mod:`memtend.fact_claims`) writes no history row: each record keeps its creation entry
@@ -325,6 +329,8 @@ class Storage:
         for meta, rid in zip(metas, ids, strict=True):
             for name in stored[rid].keys if rid in stored else ():
                 meta.setdefault(name, None)  # Chroma merges metadata: a key the new version lacks is removed
+            if fold:
+                meta[FOLD_KEY] = user_id
         # a record's text is in its metadata (see Record.to_metadata): no document, except "" to clear the one a
         # row written before holds (Chroma keeps a stored document that an upsert does not name)
         docs: list[str | None] = ["" if _holds_document(stored.get(r.id)) else None for r in records]
@@ -396,6 +402,18 @@ class Storage:
         if embeddings:
             self._dimension_seen = len(embeddings[0])
         return calls
+
+    @guarded
+    def clear_folds(self, ids: Sequence[str]) -> None:
+        """Remove the fold flag of these rows (their writes are listed by a mark row now; see :class:`ChangeMarks`):
+        a metadata-only update, which changes nothing else and skips a row no longer stored. Upkeep, sent through
+        a handle of its own on the collection (not a call of the write that made it due)."""
+        if self._upkeep is None:
+            name = self.memories.name
+            self._upkeep = _schema_read_once(self.client.get_collection(name, self._embedding_function))
+        for start in range(0, len(ids), self.max_batch):
+            part = list(ids[start : start + self.max_batch])
+            self._upkeep.update(ids=part, metadatas=[{FOLD_KEY: None} for _ in part])
 
     def _stored(self, user_id: str, ids: Sequence[str], *, with_embeddings: bool) -> dict[str, _Stored]:
         """The metadata keys, vectors (with ``with_embeddings``) and records of the user's stored records among
@@ -888,7 +906,10 @@ class Storage:
         """Rows per collection; ``history`` counts history rows and the records keeping their creation entry."""
         counts: dict[str, int] = {"history": self._count_creation_entries(user_id)}
         for name, col, flt in self._user_rows(user_id):
-            counts[name] = counts.get(name, 0) + len(col.get(where=flt, include=[])["ids"])
+            ids = col.get(where=flt, include=[])["ids"]
+            if name == "changes" and col is self.memories:  # records flagged by a folded write are counted as such
+                ids = [i for i in ids if i.startswith("mark:")]
+            counts[name] = counts.get(name, 0) + len(ids)
         return counts
 
     def _user_rows(self, user_id: str) -> list[tuple[str, Collection, Where]]:
@@ -924,6 +945,10 @@ _ERASURES = "erasures"  # the id (and ``m_store`` value) of the store-wide row w
 _ERASING = "erasing_user"  # the field naming the user of an erasure in progress
 _STORE_MARK = "m_store"  # the field of the store-wide erasure row (string-valued: Chroma indexes those lookups)
 MARK_OWNER = "m_user"  # the owner field of change marks in the memories collection
+# on the record rows of a folded write, until a mark row lists it: the user's id, in the marks' own owner field (the
+# marks' read finds them with no clause of its own; a record row also names its owner in ``user_id``, a mark no)
+FOLD_KEY = MARK_OWNER
+FOLDED_TOKEN = ""  # the token ChangeMarks.read_recent gives a folded write's row (a mark's token is never empty)
 
 
 def record_stamps(storage: Storage, user_id: str) -> dict[str, Record]:
@@ -951,6 +976,18 @@ class ChangeMarks:
     user's rows, which alone could bring a reader's marks back to what it last saw), and an erasure in progress
     has a row of its own (``e_user``). All are read in one call. (Stores written by earlier versions kept marks in
     ``<prefix>_changes``; erasure still clears it.)
+
+    A single write of new rows only (a ``remember``, ``log``, a fact's claim) after a process's first write of the
+    user need not move the mark row: it is **folded** into its own record rows, which carry the marks' owner field
+    (``FOLD_KEY``), so the call adds those rows alone, as a raw ``add`` would. The same read returns them (readers
+    see each flagged row once, by id; a process skips its own). A process's mark row moves at least every
+    ``store_state.FOLD_WINDOW`` writes, listing the folded writes among its recent ones; only then are their flags
+    removed (a metadata update in the background, :meth:`Storage.clear_folds`), so a reader sees each folded write
+    by its flag or by a mark, never by neither. A flag names the user, not the writer, so an erasure made by
+    another process (which deletes the writer's mark row) does not hide the writer's later folded writes. A
+    process that closes moves its marks and removes its flags; one killed leaves at most ``FOLD_WINDOW - 1``
+    flagged rows per user, read with the marks until those rows are rewritten or deleted. (A process of an earlier
+    version, reading marks only, sees a folded write when the writer's mark next moves.)
     """
 
     def __init__(self, collection: Collection, dimension: Callable[[], int]) -> None:
@@ -973,7 +1010,8 @@ class ChangeMarks:
 
     @guarded
     def read_recent(self, user_id: str) -> dict[str, tuple[str, str]]:
-        """Row id -> (token, the ids its writer's recent writes touched, as JSON) of the rows :meth:`read` reads."""
+        """Row id -> (token, the ids its writer's recent writes touched, as JSON) of the rows :meth:`read` reads;
+        a folded write's record row -> (``FOLDED_TOKEN``, "")."""
         got = self.collection.get(
             where={
                 "$or": [
@@ -984,8 +1022,12 @@ class ChangeMarks:
             },
             include=["metadatas"],
         )
-        rows = zip(got["ids"], got["metadatas"] or [], strict=True)
-        return {i: (str((m or {}).get("token")), str((m or {}).get("recent", ""))) for i, m in rows}
+        out: dict[str, tuple[str, str]] = {}
+        for i, m in zip(got["ids"], got["metadatas"] or [], strict=True):
+            m = m or {}
+            folded = "user_id" in m  # a record row, flagged (FOLD_KEY)
+            out[i] = (FOLDED_TOKEN, "") if folded else (str(m.get("token")), str(m.get("recent", "")))
+        return out
 
     def row(self, user_id: str, writer: str, token: str, recent: str = "") -> tuple[str, dict[str, Any]]:
         """(id, metadata) of the writer's mark of the user at ``token`` (``recent``: the ids its last writes
@@ -1012,6 +1054,19 @@ class ChangeMarks:
     def put(self, row_id: str, meta: dict[str, Any]) -> None:
         """Write a mark row made by :meth:`row` on its own."""
         self._put(row_id, meta)
+
+    @guarded
+    def put_many(self, rows: Sequence[tuple[str, dict[str, Any]]], max_batch: int) -> None:
+        """Write mark rows made by :meth:`row` (of several users), ``max_batch`` to a call."""
+        dim = self._dimension()
+        for start in range(0, len(rows), max_batch):
+            part = rows[start : start + max_batch]
+            self.collection.upsert(
+                ids=[i for i, _ in part],
+                embeddings=np.stack([history_vector(i, dim) for i, _ in part]),
+                documents=["" for _ in part],
+                metadatas=[m for _, m in part],
+            )
 
     @guarded
     def erased(self, user_id: str, token: str) -> None:
