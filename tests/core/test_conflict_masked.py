@@ -224,10 +224,11 @@ def test_the_older_of_a_change_in_other_words_needs_less_relevance_than_other_co
         0.55,
         0.1,
     ]
-    low = np.array([1.0, 0.45, 0.1])
+    below = RetrievalConfig().conflict_change_relevance - 0.05  # just under the share
+    low = np.array([1.0, below, 0.1])
     assert R.demote_conflicts([0, 1, 2], low, created, similarity, [Claim(), old, new], RetrievalConfig()).tolist() == [
         1.0,
-        0.45,
+        below,
         0.1,
     ]
     # two notes with one fact key at 0.55 of the best score: still not relevant enough (conflict_relevance)
