@@ -71,7 +71,10 @@ the lead, tuning data since) is a fifteenth fold, measured first with the shippe
 changed: round 11's fold 46/55 detected, 3/55 false merges, 2 fillers demoted; fifteen sets 510/688, 27 false merges
 of 693, 27 fillers (every fold chose a reading floor of 0.3; on all pairs at the default thresholds 523/688, 26, 29,
 at a floor of 0.3 509/688, 21, 27). The shipped reading retrained with it: 1,381 newer statements, held-out AUC by
-domain 0.819 (round 11 0.84), penalty 0.3 still the best.
+domain 0.819 (round 11 0.84), penalty 0.3 still the best. With the grid floor 0.2/0.3 x ``conflict_change_relevance``
+0.6/0.5/0.4 (accept 0.8, cosine 0.15) every fold chose a floor of 0.3 and 0.4, made the defaults (b0f495f): held out
+510/688, 27, 27 -> 512/688, 21, 27 (round 11 46/55, 3/55, 2 -> 47/55, 3/55, 2). Fresh 19/25, 2/25, 1 (f0eed5a) ->
+18/25, 2/25, 1; the new thresholds with the former reading 19/25, so the retrained reading lost one fresh change.
 
     uv run python tests/benchmarks/conflicts_cv.py [--sets tune,tune2,...,round9] [--merge-cost 3] [--reading none]
 """
