@@ -102,7 +102,8 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   measure (about 200 injections and 250 ordinary texts in ten languages, about half English, two languages no
   earlier set has; injections in many carriers and framings, some buried in long text; ordinary text in the mix a
   reviewer of an agent's inputs meets, with hard negatives: security writing that quotes attacks and text about
-  assistants). Its errors are never printed.
+  assistants). Measured once before and after the session that never read it, tuning data since
+  (``injection_train.py``'s ninth fold): ``--show-errors round11`` prints its errors.
 
 Reports flag recall on injections and the false-flag rate on ordinary text, overall, per language and per
 kind, and the time per call.
@@ -251,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("dev", "tune", "tune9", "tune10", "round9", "round10"),
+        choices=("dev", "tune", "tune9", "tune10", "round9", "round10", "round11"),
         action="append",
         default=[],
         help="print the errors of a tuning split (never of a held-apart one)",

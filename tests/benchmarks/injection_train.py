@@ -26,7 +26,7 @@ stories, policies, legal text, signatures and chat between friends in a dozen la
 the same carriers); ``injection_tune10.jsonl`` (a tenth round written by another hand without reading the
 detectors: hard ordinary text, security tips, red-team and CTF write-ups, reports of found messages, sanitiser docs,
 agent test reports, and the weak kinds of injection, planted memories, soft suggestions, polite requests, in fifteen
-languages); the round 3 to 10 held-apart sets, tuning data since they were measured before and after their
+languages); the round 3 to 11 held-apart sets, tuning data since they were measured before and after their
 rounds; and the shared dev set. The other held-apart sets are never read here. Pieces are read as
 the gate reads them (``as_read``), and an injection over ``LONGEST_TRAINED`` characters is scored, not trained
 on.
@@ -38,8 +38,8 @@ seed), class-balanced. It replaced a logistic regression (``fit``, kept for comp
 lower: recall at <= 0.03 out-of-fold false flags on the four tuning sets, by template 0.636 -> 0.686, by style
 0.546 -> 0.555, by language 0.726 -> 0.789.
 
-Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 10, 9,
-8, 7, 6, 5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on
+Leave one round out (``--report rounds``, the honest yardstick): each round written by another hand (rounds 11, 10,
+9, 8, 7, 6, 5, 4 and 3) is held out whole, the classifier trained on everything else, and scored on that round and on
 others' ordinary text (LoCoMo turns and summaries, the shared benign memories, never trained on). Changes are chosen by
 these figures, never by in-sample scores. The model is three networks (seeds 0, 1, 2) averaged: one seed's recall
 on a held-out round swings by up to 0.04 (round 5 left out: 0.776 with seed 0, 0.736 with seed 1, at 0.05 false
@@ -92,6 +92,13 @@ suggestions 5 -> 0 of 9, polite 3 -> 0 of 6); others' text 2 -> 5 of 2,963 (per 
 rule (the tenth round alone, with the fixture words): 1.89, 0.913 / 0.023, nested 0.917 / 0.027. The tenth round
 was written for the kinds round 10 showed weak, so round 10's fold gains most; the honest check is round 11.
 
+With round 11 as a ninth fold (spent: measured by the lead before and after the session that never read it, 0.873 /
+0.028 -> 0.917 / 0.040 at 1.88; the same recipe, nothing else changed): round 11's own fold 0.922 / 0.044 at the one
+threshold the nine rounds choose, 1.88 -> 1.62 (round 10's fold, 0.048, still binds). Nine rounds, mean 0.915 /
+0.022 at 1.88 -> 0.926 / 0.025 at 1.62, nested 0.931 / 0.032; round 10's fold 0.915 / 0.044 -> 0.920 / 0.048;
+others' text per fold 5-17 of 2,963, the shipped weights (trained on all tuning text, round 11 included, at 1.62) 5
+-> 11. Held-apart 1 0.967 / 0.014 and fresh 0.938 / 0.019 unchanged (``injection.py --splits heldout,fresh``).
+
 The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
 and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within
 ``RECALL_SLACK`` of the best, among those whose false-flag rate averages at most ``MEAN_FALSE_FLAGS`` (0.035) and
@@ -141,7 +148,7 @@ sys.path.insert(0, str(HERE))
 from injection import SPLITS, load  # noqa: E402
 
 TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10", "round3", "round4", "round5",
-          "round6", "round7", "round8", "round9", "round10", "dev")  # fmt: skip
+          "round6", "round7", "round8", "round9", "round10", "round11", "dev")  # fmt: skip
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1
@@ -154,7 +161,7 @@ RECALL_SLACK = 0.005  # of the pairs this close to the best mean recall, the hig
 SEEDS = (0, 1, 2)  # one network per seed, their scores averaged: one seed's held-out recall swings by 0.04
 STEPS = 400  # full-batch Adam steps
 # rounds written by other hands, each held out whole in turn (``--report rounds``; they choose the threshold)
-ROUNDS = ("round10", "round9", "round8", "round7", "round6", "round5", "round4", "round3")
+ROUNDS = ("round11", "round10", "round9", "round8", "round7", "round6", "round5", "round4", "round3")
 CACHE = Path.home() / ".cache" / "memtend" / "injection_use_vectors.npz"
 
 
