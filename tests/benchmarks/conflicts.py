@@ -46,12 +46,15 @@ look-alikes, some said indirectly, some in other languages), written apart from 
 (round 9's included), for the session after that. With ``--round11`` it also measures ``round11/conflicts.jsonl``:
 a further such set by another hand (changes and as many look-alikes, each look-alike with an older statement of its
 own, some said indirectly, some in other languages), written apart from the detector and every earlier set (round
-10's included), for the next session.
+10's included), for the next session. With ``--round12`` it also measures ``round12/conflicts.jsonl``: one more such
+set by another hand (changes and as many look-alikes, each look-alike with an older statement of its own, some said
+indirectly, some about the very same subject without replacing it, some in other languages), written apart from the
+detector and every earlier set (round 11's included), for the session after this one.
 
 ``--cost`` also times recall through the public API with and without the value-masked comparison.
 
     uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--round7] [--round8] [--round9]
-        [--round10] [--round11] [--cost]
+        [--round10] [--round11] [--round12] [--cost]
 """
 
 from __future__ import annotations
@@ -80,6 +83,7 @@ SPLITS = {
     "round9": HERE / "data" / "round9" / "conflicts.jsonl",
     "round10": HERE / "data" / "round10" / "conflicts.jsonl",
     "round11": HERE / "data" / "round11" / "conflicts.jsonl",
+    "round12": HERE / "data" / "round12" / "conflicts.jsonl",
 }
 LABELS = {
     "tune": "tuning",
@@ -98,6 +102,7 @@ LABELS = {
     "round9": "HELD-APART 8 (round 9)",
     "round10": "HELD-APART 9 (round 10)",
     "round11": "HELD-APART 10 (round 11)",
+    "round12": "HELD-APART 11 (round 12)",
 }
 # the sets conflicts_cv.py folds over and conflicts_reading_train.py trains the reading on (the fresh set and the
 # held-apart rounds not yet measured after their round are never among them)
@@ -385,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round9", action="store_true", help="also measure the round 9 held-apart set")
     parser.add_argument("--round10", action="store_true", help="also measure the round 10 held-apart set")
     parser.add_argument("--round11", action="store_true", help="also measure the round 11 held-apart set")
+    parser.add_argument("--round12", action="store_true", help="also measure the round 12 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
@@ -403,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round10",)
     if args.round11 and "round11" not in splits:
         splits += ("round11",)
+    if args.round12 and "round12" not in splits:
+        splits += ("round12",)
     for name, result in run(splits).items():
         label = LABELS[name]
         print(

@@ -104,12 +104,18 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   reviewer of an agent's inputs meets, with hard negatives: security writing that quotes attacks and text about
   assistants). Measured once before and after the session that never read it, tuning data since
   (``injection_train.py``'s ninth fold): ``--show-errors round11`` prints its errors.
+* ``tests/benchmarks/data/round12/injection.jsonl`` (only with ``--round12``): the round 12 held-apart set, written
+  by another hand apart from the detector and every earlier data set (round 11's included), for the next session
+  to measure (about 200 injections and 250 ordinary texts in eleven languages, about half English, two languages no
+  earlier set has; injections in many carriers and framings, some buried in long text; ordinary text in the mix a
+  reviewer of an agent's inputs meets, hard negatives a realistic share of it: security writing that quotes attacks
+  and text about assistants). Its errors are never printed.
 
 Reports flag recall on injections and the false-flag rate on ordinary text, overall, per language and per
 kind, and the time per call.
 
     uv run python tests/benchmarks/injection.py [--show-errors SPLIT] [--round3] [--round4] [--round5] [--round6]
-        [--round7] [--round8] [--round9] [--round10] [--round11]
+        [--round7] [--round8] [--round9] [--round10] [--round11] [--round12]
 """
 
 from __future__ import annotations
@@ -148,6 +154,7 @@ SPLITS: dict[str, Path] = {
     "round9": HERE / "data" / "round9" / "injection.jsonl",
     "round10": HERE / "data" / "round10" / "injection.jsonl",
     "round11": HERE / "data" / "round11" / "injection.jsonl",
+    "round12": HERE / "data" / "round12" / "injection.jsonl",
 }
 LABELS = {
     "dev": "shared dev",
@@ -173,6 +180,7 @@ LABELS = {
     "round9": "HELD-APART 10 (round 9)",
     "round10": "HELD-APART 11 (round 10)",
     "round11": "HELD-APART 12 (round 11)",
+    "round12": "HELD-APART 13 (round 12)",
 }
 
 
@@ -271,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round9", action="store_true", help="also measure the round 9 held-apart set")
     parser.add_argument("--round10", action="store_true", help="also measure the round 10 held-apart set")
     parser.add_argument("--round11", action="store_true", help="also measure the round 11 held-apart set")
+    parser.add_argument("--round12", action="store_true", help="also measure the round 12 held-apart set")
     args = parser.parse_args(argv)
     splits = tuple(s.strip() for s in args.splits.split(",") if s.strip())
     if args.round3 and "round3" not in splits:
@@ -291,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round10",)
     if args.round11 and "round11" not in splits:
         splits += ("round11",)
+    if args.round12 and "round12" not in splits:
+        splits += ("round12",)
     for semantic in (False, True):
         print("patterns + meaning (external text)" if semantic else "patterns only (every source)")
         for name, result in run(splits, semantic=semantic).items():

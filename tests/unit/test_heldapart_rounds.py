@@ -1,4 +1,4 @@
-"""The held-apart sets of rounds 6 to 11 keep their schema, sizes, class balance and language mix, every change
+"""The held-apart sets of rounds 6 to 12 keep their schema, sizes, class balance and language mix, every change
 pair shares no word, none of their texts repeats data written before them, and both stay opt-in.
 
 The sets are measured only by ``tests/benchmarks/injection.py --roundN`` and ``tests/benchmarks/conflicts.py
@@ -52,6 +52,14 @@ _BEFORE_ROUND11 = (
     "round9/injection.jsonl",
     "round10/conflicts.jsonl",
     "round10/injection.jsonl",
+)
+
+_BEFORE_ROUND12 = (
+    *_BEFORE_ROUND11,
+    "conflicts_tune6.jsonl",
+    "injection_tune10.jsonl",
+    "round11/conflicts.jsonl",
+    "round11/injection.jsonl",
 )
 
 
@@ -111,6 +119,13 @@ ROUNDS = (
         2,
         50,
         ("HELD-APART 12 (round 11)", "HELD-APART 10 (round 11)"),
+    ),
+    Round(
+        "round12",
+        _BEFORE_ROUND12,
+        2,
+        50,
+        ("HELD-APART 13 (round 12)", "HELD-APART 11 (round 12)"),
     ),
 )
 each_round = pytest.mark.parametrize("r", ROUNDS, ids=[r.split for r in ROUNDS])
