@@ -21,6 +21,9 @@ def test_single_write_benchmark_runs(embedding_function: object, backend: str) -
         assert math.isfinite(r["p95_vs_raw_add"]), op
         assert 0 < r["vs_raw_add_low"] <= r["vs_raw_add_high"] < math.inf, op  # the ratio's resampled interval
     assert results["raw_add"]["vs_raw_add_low"] == results["raw_add"]["vs_raw_add_high"] == 1.0
+    fact = results["set_fact"]  # set_fact beside a raw add of the very text it stores, with that ratio's interval
+    assert 0 < fact["vs_raw_add_fact_low"] <= fact["vs_raw_add_fact_high"] < math.inf
+    assert fact["vs_raw_add_fact"] == fact["p50_ms"] / results["raw_add_fact"]["p50_ms"]
     assert {results[op]["chroma_writes"] for op in ("remember", "log", "set_fact")} == {1}
     for op in ("remember", "log", "set_fact"):  # the reads are counted and timed (a write that reads takes longer)
         r = results[op]
