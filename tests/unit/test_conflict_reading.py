@@ -111,3 +111,17 @@ def test_only_text_that_reads_as_english_is_read() -> None:
         "42",
     ):
         assert not reads_english(other), other
+
+
+def test_statements_closest_to_each_other_need_a_surer_reading_to_be_only_near() -> None:
+    # "I'm a member of the climbing wall" / "Bought a new pair of shoes and chalk bag": a cue ("new"), each the
+    # other's closest, in the user's voice, but read as a change only weakly: it must be as close as any cued change
+    config = RetrievalConfig(conflict_subject_near_cosine=0.1, conflict_subject_cosine=0.3, conflict_near_reading=0.4)
+    old = Claim(state=True, query_cosine=0.7, first_person=True, own_voice=True)
+    new = Claim(state=True, changes=True, own_voice=True, first_person=True, query_cosine=0.6, reads_as_change=0.5)
+    assert R.subject_change(new, old, 0.15, math.nan, config, nearest=True)
+    weak = replace(new, reads_as_change=0.35)
+    assert not R.subject_change(weak, old, 0.15, math.nan, config, nearest=True)
+    assert R.subject_change(weak, old, 0.35, math.nan, config, nearest=True)  # close enough for any cued change
+    assert R.subject_change(replace(new, reads_as_change=math.nan), old, 0.15, math.nan, config, nearest=True)
+    assert R.subject_change(weak, old, 0.15, math.nan, replace(config, conflict_near_reading=0.3), nearest=True)

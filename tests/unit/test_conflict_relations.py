@@ -58,3 +58,18 @@ def test_a_relation_in_another_language_is_somebody_else(text: str, relation: st
 )
 def test_common_words_and_the_users_own_changes_name_nobody(text: str) -> None:
     assert relations_named(text) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("Paid November's rent a day late.", set()),  # a month's or a day's is nobody's
+        ("The dose went up at Tuesday's appointment.", set()),
+        ("Tomorrow's standup is skipped.", set()),
+        ("Gran's gone into a care home.", {"grandmother"}),  # "Gran" is "Grandma", one person however named
+        ("Granny lives with us now.", {"grandmother"}),
+        ("Sarah's moved to Leeds.", {"sarah"}),  # a name's "'s" still names somebody
+    ],
+)
+def test_possessive_time_words_name_nobody_and_gran_is_grandma(text: str, who: set[str]) -> None:
+    assert people(text) == who
