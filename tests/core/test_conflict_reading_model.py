@@ -43,7 +43,9 @@ def _scores(old: str, new: str, query: str, config: RetrievalConfig) -> dict[str
     return dict(index.search(query, embed_query(query), k=7, now=NOW))
 
 
-RULES_ALONE = RetrievalConfig(conflict_reading_floor=0.0, conflict_reading_accept=1.0)
+RULES_ALONE = RetrievalConfig(  # every use of the reading switched off
+    conflict_reading_floor=0.0, conflict_reading_accept=1.0, conflict_near_reading=0.0, conflict_near_other_reading=2.0
+)
 NO_CONFLICTS = RetrievalConfig(conflict_pool=0)
 
 

@@ -125,3 +125,21 @@ def test_statements_closest_to_each_other_need_a_surer_reading_to_be_only_near()
     assert R.subject_change(weak, old, 0.35, math.nan, config, nearest=True)  # close enough for any cued change
     assert R.subject_change(replace(new, reads_as_change=math.nan), old, 0.15, math.nan, config, nearest=True)
     assert R.subject_change(weak, old, 0.15, math.nan, replace(config, conflict_near_reading=0.3), nearest=True)
+
+
+def test_a_cued_change_not_in_the_users_voice_may_be_only_near_when_it_reads_surely_as_one() -> None:
+    # "I'm on the night shift" / "Rota changed to days, seven to three": a cue, each the other's closest, but not in
+    # the user's voice: only near in meaning when it reads as a change at least conflict_near_other_reading
+    config = RetrievalConfig(
+        conflict_subject_near_cosine=0.1, conflict_subject_cosine=0.3, conflict_near_other_reading=0.7
+    )
+    old = Claim(state=True, query_cosine=0.7, first_person=True, own_voice=True)
+    new = Claim(state=True, changes=True, query_cosine=0.6, reads_as_change=0.75)
+    assert R.subject_change(new, old, 0.15, math.nan, config, nearest=True)
+    assert not R.subject_change(new, old, 0.15, math.nan, config)  # only between each other's closest
+    assert not R.subject_change(replace(new, reads_as_change=0.65), old, 0.15, math.nan, config, nearest=True)
+    assert not R.subject_change(replace(new, reads_as_change=math.nan), old, 0.15, math.nan, config, nearest=True)
+    assert not R.subject_change(replace(new, begins=True), old, 0.15, math.nan, config, nearest=True)
+    assert not R.subject_change(replace(new, people=frozenset({"son"})), old, 0.15, math.nan, config, nearest=True)
+    never = replace(config, conflict_near_other_reading=2.0)
+    assert not R.subject_change(new, old, 0.15, math.nan, never, nearest=True)

@@ -173,6 +173,10 @@ class RetrievalConfig:
     # ``conflict_subject_near_cosine`` close when it reads as a change at least ``conflict_near_reading`` (or was not
     # read): 0.4, as every fold of the fifteen-set CV chose (grid 0.3/0.4/0.5/0.6; "Bought a new pair of shoes")
     conflict_near_reading: float = 0.4
+    # ... and a newer statement not in the user's voice when it reads as a change at least
+    # ``conflict_near_other_reading`` (above 1: never): 0.65, as every fold chose (grid never/0.8/0.75/0.7/0.65, and
+    # never/0.7/0.6/0.5 before it; "Rota changed to days, seven to three" / "I'm on the night shift")
+    conflict_near_other_reading: float = 0.65
 
     def __post_init__(self) -> None:
         check_retrieval(self)
@@ -768,7 +772,8 @@ def subject_change(
       other's closest, see :func:`closest_to_each_other`) and the newer speaks of the user or refers back, does
       more than begin something (``conflict_subject.only_begins``: "Opened an ISA" may add an account beside the
       older) and reads as a change at least ``conflict_near_reading`` ("Bought a new pair of shoes" does not
-      replace a gym membership), and the newer announces a change or reports an act; or
+      replace a gym membership), or, not in the user's voice, does more than begin something and reads as a change
+      at least ``conflict_near_other_reading``; and the newer announces a change or reports an act; or
     - ``conflict_state_cosine`` close, ``nearest``, and the newer, with no change cue, tells how things stand (no
       single occasion: "Credentials live in Bitwarden"), does not open on a name the older holds as its value and
       holds a value of a kind the older holds (see ``conflict_subject.value_kinds``: a name for a name, a time for
@@ -789,8 +794,11 @@ def subject_change(
     needed = math.inf
     if newer.changes or newer.acts:
         needed = config.conflict_subject_cosine
-        sure = not newer.reads_as_change < config.conflict_near_reading  # NaN (not read) passes
-        if nearest and newer.own_voice and not newer.begins and sure:
+        if newer.own_voice:
+            sure = not newer.reads_as_change < config.conflict_near_reading  # NaN (not read) passes
+        else:
+            sure = newer.reads_as_change >= config.conflict_near_other_reading
+        if nearest and not newer.begins and sure:
             needed = min(needed, config.conflict_subject_near_cosine)
     elif nearest and not newer.occasion and not newer.names & older.values:
         # how things stand now, said without a change cue, and not of the older's value ("Gemma recommended a
