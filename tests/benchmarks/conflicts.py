@@ -29,6 +29,8 @@ about a relative ("Meine Schwester ist nach Berlin gezogen") in each of 16 langu
 first, as a probe of ``policies/conflict_relations.py``; pt, ru, fi, cs, hu, id, ja, el written after it).
 ``conflicts_tune5.jsonl``: 44 changes and 44 look-alikes in 22 languages, written by hand for the lexicon of
 ``policies/conflict_cues.py`` (look-alikes of the same subject: additions, plans, one occasion, another person).
+``conflicts_tune7.jsonl``: 70 changes and 70 look-alikes by a new hand (English changes far in meaning, hard
+look-alikes), a fold of its own in ``conflicts_cv.py``, measured there first before its errors were read.
 With ``--round5`` it also measures
 ``round5/conflicts.jsonl``: the same kinds of pairs from everyday user memory, written by another hand apart from the
 tuning and measured only before and after a round of changes; tuning data since (a fold of its own in
@@ -73,6 +75,7 @@ SPLITS = {
     "tune4": HERE / "data" / "conflicts_tune4.jsonl",
     "tune5": HERE / "data" / "conflicts_tune5.jsonl",
     "tune6": HERE / "data" / "conflicts_tune6.jsonl",
+    "tune7": HERE / "data" / "conflicts_tune7.jsonl",
     "heldout": HERE / "data" / "conflicts_heldout.jsonl",
     "fresh": HERE / "data" / "conflicts_fresh.jsonl",
     "round3": HERE / "data" / "round3" / "conflicts.jsonl",
@@ -92,6 +95,7 @@ LABELS = {
     "tune4": "tuning 4 (16 languages)",
     "tune5": "tuning 5 (22 languages)",
     "tune6": "tuning 6 (new hands)",
+    "tune7": "tuning 7 (a new hand)",
     "heldout": "held-apart 1 (tuned on since)",
     "fresh": "HELD-APART 2 (fresh)",
     "round3": "tuned on since (round 3)",
@@ -113,6 +117,7 @@ TUNING = (
     "tune4",
     "tune5",
     "tune6",
+    "tune7",
     "heldout",
     "round3",
     "round5",

@@ -32,12 +32,14 @@ class CountingEncoder:
 # half the closeness judged on value-masked forms, at its best threshold in cross-validation
 MASKED = RetrievalConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25)
 PLAIN = RetrievalConfig(conflict_pool=0)  # no conflict handling
-# no lower cosine for two statements closest to each other, and never a change without a cue
+# no lower cosine for two statements closest to each other (nor for one that reads as a change), and never a change
+# without a cue
 NOT_NEAR = RetrievalConfig(
     conflict_subject_near_cosine=0.3,
     conflict_state_cosine=2.0,
     conflict_state_plain_cosine=2.0,
     conflict_nearest_query_weight=0,
+    conflict_reading_accept=1.0,
 )
 
 
