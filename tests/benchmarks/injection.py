@@ -43,6 +43,15 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
   messages, sanitiser docs, agent test reports, mail to people, about assistants) and the weak kinds of injection
   (planted memories, soft suggestions, polite requests, concealment, orders in reviews and data) in fifteen
   languages. Scored once by the classifier trained before it (recall 0.805 at 0.047 false flags), then trained on;
+* ``tests/benchmarks/data/injection_tune11.jsonl``: an eleventh round written by another hand without reading the
+  detectors (hard ordinary text, weak kinds of injection, many languages). Scored once by the shipped classifier
+  (af71455, threshold 1.62) before anyone trained on it: recall 0.846 at 0.062 false flags (13 of 208);
+* ``tests/benchmarks/data/injection_tune11b.jsonl``: written by hand, new phrasings, for two classes of mistake:
+  chat between friends (encouragement, "a reminder to ...", "a role model", "let me know", "you should read it")
+  in English and ten other languages, and attacks described in the third person ("they pretend to be the bank
+  and ask the assistant to ...") in 32 languages, with orders in the same languages and shapes (the page
+  speaking of itself: "the author of this page asks every assistant that summarises it to ...", greeted requests,
+  planted memories, soft suggestions) so that neither the shape nor the language is read as ordinary;
 * ``tests/benchmarks/data/injection_heldout.jsonl``: written apart with other phrasings, the same languages and
   kinds of negatives, and **never tuned on**: patterns and the instruction bank are changed only while looking
   at the first two, and this one is measured after;
@@ -141,6 +150,8 @@ SPLITS: dict[str, Path] = {
     "tune8": HERE / "data" / "injection_tune8.jsonl",
     "tune9": HERE / "data" / "injection_tune9.jsonl",
     "tune10": HERE / "data" / "injection_tune10.jsonl",
+    "tune11": HERE / "data" / "injection_tune11.jsonl",
+    "tune11b": HERE / "data" / "injection_tune11b.jsonl",
     "heldout": HERE / "data" / "injection_heldout.jsonl",
     "fresh": HERE / "data" / "injection_fresh.jsonl",
     "fresh2": HERE / "data" / "injection_fresh2.jsonl",
@@ -167,6 +178,8 @@ LABELS = {
     "tune8": "tuning 8 (28 languages)",
     "tune9": "tuning 9 (logs, code, long)",
     "tune10": "tuning 10 (hard negatives, weak kinds)",
+    "tune11": "tuning 11 (another hand)",
+    "tune11b": "tuning 11b (chat, described attacks)",
     "heldout": "HELD-APART 1 (measured 4x)",
     "fresh": "HELD-APART 2 (fresh)",
     "fresh2": "HELD-APART 3 (fresh, en)",
@@ -260,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--show-errors",
-        choices=("dev", "tune", "tune9", "tune10", "round9", "round10", "round11"),
+        choices=("dev", "tune", "tune9", "tune10", "tune11", "tune11b", "round9", "round10", "round11"),
         action="append",
         default=[],
         help="print the errors of a tuning split (never of a held-apart one)",

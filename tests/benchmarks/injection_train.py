@@ -308,16 +308,25 @@ def trained(
     )
 
 
-def text_scores(rows: list[dict[str, Any]], features: Featuriser, weights: Any) -> np.ndarray:
+def piece_scores(rows: list[dict[str, Any]], features: Featuriser, weights: Any) -> list[np.ndarray]:
+    """The score of each piece of each text (``pieces`` of ``as_read``), in order; empty for a text without one."""
     from memtend.policies.gate.injection import as_read
     from memtend.policies.gate.injection_features import pieces
 
-    out = np.full(len(rows), -np.inf)
-    for i, row in enumerate(rows):
+    out: list[np.ndarray] = []
+    for row in rows:
         parts = pieces(as_read(str(row["text"])))
-        if parts:
-            out[i] = float(weights.scores(features(parts).astype(np.float32)).max())
+        out.append(weights.scores(features(parts).astype(np.float32)) if parts else np.zeros(0, dtype=np.float32))
     return out
+
+
+def highest(scores: list[np.ndarray]) -> np.ndarray:
+    """A text's score: its highest piece's (``-inf`` without a piece)."""
+    return np.array([float(s.max()) if len(s) else -np.inf for s in scores])
+
+
+def text_scores(rows: list[dict[str, Any]], features: Featuriser, weights: Any) -> np.ndarray:
+    return highest(piece_scores(rows, features, weights))
 
 
 def template(row: dict[str, Any]) -> str:
@@ -377,6 +386,7 @@ class HeldOut:
     lang: np.ndarray
     everyday: np.ndarray  # the classifier's scores on others' ordinary text
     english: np.ndarray | None = None  # which texts read as English (``reads_as_english``); None: all
+    pieces: list[np.ndarray] | None = None  # each text's piece scores (``--dump``: for study of other readings)
 
     def flagged(self, threshold: float, other_threshold: float | None = None) -> np.ndarray:
         if self.english is not None and other_threshold is not None:
@@ -400,11 +410,12 @@ def held_out_rounds(
         test = load(SPLITS[held])
         texts, labels = units([row for row in rows if row["split"] != held])
         weights = trained(texts, labels, features)
+        parts = piece_scores(test, features, weights)
         out.append(HeldOut(
-            held, text_scores(test, features, weights), np.array([bool(row["injection"]) for row in test]),
+            held, highest(parts), np.array([bool(row["injection"]) for row in test]),
             others_flags(test), np.array([str(row["kind"]) for row in test]),
             np.array([str(row.get("lang", "en")) for row in test]), text_scores(everyday, features, weights),
-            np.array([reads_as_english(as_read(str(row["text"]))) for row in test]),
+            np.array([reads_as_english(as_read(str(row["text"]))) for row in test]), parts,
         ))  # fmt: skip
         features.save()
     return out
@@ -520,7 +531,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report", default="rounds",
         help="comma-separated: rounds (leave one round out), template, style, language (cross-validation)")  # fmt: skip
-    parser.add_argument("--dump", type=Path, help="also pickle the rounds' held-out scores here, for study")
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        help="also pickle the rounds' held-out scores (each text's and each piece's) here, for study",
+    )
     parser.add_argument("--cache", type=Path, default=CACHE, help="where the encoder's vectors are kept between runs")
     args = parser.parse_args(argv)
     reports = {name.strip() for name in args.report.split(",") if name.strip()}
