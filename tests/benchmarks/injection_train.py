@@ -99,6 +99,18 @@ threshold the nine rounds choose, 1.88 -> 1.62 (round 10's fold, 0.048, still bi
 others' text per fold 5-17 of 2,963, the shipped weights (trained on all tuning text, round 11 included, at 1.62) 5
 -> 11. Held-apart 1 0.967 / 0.014 and fresh 0.938 / 0.019 unchanged (``injection.py --splits heldout,fresh``).
 
+With the eleventh tuning round (tunedata2's, scored first by the shipped classifier as new text: 0.846 / 0.062 at
+1.62), tune11b (mine, by hand: chat between friends in eleven languages, attacks described in the third person in 32,
+orders in the same languages and shapes) and a word cue for attack text reported in the third person (``reported``:
+"they pretend to be the bank", "told the summariser to", "demandent à l'IA de", "просят ассистента"): threshold 1.62
+-> 1.45, nine rounds mean 0.926 / 0.025 -> 0.928 / 0.027, nested 0.931 / 0.032 -> 0.929 / 0.030, others' text per
+fold 5-17 -> 1-3, the shipped weights 11 -> 2 of 2,963; round 10's fold 0.920 / 0.048 -> 0.940 / 0.048, round 11's
+0.922 / 0.044 -> 0.932 / 0.036. Each alone: the cue 1.26, 0.937 / 0.030 (nested 0.939 / 0.035), but others' text 22;
+tune11b 1.70, 0.918 / 0.025 (nested 0.922 / 0.030), others' text 1. tune11 as new text, at 1.62: the shipped weights
+0.846 / 0.062, with the cue 0.875 / 0.058, with tune11b 0.846 / 0.058. The best recall each round reaches at 0.05 of
+its own false flags averages 0.962 before, 0.962 (cue), 0.956 (tune11b), 0.960 (all): the rounds' separation did not
+move; the rule's gain is the threshold round 10 allows.
+
 The thresholds are chosen on those held-out scores (``thresholds_by_rounds``), one for text that reads as English
 and one for other text (``reads_as_english``): the highest pair whose mean recall over the rounds is within
 ``RECALL_SLACK`` of the best, among those whose false-flag rate averages at most ``MEAN_FALSE_FLAGS`` (0.035) and
@@ -147,8 +159,9 @@ sys.path.insert(0, str(HERE))
 
 from injection import SPLITS, load  # noqa: E402
 
-TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10", "round3", "round4", "round5",
-          "round6", "round7", "round8", "round9", "round10", "round11", "dev")  # fmt: skip
+TUNING = ("tune", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10", "tune11", "tune11b",
+          "round3", "round4", "round5", "round6", "round7", "round8", "round9", "round10", "round11",
+          "dev")  # fmt: skip
 LONGEST_TRAINED = 600  # a longer injection (an order buried in a long page) is scored, not trained on: its
 # sentences are not labelled, and the whole page's vector reads like the page
 L2 = 0.1

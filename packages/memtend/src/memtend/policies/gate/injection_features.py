@@ -133,7 +133,45 @@ def _addressed() -> str:
     return start + r"\s*(?:[^\s,:;.!?]+\s+){0,6}?" + word + r"(?:\s+[^\s,:;.!?]+){0,4}?\s*[:,](?!//)"
 
 
-_CUES += (("addressed", _addressed()),)
+# Attack text reported in the third person, not spoken to the agent: what it pretends or claims to be ("they
+# pretend the user already agreed", "posing as the IT department", "Elles prétendent", "Ze doen alsof", "выдают себя
+# за"), or a verb of telling in the third person with the agent as its object ("a PDF whose Keywords field told the
+# summariser to", "les messages demandent à l'IA de", "текст обращается напрямую к ИИ"), in the languages of the
+# tuning text and a few more. An order says "pretend", "ask your assistant", never "they pretend", "asks the agent";
+# a possessive of the one spoken to ("pide a tu asistente") is not a report. Evidence the classifier weighs.
+_NOT_YOURS = (
+    r"(?!(?:tu|ton|ta|tes|tus|votre|vos|your|dein\w*|euer|eure\w*|tuo|tua|tuoi|seu|sua|teu|je|jouw|uw|twój|twoj\w*"
+    r"|твой|твоего|ваш\w*|твого)\b)"
+)
+_REPORTED_AGENT = (
+    r"(?:agent\w*|assistant\w*|models?|bots?|chatbots?|ai|a\.i\.|llms?|copilots?|summari[sz]ers?|crawlers?"
+    r"|asistente\w*|assistente\w*|modelo\w*|modell\w*|modèles?|ia|ki|assistent\w*|taalmodel\w*|ии|модел\w*"
+    r"|агент\w*|ассистент\w*|помощник\w*|бот\w*|ші|асистент\w*|помічник\w*|asystent\w*|sztuczn\w*)"
+)
+_REPORTED = (
+    r"\b(?:pretends|pretended|(?<!\bto\s)pretending|(?:claims|claimed|claiming)\s+(?:to\s+be|that|to\s+come)"
+    r"|pos(?:es|ed|ing)\s+as|impersonat(?:es|ed|ing)|masquerad(?:es|ed|ing)\s+as|prétend(?:ent)?"
+    r"|se\s+(?:fait|font)\s+passer|(?:fait|font)\s+croire|fingen|fingían|se\s+hacen\s+pasar|haciéndose\s+pasar"
+    r"|fingono|si\s+spacciano|fingem|se\s+passam\s+por|geben\s+sich\s+als|gibt\s+sich\s+als|geben\s+vor|gibt\s+vor"
+    r"|tun\s+so,?\s+als|tut\s+so,?\s+als|doen\s+alsof|doet\s+alsof|doe[nt]\s+zich\s+voor|udają|podszywa\w*"
+    r"|притворяются|притворяется|выда[юё]т\s+себя|делают\s+вид|делает\s+вид|прикидаються|видають\s+себе"
+    r"|utger\s+sig|udgiver\s+sig|utgir\s+seg)\b"
+    r"|\b(?:tells|told|asks|asked|instructs|instructed|tricks|tricked|convinces|convinced|persuades|persuaded"
+    r"|urges|urged|ordered|commands|commanded|lures|lured|manipulates|manipulated"
+    r"|demandent|disent|ordonnent|poussent|incitent|amènent|piden|dicen|ordenan|engañan|convencen"
+    r"|chiedono|dicono|ordinano|inducono|convincono|pedem|dizem|ordenam|enganam|convencem"
+    r"|fordert|fordern|weist|weisen|verleitet|verleiten|überredet|überreden|befiehlt|vraagt|vragen|beveelt|verleidt"
+    r"|verleiden|proszą|nakłania\w*|просит|просят|велит|велят|заставляет|заставляют|приказывает|убеждает"
+    r"|обращается|обращаются|просить|просять|змушує|звертається|звертаються)"
+    r"\s+(?:(?:à|a|al|ao|aux?|all'|alla|agli|den|dem|die|das|de|het|een|the|an?|its|their|l'|le|la|les|el|los"
+    r"|las|il|gli|o|os|as|к|до|напрямую\s+к|directly|напряму\s+до)\s*)?"
+    + _NOT_YOURS
+    + r"(?:\w+\s+){0,2}?"
+    + _NOT_YOURS
+    + _REPORTED_AGENT
+    + r"\b"
+)
+_CUES += (("addressed", _addressed()), ("reported", _REPORTED))
 CUE_NAMES: tuple[str, ...] = tuple(name for name, _ in _CUES)
 _LEXICON = lexicon_patterns()
 _CUE_PATTERNS = tuple(

@@ -155,9 +155,11 @@ MORE_ENGLISH_RULES: list[tuple[str, str]] = [
      r"\b(?:update|overwrite|modify|edit|rewrite)\s+your\s+(?:stored\s+|saved\s+|long[- ]term\s+)?(?:memory"
      r"|memories|instructions|rules)\b|\b(?:overwrite|rewrite)\s+your\s+(?:stored|saved)\s+(?:preferences"
      r"|settings)\b|\badd\s+(?:\w+\s+){1,3}to\s+your\s+(?:memory|memories|instructions|rules|system\s+prompt)\b"),
-    # hidden setup text
+    # hidden setup text ("its/their system prompt" is the model spoken of, not to: "telling the bot to output its
+    # system prompt" reports an attack)
     ("hidden secret initial setup system original",
-     r"\b(?:reveal|show|print|repeat|output|paste|display|disclose|dump|tell\s+me|what)\b[^.\n]{0,40}?\b(?:hidden"
+     r"\b(?:reveal|show|print|repeat|output|paste|display|disclose|dump|tell\s+me|what)\b"
+     r"(?:(?!\b(?:its|their)\s)[^.\n]){0,40}?\b(?:hidden"
      r"|secret|initial|original|setup|system|pre-?conversation)\s+(?:setup\s+)?(?:instructions|prompt|text|rules"
      r"|message|directives)\b"),
     # persona
