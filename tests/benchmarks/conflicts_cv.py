@@ -90,7 +90,14 @@ with the two knobs above 46/70, 3/70, 1, sixteen sets 561/758, 22/763, 29. The s
 1,521 newer statements, held-out AUC by domain 0.819 -> 0.822 (tune7 0.83), penalty 0.3 still the best. With the
 sixteen sets (grid ``conflict_near_reading`` 0.3/0.4/0.5 x ``conflict_near_other_reading`` never/0.7/0.65/0.6) every
 fold chose 0.4 and 32 of 33 chose 0.7 (made the default): held out 560/758, 22/763, 29 (on all pairs at 0.65 561/758,
-22, 29; at 0.7 560/758, 22, 28; both knobs off 555/758, 25, 28).
+22, 29; at 0.7 560/758, 22, 28; both knobs off 555/758, 25, 28). Tried and dropped then: the cued path at
+``conflict_subject_cosine`` needing a reading of 0.4 or 0.5 (every fold kept 0.3: 550/758, 22, 28 at 0.4); a change
+told without a cue (the state rule) needing a reading of 0.5 (30 of 33 folds chose it over 0.3, grid 0.3/0.5/0.6/0.7:
+held out 554/758, 18/763, 28; on all pairs 557/758, 18, 28 against 560/758, 22, 28), not landed because fresh fell
+from 19/25 to 17/25 with its false merges unchanged (2/25) and tune7 did not move (46/70, 3/70). With the default
+grid of reading thresholds (18 settings) the sixteen sets give 555/758, 29/763, 28 with the af71455 rules (round 9's
+fold chose accept 0.7: 6/55 false merges) and 560/758, 22/763, 28 with the final ones (every fold chose floor 0.3,
+accept 0.8, cosine 0.15, the defaults).
 
     uv run python tests/benchmarks/conflicts_cv.py [--sets tune,tune2,...,round9] [--merge-cost 3] [--reading none]
 """
