@@ -118,7 +118,7 @@ def _fast_tier_loads_no_chroma_and_no_model(request: pytest.FixtureRequest) -> I
 
 @pytest.fixture(scope="session")
 def embedding_function():  # type: ignore[no-untyped-def]
-    from memtend.embeddings import default_embedding_function
+    from memtend.storage.embeddings import default_embedding_function
 
     return default_embedding_function()
 

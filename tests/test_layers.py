@@ -49,7 +49,7 @@ MEMORY_MODULES = ("memtend.memory", "memtend.user_memory")
 OPTIONAL_DISTRIBUTIONS = ("memtend_injection", "memtend_conflicts")
 MAX_MODULE_LINES = 800
 MAX_ROOT_MODULES = 15
-CHROMA_ALLOWED = ("memtend.storage", "memtend.embeddings")
+CHROMA_ALLOWED = ("memtend.storage", "memtend.storage.embeddings")
 # Modules whose import means I/O (files, processes, network, databases, the model runtime).
 IO_MODULES = frozenset(
     "chromadb onnxruntime tokenizers httpx requests urllib http socket ssl subprocess multiprocessing sqlite3 "
@@ -69,32 +69,32 @@ KNOWN_CYCLE_IMPORTS: dict[str, frozenset[str]] = {
     "memtend.records": frozenset({"memtend.arguments"}),
     # the working-memory and document modules take a Memory (TYPE_CHECKING) that imports them
     "memtend.documents": frozenset({"memtend.memory"}),
-    "memtend.keyed_store": frozenset({"memtend.documents", "memtend.memory"}),
-    "memtend.ledger": frozenset({"memtend.keyed_store", "memtend.session_scope"}),
-    "memtend.memory": frozenset({"memtend.documents", "memtend.session", "memtend.store_state", "memtend.user_memory"}),
-    "memtend.scope": frozenset({"memtend.memory"}),
-    "memtend.session": frozenset({"memtend.keyed_store", "memtend.session_scope"}),
-    "memtend.session_scope": frozenset({"memtend.keyed_store", "memtend.scope"}),
-    "memtend.shared_writes": frozenset({"memtend.memory"}),
-    "memtend.store_state": frozenset({"memtend.memory"}),
+    "memtend.documents.keyed": frozenset({"memtend.documents", "memtend.memory"}),
+    "memtend.working.ledger": frozenset({"memtend.documents.keyed", "memtend.working.scope"}),
+    "memtend.memory": frozenset({"memtend.documents", "memtend.working.session", "memtend.storage.state", "memtend.user_memory"}),
+    "memtend.working.owner": frozenset({"memtend.memory"}),
+    "memtend.working.session": frozenset({"memtend.documents.keyed", "memtend.working.scope"}),
+    "memtend.working.scope": frozenset({"memtend.documents.keyed", "memtend.working.owner"}),
+    "memtend.writing.guarded": frozenset({"memtend.memory"}),
+    "memtend.storage.state": frozenset({"memtend.memory"}),
     "memtend.user_memory": frozenset(
         {
             "memtend.documents",
-            "memtend.keyed_store",
-            "memtend.ledger",
+            "memtend.documents.keyed",
+            "memtend.working.ledger",
             "memtend.memory",
-            "memtend.session",
-            "memtend.shared_writes",
+            "memtend.working.session",
+            "memtend.writing.guarded",
         }
     ),
 }
 # Lower layers importing memtend.memory / memtend.user_memory on main (13bc13d), all under TYPE_CHECKING.
 KNOWN_MEMORY_IMPORTERS: dict[str, str] = {
     "memtend.documents": "memtend.memory",
-    "memtend.keyed_store": "memtend.memory",
-    "memtend.scope": "memtend.memory",
-    "memtend.shared_writes": "memtend.memory",
-    "memtend.store_state": "memtend.memory",
+    "memtend.documents.keyed": "memtend.memory",
+    "memtend.working.owner": "memtend.memory",
+    "memtend.writing.guarded": "memtend.memory",
+    "memtend.storage.state": "memtend.memory",
 }
 # Modules over MAX_MODULE_LINES on main (13bc13d), with their length then.
 KNOWN_LONG_MODULES: dict[str, int] = {
@@ -108,32 +108,32 @@ KNOWN_LONG_MODULES: dict[str, int] = {
 KNOWN_MISPLACED_ROOT_MODULES: frozenset[str] = frozenset(
     {
         "memtend.conflict_reading_weights",
-        "memtend.document_values",
+        "memtend.documents.values",
         "memtend.documents",
-        "memtend.embeddings",
-        "memtend.fact_claims",
-        "memtend.fact_fold",
-        "memtend.fact_slots",
+        "memtend.storage.embeddings",
+        "memtend.facts.claims",
+        "memtend.facts.fold",
+        "memtend.facts.slots",
         "memtend.injection_classifier",
         "memtend.injection_meaning",
-        "memtend.journal",
-        "memtend.keyed_store",
-        "memtend.ledger",
-        "memtend.lexical",
-        "memtend.locking",
-        "memtend.memory_tool",
-        "memtend.onnx_bert",
-        "memtend.scope",
-        "memtend.session",
-        "memtend.session_scope",
-        "memtend.shared_writes",
+        "memtend.writing.journal",
+        "memtend.documents.keyed",
+        "memtend.working.ledger",
+        "memtend.index.lexical",
+        "memtend.storage.locking",
+        "memtend.working.memory_tool",
+        "memtend.storage.onnx_bert",
+        "memtend.working.owner",
+        "memtend.working.session",
+        "memtend.working.scope",
+        "memtend.writing.guarded",
         "memtend.storage",
-        "memtend.store_files",
-        "memtend.store_purge",
-        "memtend.store_state",
-        "memtend.transcript",
-        "memtend.usage",
-        "memtend.user_index",
+        "memtend.storage.files",
+        "memtend.storage.purge",
+        "memtend.storage.state",
+        "memtend.transcripts.messages",
+        "memtend.writing.usage",
+        "memtend.index.user_index",
     }
 )
 
@@ -342,7 +342,7 @@ def test_policies_import_no_storage_and_do_no_io() -> None:
 def test_the_io_rule_can_fail() -> None:
     io = _doing_io()
     assert "memtend.storage" in io and "memtend.cli" in io
-    assert "memtend.records" not in io and "memtend.transcript" not in io
+    assert "memtend.records" not in io and "memtend.transcripts.messages" not in io
 
 
 FILTER_KEYS = frozenset({"$and", "$or", "$in", "$nin"})

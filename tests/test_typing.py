@@ -12,7 +12,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "packages" / "memtend" / "src" / "memtend"
-MUST_BE_STRICT = ("memtend", "memtend.errors", "memtend.records", "memtend.transcript", "memtend.memory_tool")
+MUST_BE_STRICT = (
+    "memtend",
+    "memtend.errors",
+    "memtend.records",
+    "memtend.transcripts.messages",
+    "memtend.working.memory_tool",
+)
 
 
 def mypy(*args: str) -> subprocess.CompletedProcess[str]:

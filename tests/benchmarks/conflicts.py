@@ -174,8 +174,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 def _ranked(
     pair: dict[str, Any], config: Any, vectors: dict[str, np.ndarray], encode: Any = None, reading: Any = "shipped"
 ) -> dict[str, tuple[int, float]]:
+    from memtend.index.user_index import UserIndex
     from memtend.records import Kind, Record
-    from memtend.user_index import UserIndex
 
     def note(id: str, text: str, days_ago: float) -> Record:
         at = NOW - days_ago * DAY
@@ -200,7 +200,7 @@ class CachedEncoder:
         self.vectors: dict[str, np.ndarray] = {}
 
     def __call__(self, texts: list[str]) -> np.ndarray:
-        from memtend.embeddings import embed
+        from memtend.storage.embeddings import embed
 
         missing = sorted(set(texts) - set(self.vectors))
         if missing:
@@ -209,8 +209,8 @@ class CachedEncoder:
 
 
 def score(rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder | None = None) -> dict[str, Any]:
-    from memtend.embeddings import embed
     from memtend.policies.retrieval import RetrievalConfig
+    from memtend.storage.embeddings import embed
 
     texts = sorted({t for row in rows for t in (row["old"], row["new"], row["query"])} | set(FILLERS))
     vectors = dict(zip(texts, embed(texts), strict=True))
@@ -279,7 +279,7 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
 
     import chromadb
     from memtend import Memory
-    from memtend.user_index import UserIndex
+    from memtend.index.user_index import UserIndex
 
     rows = load(SPLITS["tune2"])
     chosen = rows[: pairs // 2] + [r for r in rows if not r["change"]][: pairs - pairs // 2]
@@ -335,9 +335,9 @@ def index_cost(rounds: int = 10, queries: int | None = None) -> dict[str, dict[s
     Milliseconds, p50 and p95."""
     import time
 
-    from memtend.embeddings import embed
+    from memtend.index.user_index import UserIndex
     from memtend.records import Kind, Record
-    from memtend.user_index import UserIndex
+    from memtend.storage.embeddings import embed
 
     rows = load(SPLITS["tune2"])
     said = [(f"f{i}", text, 60.0 + i) for i, text in enumerate(FILLERS)]

@@ -141,8 +141,8 @@ def outcomes(
     """(configs, rows) twice: 1 where a change was detected or a look-alike merged, else 0; and how many filler
     notes among the top 10 by ranking alone conflict handling demoted (false merges of unrelated records too).
     ``reading``: each row's learned reading of the newer statement (None: the rules alone), else the shipped one."""
-    from memtend.embeddings import embed
     from memtend.policies.retrieval import RetrievalConfig
+    from memtend.storage.embeddings import embed
 
     texts = sorted({t for row in rows for t in (row["old"], row["new"], row["query"])} | set(FILLERS))
     vectors = dict(zip(texts, embed(texts), strict=True))

@@ -50,7 +50,7 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
 
 def examples(rows: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
     """The newer statements' embeddings and labels (1: a change)."""
-    from memtend.embeddings import embed
+    from memtend.storage.embeddings import embed
 
     return np.asarray(embed([row["new"] for row in rows]), dtype=np.float64), np.array([row["change"] for row in rows])
 

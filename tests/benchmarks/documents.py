@@ -23,7 +23,7 @@ from typing import Any
 import chromadb
 from memtend import Memory, PutDocument
 from memtend.documents import DocumentStore
-from memtend.storage import doc_id, scope_code
+from memtend.storage.document_rows import doc_id, scope_code
 
 USER = "bench-user"
 NAMESPACE = ("bench", "big")
@@ -73,7 +73,7 @@ def run(
 ) -> dict[str, dict[str, float]]:
     """Fill an in-process Chroma and time each read beside its raw peer; returns {read: {ours, raw, ratio}}."""
     if embedding_function is None:
-        from memtend.embeddings import default_embedding_function
+        from memtend.storage.embeddings import default_embedding_function
 
         embedding_function = default_embedding_function()
     memory = Memory(

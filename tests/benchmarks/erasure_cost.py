@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from memtend import Memory
-from memtend.storage import where
-from memtend.store_purge import scrub_files, sqlite_file
+from memtend.storage.filters import where
+from memtend.storage.purge import scrub_files, sqlite_file
 from memtend.testing import HashEmbedder
 
 

@@ -132,7 +132,7 @@ def run(
     ``warm_index``: each user recalls once first, so their retrieval index is cached and updated by every write
     (as in an application that recalls between writes); without it no index is loaded, as in the scale run."""
     if embedding_function is None:
-        from memtend.embeddings import default_embedding_function
+        from memtend.storage.embeddings import default_embedding_function
 
         embedding_function = default_embedding_function()
     pre = -(-prefill // batch)

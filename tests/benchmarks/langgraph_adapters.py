@@ -155,7 +155,7 @@ def run(checkpoints_n: int = 1000, items_n: int = 10_000, messages: int = 20, se
     from langgraph.store.memory import InMemoryStore
     from langgraph.store.sqlite import SqliteStore
     from memtend import Memory
-    from memtend.embeddings import default_embedding_function
+    from memtend.storage.embeddings import default_embedding_function
     from memtend_langgraph import MemtendSaver, MemtendStore
 
     folder = Path(tempfile.mkdtemp(prefix="memtend-lg-bench-"))

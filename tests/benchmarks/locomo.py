@@ -209,8 +209,8 @@ def run_index(
     """memtend's ranking straight on a ``UserIndex`` (no storage): the harness used for tuning.
 
     ``sessions=False`` indexes the turns with their times only (no session)."""
+    from memtend.index.user_index import UserIndex
     from memtend.records import Kind, Record
-    from memtend.user_index import UserIndex
 
     embed = embed or _embed
     out = Ranked()
@@ -242,7 +242,7 @@ def run_index(
 
 
 def bm25_tokens(text: str) -> list[str]:
-    from memtend.lexical import tokenize
+    from memtend.index.lexical import tokenize
 
     return tokenize(text, stemming=False)
 
@@ -290,7 +290,7 @@ _VECTORS: dict[str, np.ndarray] = {}  # text -> embedding, so repeated runs in o
 
 
 def _embed(texts: list[str]) -> np.ndarray:
-    from memtend.embeddings import embed
+    from memtend.storage.embeddings import embed
 
     missing = [t for t in dict.fromkeys(texts) if t not in _VECTORS]
     if missing:

@@ -56,10 +56,10 @@ from typing import Any
 import numpy as np
 import psutil
 from memtend import memory as memory_module
-from memtend.embeddings import default_embedding_function
 from memtend.memory import Event, Memory
 from memtend.records import Record, Status
-from memtend.storage import HISTORY_ID_PREFIX
+from memtend.storage.embeddings import default_embedding_function
+from memtend.storage.filters import HISTORY_ID_PREFIX
 
 K = 10
 INGEST_TARGET = 0.80  # memtend ingest throughput / embedding model throughput

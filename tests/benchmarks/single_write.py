@@ -98,7 +98,7 @@ def run(
     """Time ``n`` rounds; returns {operation: {p50_ms, p95_ms, vs_raw_add, p95_vs_raw_add, vs_embed[,
     chroma_writes]}}."""
     if embedding_function is None:
-        from memtend.embeddings import default_embedding_function
+        from memtend.storage.embeddings import default_embedding_function
 
         embedding_function = default_embedding_function()
     with tempfile.TemporaryDirectory(prefix="memtend-single-write-") as folder, _client(backend, folder) as client:

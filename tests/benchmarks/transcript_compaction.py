@@ -37,9 +37,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memtend.policies.summary import Summarizer, llm_summarizer
-from memtend.policies.transcript_compaction import compact_transcript, count_tokens
-from memtend.transcript import Message, ToolCall, transcript_problems
+from memtend.transcripts.compaction import compact_transcript, count_tokens
+from memtend.transcripts.messages import Message, ToolCall, transcript_problems
+from memtend.transcripts.summary import Summarizer, llm_summarizer
 
 MAX_TURNS = 20
 KEEP_TURNS = 4

@@ -25,9 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memtend.policies.summary import llm_summarizer
-from memtend.policies.transcript_compaction import count_tokens
-from memtend.transcript import Message, ToolCall
+from memtend.transcripts.compaction import count_tokens
+from memtend.transcripts.messages import Message, ToolCall
+from memtend.transcripts.summary import llm_summarizer
 
 _spec = importlib.util.spec_from_file_location(
     "memtend_bench_transcript_tuning", Path(__file__).with_name("transcript_compaction.py")

@@ -43,7 +43,8 @@ from typing import Any
 
 import numpy as np
 from memtend import Memory
-from memtend.storage import _schema_read_once, history_vector
+from memtend.storage.chroma import history_vector
+from memtend.storage.chroma import schema_read_once as _schema_read_once
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sibling script, also when a smoke test loads this one by path
 from single_write import _client, _load
@@ -86,7 +87,7 @@ def _captured_meta(memory: Memory) -> dict[str, Any]:
 
 def run(n: int, backend: str, warmup: int = 5, embedding_function: Any = None) -> dict[str, dict[str, float]]:
     """Time ``n`` rounds; returns {operation: {p50_ms, vs_raw_add, over_embed_ms}}."""
-    from memtend.embeddings import default_embedding_function
+    from memtend.storage.embeddings import default_embedding_function
 
     ef = embedding_function if embedding_function is not None else default_embedding_function()
     with tempfile.TemporaryDirectory(prefix="memtend-write-breakdown-") as folder, _client(backend, folder) as client:

@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import numpy as np
 from conflict_notes import DAY, FILLERS, NOW, note
+from memtend.index.user_index import UserIndex
 from memtend.policies import retrieval as R
 from memtend.policies.conflict_subject import masked_subject
 from memtend.policies.retrieval import Claim, RetrievalConfig
-from memtend.user_index import UserIndex
 
 COFFEE = ("I drink three coffees a day.", "Quit caffeine entirely, herbal tea only.", "How much coffee do I drink?")
 ALLERGY = ("I'm allergic to peanuts.", "Turns out I'm allergic to shellfish as well.", "What am I allergic to?")
@@ -19,7 +19,7 @@ ALLERGY = ("I'm allergic to peanuts.", "Turns out I'm allergic to shellfish as w
 
 class CountingEncoder:
     def __init__(self) -> None:
-        from memtend.embeddings import embed
+        from memtend.storage.embeddings import embed
 
         self.embed = embed
         self.texts: list[str] = []
@@ -46,7 +46,7 @@ NOT_NEAR = RetrievalConfig(
 def ranked(
     old: str, new: str, query: str, encode: CountingEncoder | None, config: RetrievalConfig | None = None
 ) -> tuple[UserIndex, dict[str, float]]:
-    from memtend.embeddings import embed, embed_query
+    from memtend.storage.embeddings import embed, embed_query
 
     records = [note(f"f{i}", t, 60 + i) for i, t in enumerate(FILLERS)]
     records += [note("old", old, 40), note("new", new, 5)]
@@ -84,7 +84,7 @@ def test_an_added_value_is_not_merged_with_the_older_one_with_the_real_model() -
 
 
 def test_masked_forms_are_encoded_once_per_record_and_again_when_it_changes() -> None:
-    from memtend.embeddings import embed, embed_query
+    from memtend.storage.embeddings import embed, embed_query
 
     old, new, query = COFFEE
     encoder = CountingEncoder()

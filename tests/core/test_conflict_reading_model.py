@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from conflict_notes import FILLERS, NOW, note
 from memtend.conflict_reading_weights import shipped
-from memtend.embeddings import embed
+from memtend.index.user_index import UserIndex
 from memtend.policies.retrieval import RetrievalConfig
-from memtend.user_index import UserIndex
+from memtend.storage.embeddings import embed
 
 CHANGES = [
     "Sold the motorbike; I cycle everywhere now.",
@@ -34,7 +34,7 @@ def test_changes_read_as_changes_and_look_alikes_do_not_with_the_real_model() ->
 
 
 def _scores(old: str, new: str, query: str, config: RetrievalConfig) -> dict[str, float]:
-    from memtend.embeddings import embed_query
+    from memtend.storage.embeddings import embed_query
 
     records = [note(f"f{i}", text, 60 + i) for i, text in enumerate(FILLERS)]
     records += [note("old", old, 40), note("new", new, 5)]

@@ -6,10 +6,10 @@ import json
 
 import pytest
 from conftest import load_benchmark
-from memtend.policies.summary import extract_constraints, extract_ids, extractive_summarize, is_side_effecting
-from memtend.policies.summary.constraints import REPLACED, is_instruction, is_replaced, mark_replaced
-from memtend.policies.summary.ids import id_shaped
-from memtend.transcript import Message, ToolCall
+from memtend.transcripts.messages import Message, ToolCall
+from memtend.transcripts.summary import extract_constraints, extract_ids, extractive_summarize, is_side_effecting
+from memtend.transcripts.summary.constraints import REPLACED, is_instruction, is_replaced, mark_replaced
+from memtend.transcripts.summary.ids import id_shaped
 
 
 @pytest.mark.parametrize(

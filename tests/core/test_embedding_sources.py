@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
-from memtend import embeddings
-from memtend.embeddings import (
+from memtend.errors import EmbeddingModelUnavailableError
+from memtend.storage import embeddings
+from memtend.storage.embeddings import (
     EMBEDDING_DIM,
     MODEL_FILES,
     MODEL_PATH_ENV,
@@ -31,7 +32,6 @@ from memtend.embeddings import (
     prepare_model,
     resolve_model,
 )
-from memtend.errors import EmbeddingModelUnavailableError
 
 SENTENCES = [
     "Hi.",

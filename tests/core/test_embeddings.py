@@ -21,8 +21,9 @@ import onnxruntime as ort
 import pytest
 from chromadb.config import Settings
 from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
-from memtend import embeddings
-from memtend.embeddings import (
+from memtend.errors import EmbeddingModelUnavailableError, InvalidInputError
+from memtend.storage import embeddings
+from memtend.storage.embeddings import (
     EMBEDDING_DIM,
     MODEL_FILES,
     default_embedding_function,
@@ -30,7 +31,6 @@ from memtend.embeddings import (
     embed_query,
     prepare_model,
 )
-from memtend.errors import EmbeddingModelUnavailableError, InvalidInputError
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 

@@ -4,8 +4,8 @@ by length, 32 at a time), so the vectors are those of one call and the work is t
 from __future__ import annotations
 
 import numpy as np
-from memtend.embeddings import BATCH_SIZE, announcing_compute
 from memtend.helpers import Helpers, embed_in_parts
+from memtend.storage.embeddings import BATCH_SIZE, announcing_compute
 
 
 def test_parts_are_the_models_own_batches_and_give_the_same_vectors(embedding_function: object) -> None:

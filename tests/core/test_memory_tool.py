@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 from memtend import Memory
-from memtend.ledger import Ledger
-from memtend.memory_tool import (
+from memtend.working.ledger import Ledger
+from memtend.working.memory_tool import (
     MAX_ANSWER_CHARS,
     MemoryTool,
     anthropic_format,
     openai_format,
     tool_definition,
 )
-from memtend.session import SessionState
+from memtend.working.session import SessionState
 
 jsonschema = pytest.importorskip("jsonschema")
 

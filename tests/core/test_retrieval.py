@@ -12,10 +12,10 @@ from conftest import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memtend.errors import InvalidInputError, RecordNotFoundError
+from memtend.index.user_index import UserIndex
 from memtend.policies import retrieval as R
 from memtend.policies.retrieval import Claim, RankInputs, RetrievalConfig
 from memtend.records import Kind, Record, Status
-from memtend.user_index import UserIndex
 
 DAY = 86_400.0
 NOW = dt.datetime(2024, 6, 30, 12, tzinfo=dt.timezone.utc).timestamp()
@@ -510,7 +510,7 @@ def test_nbytes_grows_with_records() -> None:
 
 
 def test_newest_deadline_with_the_real_embedding_model() -> None:
-    from memtend.embeddings import embed, embed_query
+    from memtend.storage.embeddings import embed, embed_query
 
     texts = [
         ("old", "The project deadline is 3 June", 20),
@@ -581,7 +581,7 @@ def _scored_with_and_without_conflicts(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Scores by record id of notes ``(id, text, days ago)`` for ``query`` with the real embedding model: with
     conflict handling (``config``), and by the ranking alone (no conflict pool)."""
-    from memtend.embeddings import embed, embed_query
+    from memtend.storage.embeddings import embed, embed_query
 
     records = [rec(i, t, days_ago=d, kind=Kind.NOTE) for i, t, d in texts]
     vectors, query_vector = embed([r.text for r in records]), embed_query(query)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from memtend import InvalidInputError, KeyedStore, Memory, SensitiveDataError, UserMemory
-from memtend import session as session_module
-from memtend.ledger import Ledger, call_key, extract_ids
 from memtend.policies.forgetting import DAY
 from memtend.records import now
-from memtend.session import STATS_KEY, SessionState
+from memtend.working import session as session_module
+from memtend.working.ledger import Ledger, call_key, extract_ids
+from memtend.working.session import STATS_KEY, SessionState
 
 
 def session(user: UserMemory, session_id: str = "t1") -> SessionState:
@@ -102,8 +102,8 @@ def test_round_trip_across_processes(tmp_path: Path, embedding_function: object)
         f"""
         import json
         from memtend import Memory
-        from memtend.ledger import Ledger
-        from memtend.session import SessionState
+        from memtend.working.ledger import Ledger
+        from memtend.working.session import SessionState
         with Memory(path={str(store)!r}) as mem:
             alice = mem.user("alice")
             state = SessionState(alice, "thread-1")

@@ -163,7 +163,7 @@ def _run_smokes(python: Path, workdir: Path, env: dict[str, str], logs: Path) ->
         [
             str(python),
             "-c",
-            "import memtend, memtend.embeddings as e; print(memtend.__file__); print(e.resolve_model())",
+            "import memtend, memtend.storage.embeddings as e; print(memtend.__file__); print(e.resolve_model())",
         ],
         cwd=workdir,
         env=env,
@@ -257,7 +257,7 @@ def test_pip_install_into_a_fresh_venv(wheels: list[Path], tmp_path: Path, capsy
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_lowest_direct_versions(wheels: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from memtend.embeddings import _locate_gt_model_dir
+    from memtend.storage.embeddings import _locate_gt_model_dir
     from packaging.requirements import Requirement
 
     logs = tmp_path / "logs"

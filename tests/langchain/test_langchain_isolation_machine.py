@@ -111,7 +111,7 @@ _EMBEDDING_FUNCTION: Any = None
 def langchain_driver() -> Driver:
     global _EMBEDDING_FUNCTION
     if _EMBEDDING_FUNCTION is None:
-        from memtend.embeddings import default_embedding_function
+        from memtend.storage.embeddings import default_embedding_function
 
         _EMBEDDING_FUNCTION = default_embedding_function()
     return LangChainDriver(

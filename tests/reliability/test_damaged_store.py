@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from memtend import Event, InvalidInputError, Memory, StoreDamagedError
-from memtend.store_files import DATABASE, MANIFEST
+from memtend.storage.files import DATABASE, MANIFEST
 
 
 def _forget_cached_clients() -> None:
@@ -168,7 +168,7 @@ def test_a_path_that_is_a_file_or_unusable_is_refused(tmp_path: Path, embedding_
 
 def test_opening_checks_no_files_beyond_the_folder(store: Path) -> None:
     """The open check reads the folder's own files only (cheap: no Chroma round trip)."""
-    from memtend.store_files import check_files
+    from memtend.storage.files import check_files
 
     check_files(store)
     assert os.listdir(store)

@@ -30,7 +30,7 @@ from memtend import (
     StorageUnavailableError,
     UserMemory,
 )
-from memtend.storage import HISTORY_ID_PREFIX
+from memtend.storage.filters import HISTORY_ID_PREFIX
 
 T0 = 1_700_000_000.0
 DAY = 86_400.0

@@ -15,8 +15,8 @@ import chromadb
 import pytest
 from conftest import unique_prefix
 from memtend import Memory
-from memtend.storage import FOLD_KEY
-from memtend.store_state import FOLD_WINDOW
+from memtend.storage.marks import FOLD_KEY
+from memtend.storage.state import FOLD_WINDOW
 from memtend.testing.chroma_calls import counting_reads, counting_writes
 
 
@@ -162,7 +162,7 @@ def test_close_while_flags_are_being_removed_finishes(
 ) -> None:
     """Close waits for the background removal of flags while holding the store's lock: the removal must not need
     that lock (a deadlock otherwise; the join's bound only keeps a hang from stopping the suite)."""
-    from memtend.storage import Storage
+    from memtend.storage.store import Storage
 
     real = Storage.clear_folds
 

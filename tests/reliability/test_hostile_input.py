@@ -432,7 +432,7 @@ def _nested_dict(depth: int) -> Any:
 
 
 def _fresh_memory(**kwargs: Any) -> Memory:
-    from memtend.embeddings import default_embedding_function
+    from memtend.storage.embeddings import default_embedding_function
 
     options: dict[str, Any] = {"client": chromadb.EphemeralClient(), "embedding_function": default_embedding_function()}
     options.update(kwargs)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from memtend import Event, Memory
 from memtend import memory as memory_module
-from memtend.embeddings import announce_compute
+from memtend.storage.embeddings import announce_compute
 from memtend.testing import HashEmbedder
 from memtend.testing.chroma_calls import counting_writes
 

@@ -54,7 +54,7 @@ def core_driver() -> Driver:
     """One EphemeralClient Memory per example, with its own collections; the real embedding model."""
     global _EMBEDDING_FUNCTION
     if _EMBEDDING_FUNCTION is None:
-        from memtend.embeddings import default_embedding_function
+        from memtend.storage.embeddings import default_embedding_function
 
         _EMBEDDING_FUNCTION = default_embedding_function()
     return CoreDriver(

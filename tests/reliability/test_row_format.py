@@ -15,7 +15,8 @@ import pytest
 from memtend import Memory, Source
 from memtend.policies import changes
 from memtend.records import Kind, Record, new_id
-from memtend.storage import HISTORY_ID_PREFIX, HISTORY_OWNER, history_vector
+from memtend.storage.chroma import history_vector
+from memtend.storage.filters import HISTORY_ID_PREFIX, HISTORY_OWNER
 from memtend.testing import HashEmbedder
 
 T0 = 1_700_000_000.0
@@ -124,7 +125,7 @@ def test_a_creation_entry_quoting_a_deleted_record_is_scrubbed(mem: Memory) -> N
 
 
 def test_a_fact_update_is_one_claim_row_and_its_entries_are_derived(mem: Memory) -> None:
-    """A fact's update writes one row: a new claim of the key (memtend.fact_claims), which keeps its creation entry
+    """A fact's update writes one row: a new claim of the key (memtend.facts.claims), which keeps its creation entry
     (op ``set``); the update's history entry is derived from the key's claims, with the claim's write id. History,
     scrubbing on delete, purge and erasure see it as before."""
     u = mem.user("dee")
@@ -414,7 +415,7 @@ def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_me
     """An in-process client another Memory may share: a fact's value is a claim row (new by construction, so it keeps
     its creation entry like a note); the first write's mark is a row of the same upsert, the next write's is folded
     into its own row (one row added, flagged), until a later mark lists it and the flag goes."""
-    from memtend.storage import FOLD_KEY, MARK_OWNER, ChangeMarks
+    from memtend.storage.marks import FOLD_KEY, MARK_OWNER, ChangeMarks
     from memtend.testing.chroma_calls import counting_writes
 
     assert not ephemeral_memory._exclusive

@@ -1,4 +1,4 @@
-"""The write gate's reading of JSON values and identifiers (memtend.document_values), without Chroma: every JSON
+"""The write gate's reading of JSON values and identifiers (memtend.documents.values), without Chroma: every JSON
 shape is read whole, masking keeps the shape, and the identifiers memtend and the adapters generate pass."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
-from memtend.document_values import gate_identifier, gated_json, gated_metadata, gated_value
+from memtend.documents.values import gate_identifier, gated_json, gated_metadata, gated_value
 from memtend.errors import SensitiveDataError, SensitiveIdentifierError
 
 CARD = "4111 1111 1111 1111"

@@ -10,7 +10,7 @@ import pytest
 from conftest import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memtend.lexical import STOPWORDS, BM25Index, stem, tokenize
+from memtend.index.lexical import STOPWORDS, BM25Index, stem, tokenize
 from memtend.policies.retrieval import bm25 as policy_bm25
 
 

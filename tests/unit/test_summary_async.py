@@ -8,7 +8,8 @@ import json
 import pytest
 from memtend import acompact_transcript, allm_summarizer, compact_transcript, llm_summarizer
 from memtend.errors import InvalidInputError
-from memtend.policies.summary import (
+from memtend.transcripts.messages import Message
+from memtend.transcripts.summary import (
     ORIGIN_FALLBACK,
     ORIGIN_LLM,
     ORIGIN_LLM_RETRY,
@@ -17,7 +18,6 @@ from memtend.policies.summary import (
     extractive_summarize,
     summarize_with_llm,
 )
-from memtend.transcript import Message
 
 VALID = json.dumps({"goal": "g", "facts": ["searched the docs"], "constraints": ["Never use the v1 API."]})
 

@@ -9,9 +9,9 @@ import time
 import conftest
 import numpy as np
 import pytest
+from memtend.index.user_index import UserIndex
 from memtend.records import Kind, Record, Status
 from memtend.testing import HashEmbedder
-from memtend.user_index import UserIndex
 
 TEXTS = [
     "We paddled the kayak across the lake at dawn",

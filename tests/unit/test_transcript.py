@@ -10,7 +10,7 @@ from conftest import scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memtend.errors import InvalidInputError
-from memtend.transcript import (
+from memtend.transcripts.messages import (
     Message,
     ToolCall,
     from_anthropic,

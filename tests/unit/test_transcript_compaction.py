@@ -13,7 +13,15 @@ from conftest import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memtend.errors import InvalidInputError
-from memtend.policies.summary import (
+from memtend.transcripts.compaction import (
+    clear_tool_results,
+    compact_transcript,
+    count_tokens,
+    count_turns,
+    safe_cut_points,
+)
+from memtend.transcripts.messages import Message, ToolCall, from_openai, to_openai, transcript_problems
+from memtend.transcripts.summary import (
     CRITICAL_FIELDS,
     ORIGIN_FALLBACK,
     ORIGIN_LLM,
@@ -31,14 +39,6 @@ from memtend.policies.summary import (
     read_summary_message,
     summarize_with_llm,
 )
-from memtend.policies.transcript_compaction import (
-    clear_tool_results,
-    compact_transcript,
-    count_tokens,
-    count_turns,
-    safe_cut_points,
-)
-from memtend.transcript import Message, ToolCall, from_openai, to_openai, transcript_problems
 
 USER_LINES = [
     "Can you look at the billing service?",

@@ -14,7 +14,7 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from memtend import Hit, Memory, MemoryTool, MemtendError, Record, SensitiveDataError, Source, Status, UserMemory
-from memtend.memory_tool import tool_definition
+from memtend.working.memory_tool import tool_definition
 
 from memtend_langchain._context import thread_id_of, user_id_of
 

@@ -34,7 +34,8 @@ from memtend.errors import (
 )
 
 if TYPE_CHECKING:
-    from memtend.documents import (
+    from memtend.documents.keyed import KeyedStore
+    from memtend.documents.store import (
         DeleteDocument,
         Document,
         DocumentOp,
@@ -44,19 +45,9 @@ if TYPE_CHECKING:
         PutDocument,
         SearchDocuments,
     )
-    from memtend.keyed_store import KeyedStore
-    from memtend.ledger import Ledger, LedgerEntry
     from memtend.memory import Memory
-    from memtend.memory_tool import MemoryTool
     from memtend.policies.forgetting import RetentionPolicy
     from memtend.policies.precedence import FactOutcome, canonical_key
-    from memtend.policies.summary import StructuredSummary, SummaryValidationError, allm_summarizer, llm_summarizer
-    from memtend.policies.transcript_compaction import (
-        CompactionResult,
-        acompact_transcript,
-        clear_tool_results,
-        compact_transcript,
-    )
     from memtend.records import Kind, Record, Source, Status
     from memtend.results import (
         ChangeEvent,
@@ -70,23 +61,32 @@ if TYPE_CHECKING:
         HistoryEntry,
         Hit,
     )
-    from memtend.session import SessionState
-    from memtend.transcript import Message, ToolCall
+    from memtend.transcripts.compaction import (
+        CompactionResult,
+        acompact_transcript,
+        clear_tool_results,
+        compact_transcript,
+    )
+    from memtend.transcripts.messages import Message, ToolCall
+    from memtend.transcripts.summary import StructuredSummary, SummaryValidationError, allm_summarizer, llm_summarizer
     from memtend.user_memory import UserMemory
+    from memtend.working.ledger import Ledger, LedgerEntry
+    from memtend.working.memory_tool import MemoryTool
+    from memtend.working.session import SessionState
 
 # Where each lazily loaded name lives.
 _LAZY: dict[str, str] = {
-    "DeleteDocument": "memtend.documents",
-    "Document": "memtend.documents",
-    "DocumentOp": "memtend.documents",
-    "DocumentStore": "memtend.documents",
-    "GetDocument": "memtend.documents",
-    "ListNamespaces": "memtend.documents",
-    "PutDocument": "memtend.documents",
-    "SearchDocuments": "memtend.documents",
-    "KeyedStore": "memtend.keyed_store",
-    "Ledger": "memtend.ledger",
-    "LedgerEntry": "memtend.ledger",
+    "DeleteDocument": "memtend.documents.store",
+    "Document": "memtend.documents.store",
+    "DocumentOp": "memtend.documents.store",
+    "DocumentStore": "memtend.documents.store",
+    "GetDocument": "memtend.documents.store",
+    "ListNamespaces": "memtend.documents.store",
+    "PutDocument": "memtend.documents.store",
+    "SearchDocuments": "memtend.documents.store",
+    "KeyedStore": "memtend.documents.keyed",
+    "Ledger": "memtend.working.ledger",
+    "LedgerEntry": "memtend.working.ledger",
     "Memory": "memtend.memory",
     "ChangeEvent": "memtend.results",
     "ChangeType": "memtend.results",
@@ -99,25 +99,25 @@ _LAZY: dict[str, str] = {
     "HistoryEntry": "memtend.results",
     "Hit": "memtend.results",
     "UserMemory": "memtend.user_memory",
-    "MemoryTool": "memtend.memory_tool",
+    "MemoryTool": "memtend.working.memory_tool",
     "RetentionPolicy": "memtend.policies.forgetting",
     "FactOutcome": "memtend.policies.precedence",
     "canonical_key": "memtend.policies.precedence",
-    "StructuredSummary": "memtend.policies.summary",
-    "SummaryValidationError": "memtend.policies.summary",
-    "allm_summarizer": "memtend.policies.summary",
-    "llm_summarizer": "memtend.policies.summary",
-    "CompactionResult": "memtend.policies.transcript_compaction",
-    "acompact_transcript": "memtend.policies.transcript_compaction",
-    "clear_tool_results": "memtend.policies.transcript_compaction",
-    "compact_transcript": "memtend.policies.transcript_compaction",
+    "StructuredSummary": "memtend.transcripts.summary",
+    "SummaryValidationError": "memtend.transcripts.summary",
+    "allm_summarizer": "memtend.transcripts.summary",
+    "llm_summarizer": "memtend.transcripts.summary",
+    "CompactionResult": "memtend.transcripts.compaction",
+    "acompact_transcript": "memtend.transcripts.compaction",
+    "clear_tool_results": "memtend.transcripts.compaction",
+    "compact_transcript": "memtend.transcripts.compaction",
     "Kind": "memtend.records",
     "Record": "memtend.records",
     "Source": "memtend.records",
     "Status": "memtend.records",
-    "SessionState": "memtend.session",
-    "Message": "memtend.transcript",
-    "ToolCall": "memtend.transcript",
+    "SessionState": "memtend.working.session",
+    "Message": "memtend.transcripts.messages",
+    "ToolCall": "memtend.transcripts.messages",
 }
 
 

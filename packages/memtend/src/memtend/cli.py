@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # loaded by the commands that open a store, so `memtend --hel
 
 
 def _folder(args: argparse.Namespace) -> Path:
-    from memtend.store_files import check_path
+    from memtend.storage.files import check_path
 
     path = args.path if args.path is not None else os.environ.get("MEMTEND_PATH")
     if path is None:
@@ -33,7 +33,7 @@ def _folder(args: argparse.Namespace) -> Path:
 def _memory(args: argparse.Namespace) -> Memory:
     """The store the command works on: an existing one, or a new one only when ``--create`` asks for it (a typo
     in ``--path`` must not open an empty store and report success on it)."""
-    from memtend.store_files import holds_store
+    from memtend.storage.files import holds_store
 
     folder = _folder(args)
     if not args.create and not holds_store(folder):
@@ -163,8 +163,8 @@ def cmd_erase(args: argparse.Namespace) -> None:
 
 
 def cmd_scrub(args: argparse.Namespace) -> None:
-    from memtend.store_files import DATABASE, check_files
-    from memtend.store_purge import scrub_folder
+    from memtend.storage.files import DATABASE, check_files
+    from memtend.storage.purge import scrub_folder
 
     folder = _folder(args)
     if (folder / DATABASE).is_file():
@@ -184,7 +184,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     if args.path is None:
         folder = Path(tempfile.mkdtemp(prefix="memtend-demo-"))
     else:
-        from memtend.store_files import check_path
+        from memtend.storage.files import check_path
 
         folder = check_path(args.path)
         if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):

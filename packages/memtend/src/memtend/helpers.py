@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from memtend.embeddings import announcing_compute
+from memtend.storage.embeddings import announcing_compute
 
 T = TypeVar("T")
 
@@ -62,9 +62,9 @@ class Parts:
     is embedded). An embedding error is set on the part it happened in and on every later part.
 
     ``computing[n]`` is set when part n's model run has started (the embedding function announced it with
-    :func:`memtend.embeddings.announce_compute`), or else once part n has ended. A Chroma write holds the GIL for
-    its whole call, so a writer waits for it before storing: a write started while the model runs (outside the
-    GIL) does not stall the embedding; one started while the helper needs the GIL (tokenizing, pooling) stalls
+    :func:`memtend.storage.embeddings.announce_compute`), or else once part n has ended. A Chroma write holds the
+    GIL for its whole call, so a writer waits for it before storing: a write started while the model runs (outside
+    the GIL) does not stall the embedding; one started while the helper needs the GIL (tokenizing, pooling) stalls
     it for the whole write."""
 
     def __init__(self, texts: list[list[str]]) -> None:

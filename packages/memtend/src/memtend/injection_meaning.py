@@ -58,7 +58,7 @@ def shipped_vectors() -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def _computed() -> tuple[np.ndarray, np.ndarray]:
-    from memtend.embeddings import embed
+    from memtend.storage.embeddings import embed
 
     return embed(list(TO_THE_AGENT)), embed(list(ORDINARY))
 
@@ -81,7 +81,7 @@ def scores(text: str) -> tuple[float, float]:
     banks = _load_banks() if pieces else None
     if banks is None:
         return 0.0, 0.0
-    from memtend.embeddings import embed
+    from memtend.storage.embeddings import embed
 
     try:
         vectors = embed(pieces)

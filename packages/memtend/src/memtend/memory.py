@@ -21,25 +21,34 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from memtend import fact_claims, fact_fold, journal, locking, store_files, store_state
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_memory_options, check_texts, describe
-from memtend.embeddings import BATCH_SIZE
 from memtend.errors import InvalidInputError, MemoryClosedError, StorageUnavailableError, WriteInterruptedError
+from memtend.facts import claims as fact_claims
+from memtend.facts import fold as fact_fold
 from memtend.helpers import Helpers, Parts, embed_in_parts
+from memtend.index.user_index import UserIndex
 from memtend.policies import changes, forgetting
 from memtend.policies.changes import Change
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.records import Record, Status, check_user_id, new_id, now
 from memtend.results import ChangeEvent, CompactionReport, ErasureReceipt, Event, FactResult, ForgetReport, Hit
-from memtend.storage import ChangeMarks, DocRow, Storage, persistent_client, record_stamps
-from memtend.usage import UsageWriter
-from memtend.user_index import UserIndex
+from memtend.storage import files as store_files
+from memtend.storage import locking
+from memtend.storage import state as store_state
+from memtend.storage.chroma import persistent_client
+from memtend.storage.document_rows import DocRow
+from memtend.storage.embeddings import BATCH_SIZE
+from memtend.storage.marks import ChangeMarks
+from memtend.storage.record_rows import record_stamps
+from memtend.storage.store import Storage
 from memtend.user_memory import UserMemory
+from memtend.writing import journal
+from memtend.writing.usage import UsageWriter
 
 # what callers imported from here before the results moved to memtend.results
 if TYPE_CHECKING:
-    from memtend.documents import DocumentStore, GateMode, Namespace
+    from memtend.documents.store import DocumentStore, GateMode, Namespace
 
 __all__ = [
     "DEFAULT_PATH",
@@ -108,7 +117,7 @@ class Memory:
         if client is not None and path is not None:
             raise InvalidInputError("pass either path or client, not both")
         if embedding_function is None:
-            from memtend.embeddings import default_embedding_function
+            from memtend.storage.embeddings import default_embedding_function
 
             embedding_function = default_embedding_function()
         self.embedding_function = embedding_function
@@ -176,7 +185,7 @@ class Memory:
         everything adapters keep) and return a receipt with counts.
 
         On an embedded store no file in the folder keeps a byte of the user afterwards (Chroma's log purged, its
-        vector index files and ``chroma.sqlite3`` rewritten: see :mod:`memtend.store_purge`); a server's folder
+        vector index files and ``chroma.sqlite3`` rewritten: see :mod:`memtend.storage.purge`); a server's folder
         needs its operator to run ``memtend scrub`` on it (README, "Data safety")."""
         user_id = check_user_id(user_id)
         events = self.apply(Change(user_id, erase=True))
@@ -199,20 +208,20 @@ class Memory:
 
     @no_io
     def documents(self, user_id: str, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
-        """One user's document store (see :mod:`memtend.documents`); no I/O on creation."""
-        from memtend.documents import DocumentStore
+        """One user's document store (see :mod:`memtend.documents.store`); no I/O on creation."""
+        from memtend.documents.store import DocumentStore
 
         return DocumentStore(self, check_user_id(user_id), gate=gate, redact=redact)
 
     def document_owners(self, namespace_prefix: Namespace) -> list[str]:
         """Ids of the users holding a document under the prefix (an admin lookup across users; never values)."""
-        from memtend.documents import document_owners
+        from memtend.documents.store import document_owners
 
         return document_owners(self, namespace_prefix)
 
     def sweep_documents(self, now: float | None = None) -> int:
         """Delete every user's expired documents; returns how many (a TTL sweeper calls this)."""
-        from memtend.documents import sweep_documents
+        from memtend.documents.store import sweep_documents
 
         return sweep_documents(self, now)
 
@@ -327,7 +336,7 @@ class Memory:
 
     # ------------------------------------------------------------------ all or nothing
     # A change that fits in one Chroma call is written in one (one transaction). Any other is journaled (see
-    # memtend.journal): its journal row goes in its first call and is deleted after its last; one left behind is
+    # memtend.writing.journal): its journal row goes in its first call and is deleted after its last; one left behind is
     # rolled forward on open, or on the user's next call in this process.
     def _apply_whole(self, change: Change, jid: str | None) -> bool:
         """Write a change that is not pipelined; True when its change mark went with it (one call, no journal)."""
@@ -678,7 +687,7 @@ class Memory:
             if not self._exclusive:  # after the records: a reader that sees the marks move finds them gone
                 self._state.marks().erased(uid, new_id())
             self._state.forget_writes(uid)
-            from memtend.session import drop_user_tallies
+            from memtend.working.session import drop_user_tallies
 
             drop_user_tallies(self.storage, uid)
             if not batch:
@@ -702,7 +711,7 @@ class Memory:
             self.storage.purge_log()
             folder = self.storage.local_folder()
             if folder is not None:
-                from memtend.store_purge import scrub_files
+                from memtend.storage.purge import scrub_files
 
                 with self.storage.documents.lock:  # no document write saves a vector index meanwhile
                     scrub_files(folder)
@@ -715,7 +724,7 @@ class Memory:
         masked: Mapping[str, tuple[str, ...]],
     ) -> None:
         """Tell ``on_change`` about a document write that the document store has just applied (its own one
-        Chroma write; see :mod:`memtend.documents`)."""
+        Chroma write; see :mod:`memtend.documents.store`)."""
         if self.on_change is not None:
             ids = [r.id for r in written], [r.id for r in deleted]
             self._emit(changes.document_events(user_id, *ids, masked, now()))

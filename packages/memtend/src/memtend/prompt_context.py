@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from memtend.arguments import check_texts, describe
 from memtend.errors import InvalidInputError
 from memtend.records import Kind, Source, Status
-from memtend.transcript import Message, ensure_messages
+from memtend.transcripts.messages import Message, ensure_messages
 
 if TYPE_CHECKING:
     from memtend.memory import Event, Hit, UserMemory
@@ -114,6 +114,6 @@ def transcript_events(messages: Iterable[Message], *, session: str = "") -> list
 
 
 def _is_summary(message: Message) -> bool:
-    from memtend.policies.summary import is_summary_message
+    from memtend.transcripts.summary import is_summary_message
 
     return is_summary_message(message)

@@ -16,14 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memtend import fact_claims, fact_fold, shared_writes
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_callable, check_items, describe
-from memtend.document_values import gate_identifier, gated_metadata
+from memtend.documents.keyed import KeyedStore, expired_count, export_items, sweep_expired
+from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
+from memtend.facts import claims as fact_claims
+from memtend.facts import fold as fact_fold
 from memtend.helpers import Parts
 from memtend.injection_meaning import reads_like_agent_instruction
-from memtend.keyed_store import KeyedStore, expired_count, export_items, sweep_expired
 from memtend.policies import changes, compaction, forgetting, gate, precedence, recall_filters
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
@@ -43,13 +44,14 @@ from memtend.records import (
     now,
 )
 from memtend.results import CompactionReport, DeleteReport, Event, FactResult, ForgetReport, HistoryEntry, Hit
-from memtend.storage import Storage
+from memtend.storage.store import Storage
+from memtend.writing import guarded as shared_writes
 
 if TYPE_CHECKING:
-    from memtend.documents import DocumentStore, GateMode
-    from memtend.ledger import Ledger
+    from memtend.documents.store import DocumentStore, GateMode
     from memtend.memory import Memory
-    from memtend.session import SessionState
+    from memtend.working.ledger import Ledger
+    from memtend.working.session import SessionState
 
 __all__ = ["MAX_K", "UserMemory"]
 
@@ -287,7 +289,7 @@ class UserMemory:
         embedded: dict[str, np.ndarray] | None = None,
     ) -> FactResult:
         """Write one claim of a fact key: ONE new row, reading nothing on a shared store (see
-        :mod:`memtend.fact_claims`). On a store only this process writes, the key's current value is known (cached,
+        :mod:`memtend.facts.claims`). On a store only this process writes, the key's current value is known (cached,
         or read once) and the result is exact at once; a value that changes nothing is not written. Elsewhere the
         result is read lazily (``FactResult``)."""
         fid = fact_id(self.user_id, candidate.key)
@@ -366,7 +368,7 @@ class UserMemory:
         return outcome, resolved.current, resolved.reasons[write_id], before
 
     def get_fact(self, key: str) -> Record | None:
-        """The key's current value (its claims resolved, see :mod:`memtend.fact_claims`), or None. Known without a
+        """The key's current value (its claims resolved, see :mod:`memtend.facts.claims`), or None. Known without a
         read where this process holds the folder lock and has seen the key; else the key's rows are read (its slot
         row by id, its claims by key)."""
         current, _ = self._storage.fact_slot(self.user_id, fact_id(self.user_id, precedence.canonical_key(key)))
@@ -424,7 +426,7 @@ class UserMemory:
             records = {rid: index.record(rid) for rid, _ in ranked}
             hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]
         hits = hits[: recall_filters.within_budget([h.label() for h in hits], budget)]
-        # stamped on the row holding each record (a fact's value: its winning claim, see memtend.fact_claims)
+        # stamped on the row holding each record (a fact's value: its winning claim, see memtend.facts.claims)
         memory.apply(Change(self.user_id, used={records[h.record.id].row_id or h.record.id: used for h in hits}))
         return hits
 
@@ -485,7 +487,7 @@ class UserMemory:
 
     def _claim(self, value: Record, op: str) -> Record:
         """A claim row of ``value``'s key written by ``op`` (approve, restore: named in its write id, see
-        :func:`memtend.fact_claims.claim_of`), said when ``value`` was, written now."""
+        :func:`memtend.facts.claims.claim_of`), said when ``value`` was, written now."""
         t = now()
         write_id = f"{op}-{new_id()}"
         return replace(
@@ -579,7 +581,7 @@ class UserMemory:
 
     def _fold_facts(self) -> None:
         """Compaction of fact keys (hold the memory's lock): claims written more than ``FOLD_AFTER`` seconds ago
-        fold into their key's checkpoint, in one write (see :mod:`memtend.fact_fold`); the key reads the same."""
+        fold into their key's checkpoint, in one write (see :mod:`memtend.facts.fold`); the key reads the same."""
         change = fact_fold.compaction(self._storage, self.user_id, _clock() - fact_fold.FOLD_AFTER, _clock())
         if change is None:
             return
@@ -602,7 +604,7 @@ class UserMemory:
                 self.memory.apply(changes.purge(self.user_id, doomed))
             # fact claims folded into their checkpoint whose value is not an archived one (the checkpoint holds it,
             # or it never was a value): no reader shows them and their entries are in the fold's history row, so
-            # once past the grace period they go with no entry of their own (memtend.fact_fold)
+            # once past the grace period they go with no entry of their own (memtend.facts.fold)
             folded = [
                 r
                 for r in self._storage.claim_stamps(self.user_id)
@@ -643,14 +645,14 @@ class UserMemory:
     @no_io
     def session(self, session_id: str) -> SessionState:
         """Working memory for one session of this user: a key-value state the agent reads and writes."""
-        from memtend.session import SessionState
+        from memtend.working.session import SessionState
 
         return SessionState(self, session_id)
 
     @no_io
     def ledger(self, session_id: str) -> Ledger:
         """The side-effect ledger of one session: which side-effecting calls were already made."""
-        from memtend.ledger import Ledger
+        from memtend.working.ledger import Ledger
 
         return Ledger(self, session_id)
 
@@ -662,7 +664,7 @@ class UserMemory:
 
     @no_io
     def documents(self, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
-        """This user's document store (see :mod:`memtend.documents`); no I/O on creation."""
+        """This user's document store (see :mod:`memtend.documents.store`); no I/O on creation."""
         return self.memory.documents(self.user_id, gate=gate, redact=redact)
 
     def export(self) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The ranking policy: meaning, words and recency fused, read in context, newest wins on conflict.
 
-Pure: numpy and the standard library only, no storage, no I/O. The caller (``memtend.user_index``)
+Pure: numpy and the standard library only, no storage, no I/O. The caller (``memtend.index.user_index``)
 keeps per-record arrays and hands them in; every function here takes arrays and returns arrays.
 
 How a record's score is built, and why each part holds for any user's memory:

@@ -1,0 +1,1 @@
+"""The per-user retrieval index and its word index."""

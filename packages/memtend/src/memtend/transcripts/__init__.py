@@ -1,0 +1,1 @@
+"""The transcript tier: framework-neutral messages, compaction and structured summaries."""

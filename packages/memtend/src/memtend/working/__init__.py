@@ -1,0 +1,1 @@
+"""Working memory: session state, the side-effect ledger and the memory tool an agent calls."""
