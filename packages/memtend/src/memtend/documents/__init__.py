@@ -1,21 +1,49 @@
 """The document store adapters keep what is not a memory in (``store``), the rules for its values (``values``)
 and the keyed view of one namespace (``keyed``). The store's names load on first use, so that importing a
-submodule stays light."""
+submodule stays light; type checkers read the ``TYPE_CHECKING`` import below."""
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_STORE_NAMES = frozenset(
-    "DeleteDocument Document DocumentOp DocumentStore GetDocument ListNamespaces PutDocument SearchDocuments".split()
-)
+if TYPE_CHECKING:
+    from memtend.documents.store import (
+        MAX_FILTER_FIELDS,
+        MAX_VALUE_BYTES,
+        DeleteDocument,
+        Document,
+        DocumentOp,
+        DocumentStore,
+        DocumentTooLargeError,
+        GateMode,
+        GetDocument,
+        ListNamespaces,
+        Namespace,
+        PutDocument,
+        ReservedNamespaceError,
+        SearchDocuments,
+    )
+
+__all__ = [
+    "MAX_FILTER_FIELDS",
+    "MAX_VALUE_BYTES",
+    "DeleteDocument",
+    "Document",
+    "DocumentOp",
+    "DocumentStore",
+    "DocumentTooLargeError",
+    "GateMode",
+    "GetDocument",
+    "ListNamespaces",
+    "Namespace",
+    "PutDocument",
+    "ReservedNamespaceError",
+    "SearchDocuments",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _STORE_NAMES:
+    if name not in __all__:
         raise AttributeError(f"module 'memtend.documents' has no attribute {name!r}")
     return getattr(importlib.import_module("memtend.documents.store"), name)
-
-
-__all__ = sorted(_STORE_NAMES)
