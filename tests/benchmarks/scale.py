@@ -411,8 +411,8 @@ def _timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, An
 
 @contextmanager
 def _count_index_loads() -> Iterator[list[str]]:
-    """Record every user index loaded from storage (``_SyncedIndex.load``) while the block runs."""
-    synced = memory_module._SyncedIndex
+    """Record every user index loaded from storage (``SyncedIndex.load``) while the block runs."""
+    synced = memory_module.SyncedIndex
     original = synced.__dict__["load"]
     loads: list[str] = []
 

@@ -18,7 +18,7 @@ Operations (each writes a collection of its own, so every collection grows alike
   instead (a 2-row upsert: what a shared store's single write sent before folded marks); the same as ``remember``
   where no other process can write the store (``--backend persistent``);
 - ``remember_gate_first``: the same call with its gate run before the embedding instead of on a helper beside it
-  (an A/B of ``Memory._gated_beside_embedding`` in the same run);
+  (an A/B of ``Memory.gated_beside_embedding`` in the same run);
 - ``embed``: the embedding alone.
 
 The metadata of ``vec_*`` is copied from what memtend's own ``remember`` writes (captured once, before timing).
@@ -138,11 +138,11 @@ def run(n: int, backend: str, warmup: int = 5, embedding_function: Any = None) -
             )
 
         def gate_first(call: Callable[[], Any]) -> None:  # as before 8242658: the gate, then the embedding
-            memory._gated_beside_embedding = lambda text, gate: (gate(), {})  # type: ignore[method-assign]
+            memory.gated_beside_embedding = lambda text, gate: (gate(), {})  # type: ignore[method-assign]
             try:
                 call()
             finally:
-                del memory._gated_beside_embedding
+                del memory.gated_beside_embedding
 
         ops: dict[str, Callable[[], Any]] = {
             "raw_add": lambda: raw.add(ids=[uuid.uuid4().hex], documents=[text("raw")]),

@@ -34,7 +34,7 @@ def test_a_first_recall_answers_as_a_loaded_index_does(tmp_path, embedding_funct
         assert "ann" in mem._indexes and "bob" not in mem._indexes
         loaded = [[(h.record.id, h.score) for h in mem.user("ann").recall(q, k=3, now=NOW)] for q in queries]
     with Memory(path=tmp_path / "store", embedding_function=embedding_function) as mem:
-        mem._user_index("ann")  # loaded in the caller's thread
+        mem.user_index("ann")  # loaded in the caller's thread
         direct = [[(h.record.id, h.score) for h in mem.user("ann").recall(q, k=3, now=NOW)] for q in queries]
     assert first[0] == direct[0] and loaded == direct
     assert all(len(hits) == 3 for hits in direct)
@@ -46,7 +46,7 @@ def test_a_first_recall_under_the_caller_s_own_lock_answers(ephemeral_memory: Me
     answers: list[int] = []
 
     def recall_holding_the_lock() -> None:
-        with ephemeral_memory._lock:
+        with ephemeral_memory.lock:
             answers.append(len(ephemeral_memory.user("ann").recall("the lake cabin", k=2)))
 
     worker = threading.Thread(target=recall_holding_the_lock, daemon=True)
@@ -60,9 +60,9 @@ def test_a_closed_memory_loads_nothing_in_the_background(tmp_path, embedding_fun
     mem = Memory(path=tmp_path / "store", embedding_function=embedding_function)
     _fill(mem)
     mem._indexes.clear()
-    assert mem._preload_index("ann") is not None
+    assert mem.preload_index("ann") is not None
     mem.close()
-    assert mem._preload_index("bob") is None
+    assert mem.preload_index("bob") is None
 
 
 def test_a_batch_embedded_while_the_gate_reads_it_stores_what_the_gate_let_through(

@@ -29,7 +29,7 @@ def test_single_writes_are_one_chroma_write(memory: Memory) -> None:
     new = ["memories.add"]
     with counting_writes(memory) as calls:
         note = u.remember("prefers short answers")
-    assert calls == (new if memory._exclusive else ["memories.upsert"])
+    assert calls == (new if memory.exclusive else ["memories.upsert"])
     with counting_writes(memory) as calls:
         event = u.log("deployed the billing service")
     assert calls == new
@@ -39,7 +39,7 @@ def test_single_writes_are_one_chroma_write(memory: Memory) -> None:
     for value, outcome in (("email", "added"), ("phone", "updated"), ("phone", "unchanged")):
         with counting_writes(memory) as calls:
             result = u.set_fact("contact.method", value)
-        assert calls == (new if outcome != "unchanged" or not memory._exclusive else []), outcome
+        assert calls == (new if outcome != "unchanged" or not memory.exclusive else []), outcome
         assert result.outcome.value == outcome
     with counting_writes(memory) as calls:  # a lower source is kept out: its claim is written, not current
         assert u.set_fact("contact.method", "fax", source=Source.INFERRED).outcome.value == "kept"

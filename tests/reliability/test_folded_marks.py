@@ -28,8 +28,8 @@ def _flagged(memory: Memory, user_id: str = "u") -> list[str]:
 
 
 def _indexed(memory: Memory, user_id: str) -> set[str]:
-    with memory._lock:
-        return set(memory._user_index(user_id).ids())
+    with memory.lock:
+        return set(memory.user_index(user_id).ids())
 
 
 @pytest.fixture

@@ -418,7 +418,7 @@ def test_on_a_shared_store_a_write_and_its_change_mark_are_one_call(ephemeral_me
     from memtend.storage.marks import FOLD_KEY, MARK_OWNER, ChangeMarks
     from memtend.testing.chroma_calls import counting_writes
 
-    assert not ephemeral_memory._exclusive
+    assert not ephemeral_memory.exclusive
     u = ephemeral_memory.user("shared")
     with counting_writes(ephemeral_memory) as calls:
         note = u.remember("a shared note")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 class MemtendError(Exception):
     """Base class of every error memtend raises."""
@@ -103,3 +105,23 @@ class StoreDamagedError(MemtendError, RuntimeError):
 
 class MemoryClosedError(MemtendError, RuntimeError):
     """A call through a Memory (or a handle obtained from it) after ``Memory.close()``."""
+
+
+_SHOWN_NUMBER = 1_000_000  # numbers below this are shown in messages (k=0, ttl=-1); larger ones only described
+
+
+def describe(value: object) -> str:
+    """What a refused value is, without its content: ``a str of 12 characters``, ``an int of 16 digits``, ``-1``."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        return repr(value) if abs(value) < _SHOWN_NUMBER else f"an int of about {_digits(value)} digits"
+    if isinstance(value, float):
+        return repr(value) if not math.isfinite(value) or abs(value) < _SHOWN_NUMBER else "a large float"
+    if isinstance(value, str | bytes):
+        return f"a {type(value).__name__} of {len(value)} {'characters' if isinstance(value, str) else 'bytes'}"
+    return f"a {type(value).__name__}"
+
+
+def _digits(value: int) -> int:
+    return int(value.bit_length() * math.log10(2)) + 1  # str() of a huge int is slow, and refused past 4300 digits

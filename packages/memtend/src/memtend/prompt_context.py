@@ -22,7 +22,8 @@ from memtend.records import Kind, Source, Status
 from memtend.transcripts.messages import Message, ensure_messages
 
 if TYPE_CHECKING:
-    from memtend.memory import Event, Hit, UserMemory
+    from memtend.results import Event, Hit
+    from memtend.user_memory import UserMemory
 
 CONTEXT_HEADER = "What you know about this user (kept by memtend; dates are when each was recorded):"
 RECALLED_KINDS = (Kind.NOTE, Kind.EVENT, Kind.SUMMARY)
@@ -100,7 +101,7 @@ async def auser_context(
 def transcript_events(messages: Iterable[Message], *, session: str = "") -> list[Event]:
     """The events a conversation leaves in the long-term log: each non-empty user or assistant text turn,
     in order, with its role as metadata (user turns with source ``user``, assistant turns ``agent``)."""
-    from memtend.memory import Event
+    from memtend.results import Event
 
     events = []
     for message in ensure_messages(messages):

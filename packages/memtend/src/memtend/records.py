@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
 
-from memtend.arguments import describe
-from memtend.errors import InvalidInputError, InvalidUserIdError, UnknownKindError
+from memtend.errors import InvalidInputError, InvalidUserIdError, UnknownKindError, describe
 
 MAX_TEXT_CHARS = 32_000
 MAX_USER_ID_CHARS = 256

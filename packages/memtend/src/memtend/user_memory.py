@@ -19,6 +19,7 @@ import numpy as np
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_callable, check_items, describe
 from memtend.documents.keyed import KeyedStore, expired_count, export_items, sweep_expired
+from memtend.documents.store import DocumentStore
 from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.facts import claims as fact_claims
@@ -48,8 +49,8 @@ from memtend.storage.store import Storage
 from memtend.writing import guarded as shared_writes
 
 if TYPE_CHECKING:
-    from memtend.documents.store import DocumentStore, GateMode
-    from memtend.memory import Memory
+    from memtend.documents.store import GateMode
+    from memtend.handle import FacadeHandle
     from memtend.working.ledger import Ledger
     from memtend.working.session import SessionState
 
@@ -80,7 +81,7 @@ class _Checked:
 class UserMemory:
     """Everything stored about one user; obtained from ``Memory.user(user_id)``."""
 
-    def __init__(self, memory: Memory, user_id: str) -> None:
+    def __init__(self, memory: FacadeHandle, user_id: str) -> None:
         self.memory = memory
         self.user_id = user_id
 
@@ -90,7 +91,7 @@ class UserMemory:
     @property
     def _storage(self) -> Storage:
         """Storage, with buffered usage stamps written first so every read shows them."""
-        return self.memory._settled_storage()
+        return self.memory.settled_storage()
 
     # ------------------------------------------------------------------ capture
     def _checked(
@@ -153,9 +154,9 @@ class UserMemory:
         return records
 
     def _add_streamed(self, checked: list[_Checked], parts: Parts, batch_id: str | None) -> list[Record]:
-        """Store checked new records while ``parts`` embeds their texts (see ``Memory._apply_streamed``)."""
+        """Store checked new records while ``parts`` embeds their texts (see ``Memory.apply_streamed``)."""
         change = self._adding(checked, batch_id)
-        self.memory._apply_streamed(change, parts)
+        self.memory.apply_streamed(change, parts)
         return list(change.upserts)
 
     def _adding(self, checked: list[_Checked], batch_id: str | None) -> changes.Change:
@@ -175,7 +176,7 @@ class UserMemory:
     ) -> Record:
         """Store a free-text note (``at``: when it was said, epoch seconds; default now, so a past conversation
         imported as notes keeps its dates)."""
-        checked, embedded = self.memory._gated_beside_embedding(
+        checked, embedded = self.memory.gated_beside_embedding(
             text,
             lambda: self._checked(Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata),
         )
@@ -192,7 +193,7 @@ class UserMemory:
         redact: bool = False,
     ) -> Record:
         """Append an event to the user's log (``at``: when it happened, epoch seconds; default now)."""
-        checked, embedded = self.memory._gated_beside_embedding(
+        checked, embedded = self.memory.gated_beside_embedding(
             text,
             lambda: self._checked(Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata),
         )
@@ -217,7 +218,7 @@ class UserMemory:
         # texts, and each part is stored while the next is embedded (a larger one is embedded and written in a
         # pipeline by the apply step)
         texts = [e.text for e in items if isinstance(e.text, str)]
-        parts = self.memory._embed_parts(texts) if 1 < len(texts) == len(items) <= _AHEAD_MAX else None
+        parts = self.memory.embed_parts(texts) if 1 < len(texts) == len(items) <= _AHEAD_MAX else None
         if parts is not None:
             # the gate waits for the first model run to begin: it lets the GIL go only for moments (system calls, as
             # for a new id's random bytes) and takes it back before a waiting thread wakes, so the helper often did
@@ -268,7 +269,7 @@ class UserMemory:
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
-        checked, embedded = self.memory._gated_beside_embedding(
+        checked, embedded = self.memory.gated_beside_embedding(
             text, lambda: self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value)
         )
         candidate = checked.record
@@ -313,14 +314,14 @@ class UserMemory:
             fresh=True,
             redacted={claim.id: redacted} if redacted else {},
         )
-        with self.memory._lock:
+        with self.memory.lock:
             if shared_writes.shared(self.memory):
                 self.memory.apply(change)
                 if self.memory.on_change is None:
                     return FactResult.deferred(lambda: self._claim_result(fid, write_id, claim)[:3])
                 # a hook is told what the write did: read it now (and the result with it)
                 outcome, current, reason, before = self._claim_result(fid, write_id, claim)
-                self.memory._emit(changes.fact_events(self.user_id, outcome, before, current, now(), redacted))
+                self.memory.emit(changes.fact_events(self.user_id, outcome, before, current, now(), redacted))
                 return FactResult(outcome, current, reason)
             slot, _ = self._storage.fact_slot(self.user_id, fid)  # the key as it stands (cached: no read)
             resolved = fact_claims.resolve(self.user_id, candidate.key, [fact_claims.claim_of(claim)], checkpoint=slot)
@@ -346,7 +347,7 @@ class UserMemory:
                 )
             else:
                 before = None
-            self.memory._emit(changes.fact_events(self.user_id, outcome, before, resolved.current, now(), redacted))
+            self.memory.emit(changes.fact_events(self.user_id, outcome, before, resolved.current, now(), redacted))
             return FactResult(outcome, resolved.current, reason)
 
     def _set_fact_resolved(
@@ -412,13 +413,13 @@ class UserMemory:
         statuses = {Status.ACTIVE, Status.PENDING_REVIEW} if include_pending else {Status.ACTIVE}
         only = _recall_test(session, conditions)
         memory = self.memory
-        loading = memory._preload_index(self.user_id)  # a first recall reads storage while the query is embedded
+        loading = memory.preload_index(self.user_id)  # a first recall reads storage while the query is embedded
         query_vec = memory.embed([query])[0]
         if loading is not None:
             loading.result()
         t = _now_default(now)
-        with memory._lock:
-            index = memory._user_index(self.user_id)
+        with memory.lock:
+            index = memory.user_index(self.user_id)
             ranked = index.search(
                 query, query_vec, k=k, now=t, kinds=kind_set, statuses=statuses, only=only, encode=memory.embed
             )
@@ -481,7 +482,7 @@ class UserMemory:
                 return claim, Change(self.user_id, upserts=(claim,)).then(retired)
             return changes.approve(self.user_id, record, source, t)
 
-        with self.memory._lock:
+        with self.memory.lock:
             out = shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
             return self._fact_now(out) if fact_claims.is_claim(out.id) else out
 
@@ -515,7 +516,7 @@ class UserMemory:
             record = self._pending_record(record_id)
             return record, changes.reject(self.user_id, record)
 
-        with self.memory._lock:
+        with self.memory.lock:
             return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
 
     # ------------------------------------------------------------------ deletion, compaction
@@ -531,7 +532,7 @@ class UserMemory:
             sources, _ = self._storage.get_records(self.user_id, wanted)
             return changes.delete(self.user_id, record, touched, {r.id: r for r in sources}, now())
 
-        with self.memory._lock:
+        with self.memory.lock:
             return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
 
     def compact(self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None) -> CompactionReport:
@@ -541,7 +542,7 @@ class UserMemory:
             raise InvalidInputError(f"keep_recent must be an int >= 0, got {describe(keep_recent)}")
         if summarizer is not None:
             check_callable(summarizer, "summarizer")
-        with self.memory._lock:
+        with self.memory.lock:
             log, vectors = self._storage.get_records(
                 self.user_id, kinds=[Kind.EVENT, Kind.SUMMARY], statuses=[Status.ACTIVE], with_embeddings=True
             )
@@ -564,7 +565,7 @@ class UserMemory:
 
         Rules are pinned. Expired session state is removed too (it has no archive)."""
         t = _now_default(now)
-        with self.memory._lock:
+        with self.memory.lock:
             records, _ = self._storage.get_records(self.user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW])
             decisions = forgetting.plan_forget(records, self.memory.retention, t)
             if dry_run:
@@ -588,16 +589,14 @@ class UserMemory:
         fids = sorted({fact_claims.key_of(r.id) or r.id for r in change.archives})
         self.memory.apply(change)
         self._storage.slots.drop(fids)  # claims written since the fold point may stand over the checkpoint
-        synced = self.memory._indexes.get(self.user_id)
-        if synced is not None:
-            synced.stale.update(fids)
+        self.memory.mark_stale(self.user_id, fids)
 
     def purge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
         """Delete archived records whose grace period is over; returns how many."""
         t = _now_default(now)
         if grace_days is not None:
             grace_days = check_days(grace_days, "grace_days")
-        with self.memory._lock:
+        with self.memory.lock:
             archived, _ = self._storage.get_records(self.user_id, statuses=[Status.ARCHIVED])
             doomed = forgetting.plan_purge(archived, self.memory.retention, t, grace_days)
             if doomed:
@@ -637,7 +636,7 @@ class UserMemory:
                 return claim, Change(self.user_id, upserts=(claim,), fresh=True)
             return changes.restore(self.user_id, record, None, {}, now())
 
-        with self.memory._lock:
+        with self.memory.lock:
             out = shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
             return self._fact_now(out) if fact_claims.is_claim(out.id) else out
 
@@ -665,7 +664,7 @@ class UserMemory:
     @no_io
     def documents(self, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
         """This user's document store (see :mod:`memtend.documents.store`); no I/O on creation."""
-        return self.memory.documents(self.user_id, gate=gate, redact=redact)
+        return DocumentStore(self.memory, self.user_id, gate=gate, redact=redact)
 
     def export(self) -> dict[str, Any]:
         """Everything stored about this user, as JSON-able data."""

@@ -27,7 +27,7 @@ from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, check_time, now
 from memtend.records import check_name as check_identifier
 
 if TYPE_CHECKING:
-    from memtend.memory import Memory
+    from memtend.handle import MemoryHandle
 
 MAX_VALUE_BYTES = 1_000_000
 MAX_DEPTH = 32
@@ -51,7 +51,7 @@ class KeyedStore:
 
     def __init__(
         self,
-        memory: Memory,
+        memory: MemoryHandle,
         user_id: str,
         namespace: str,
         *,
@@ -157,7 +157,7 @@ class KeyedStore:
 _ALL = 10**9  # a limit no namespace reaches
 
 
-def export_items(memory: Memory, user_id: str) -> list[dict[str, Any]]:
+def export_items(memory: MemoryHandle, user_id: str) -> list[dict[str, Any]]:
     """Every keyed-store, session-state and ledger item of the user, for ``export()["store"]``: ``namespace`` as
     the store was named (``session:<id>`` / ``ledger:<id>`` for working memory) and ``kind`` telling them apart."""
     out = []
@@ -176,12 +176,12 @@ def export_items(memory: Memory, user_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def expired_count(memory: Memory, user_id: str, at: float) -> int:
+def expired_count(memory: MemoryHandle, user_id: str, at: float) -> int:
     """How many of the user's keyed-store, session and ledger items have expired at ``at``."""
     return core_documents(memory, user_id).expired_count(at)
 
 
-def sweep_expired(memory: Memory, user_id: str, at: float) -> int:
+def sweep_expired(memory: MemoryHandle, user_id: str, at: float) -> int:
     """Delete the user's expired keyed-store, session and ledger items; returns how many."""
     return core_documents(memory, user_id).sweep(at)
 

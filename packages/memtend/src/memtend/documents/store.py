@@ -67,7 +67,7 @@ from memtend.records import MAX_TEXT_CHARS, check_encodable, check_time, now
 from memtend.storage.document_rows import DocRow, DocumentRows, doc_id
 
 if TYPE_CHECKING:
-    from memtend.memory import Memory
+    from memtend.handle import MemoryHandle
 
 __all__ = [
     "MAX_FILTER_FIELDS",
@@ -152,7 +152,7 @@ class DocumentStore:
     """One user's documents. Get it with ``memory.user(uid).documents()``; it does no I/O on creation."""
 
     def __init__(
-        self, memory: Memory, user_id: str, *, gate: GateMode = "text", redact: bool = False, _space: str = ""
+        self, memory: MemoryHandle, user_id: str, *, gate: GateMode = "text", redact: bool = False, _space: str = ""
     ) -> None:
         if gate not in ("text", "off"):
             raise InvalidInputError(f"gate must be 'text' or 'off', got {describe(gate)}")
@@ -394,7 +394,7 @@ class DocumentStore:
         rows = self._rows.find(self.user_id, self._space, prefix, at=now(), text=False)
         if rows:
             self._rows.write(self.user_id, [], rows, {r.id: r for r in rows})
-            self._memory._emit_documents_changed(self.user_id, [], rows, {})
+            self._memory.emit_documents_changed(self.user_id, [], rows, {})
         return len(rows)
 
     def touch(self, namespace: Namespace, keys: Sequence[str], ttl: float) -> int:
@@ -485,7 +485,7 @@ class DocumentStore:
                     markers,
                 )
         if puts or deletes:
-            self._memory._emit_documents_changed(self.user_id, puts, deletes, masked)
+            self._memory.emit_documents_changed(self.user_id, puts, deletes, masked)
         return written
 
     def _embed(self, texts: dict[str, list[str]]) -> dict[str, np.ndarray]:
@@ -677,24 +677,24 @@ class DocumentStore:
         return await asyncio.to_thread(self.export)
 
 
-def core_documents(memory: Memory, user_id: str) -> DocumentStore:
+def core_documents(memory: MemoryHandle, user_id: str) -> DocumentStore:
     """The user's documents in memtend's reserved space (session state, ledger, keyed stores): no public call
     reaches, lists or collides with them."""
     return DocumentStore(memory, user_id, gate="off", _space=CORE_SPACE)
 
 
-def reserved_documents(memory: Memory, user_id: str) -> list[Document]:
+def reserved_documents(memory: MemoryHandle, user_id: str) -> list[Document]:
     """Every live document of the user in the reserved space, in insertion order (for export)."""
     docs = core_documents(memory, user_id)
     return [docs._document(r) for r in docs._rows.find(user_id, CORE_SPACE, (), at=now())]
 
 
-def document_owners(memory: Memory, namespace_prefix: Namespace) -> list[str]:
+def document_owners(memory: MemoryHandle, namespace_prefix: Namespace) -> list[str]:
     prefix = check_namespace(namespace_prefix, "namespace_prefix", empty=True)
     return memory.storage.documents.owners(PUBLIC_SPACE, prefix)
 
 
-def sweep_documents(memory: Memory, at: float | None = None) -> int:
+def sweep_documents(memory: MemoryHandle, at: float | None = None) -> int:
     t = check_time(at, "now") if at is not None else _clock()
     rows = memory.storage.documents
     return rows.remove(rows.expired(None, t), t)

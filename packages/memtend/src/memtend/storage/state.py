@@ -25,7 +25,7 @@ from memtend.storage import locking
 from memtend.storage.marks import FOLDED_TOKEN
 
 if TYPE_CHECKING:
-    from memtend.memory import _SyncedIndex
+    from memtend.index.synced import SyncedIndex
     from memtend.storage.marks import ChangeMarks
     from memtend.storage.store import Storage
     from memtend.writing.usage import UsageWriter
@@ -49,7 +49,7 @@ class StoreState:
         self.usage = usage
         self.folder_lock = lock
         self.lock = threading.RLock()  # held through every read-check-write of a user's records, and erasure
-        self.indexes: OrderedDict[str, _SyncedIndex] = OrderedDict()
+        self.indexes: OrderedDict[str, SyncedIndex] = OrderedDict()
         self.max_cached_users = 0
         self.writer_id = uuid.uuid4().hex  # names this process's change marks on a shared store
         self.handles = 0

@@ -1,6 +1,6 @@
 """What the per-user parts of working memory (session state, the ledger) need from the user facade, as a protocol:
 they import this low module at run time, never ``memory`` or ``user_memory`` (``session_scope`` -> ``memory`` ->
-``session`` was an import cycle). ``Memory`` is named for type checkers only.
+``session`` was an import cycle). The store is seen through :class:`~memtend.handle.MemoryHandle`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from memtend.memory import Memory
+    from memtend.handle import MemoryHandle
 
 
 class UserScope(Protocol):
@@ -18,4 +18,4 @@ class UserScope(Protocol):
     def user_id(self) -> str: ...
 
     @property
-    def memory(self) -> Memory: ...
+    def memory(self) -> MemoryHandle: ...

@@ -31,18 +31,18 @@ from memtend.records import Record, Status
 from memtend.storage.record_rows import drop_history_row
 
 if TYPE_CHECKING:
-    from memtend.memory import Memory
+    from memtend.handle import MemoryHandle
 
 T = TypeVar("T")
 _WINS_OVER_REVIEW = frozenset({"reject", "delete", "purge"})
 _FACT_WRITES = frozenset({"add", "update", "restore", "approve"})
 
 
-def shared(memory: Memory) -> bool:
-    return not memory._exclusive
+def shared(memory: MemoryHandle) -> bool:
+    return not memory.exclusive
 
 
-def erasing_seen(memory: Memory, user_id: str, before: dict[str, str]) -> bool:
+def erasing_seen(memory: MemoryHandle, user_id: str, before: dict[str, str]) -> bool:
     """True when an erasure of the user overlapped the call: one in progress now, or one finished since
     ``before`` (the marks read before the call read anything)."""
     marks = memory.storage.changes
@@ -53,7 +53,7 @@ def erasing_seen(memory: Memory, user_id: str, before: dict[str, str]) -> bool:
 
 
 def guarded(
-    memory: Memory,
+    memory: MemoryHandle,
     user_id: str,
     record_ids: Sequence[str],
     plan: Callable[[], tuple[T, Change]],
@@ -89,7 +89,7 @@ def guarded(
 
 
 def _take_back(
-    memory: Memory,
+    memory: MemoryHandle,
     user_id: str,
     change: Change,
     replaced: dict[str, tuple[Record, np.ndarray]],
@@ -116,8 +116,7 @@ def _take_back(
         memory.storage.write_records(user_id, [rec for rec, _ in back], np.vstack([v for _, v in back]))
     if change.history:
         drop_history_row(memory.storage, user_id, change.history[0].id)
-    with memory._lock:
-        memory._indexes.pop(user_id, None)  # reloaded from storage on next use
+    memory.forget_index(user_id)  # reloaded from storage on next use
 
 
 def _same(stored: Record, written: Record) -> bool:

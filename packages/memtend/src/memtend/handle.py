@@ -1,0 +1,91 @@
+"""What the layers under :class:`~memtend.memory.Memory` need of it, as protocols, so that they never import it.
+
+The document store, working memory and guarded writes take a :class:`MemoryHandle`; the per-user facade
+(:mod:`memtend.user_memory`) takes the wider :class:`FacadeHandle`. ``Memory`` is the one implementation; these
+names are all that lower modules may use of it (tests/test_layers.py checks that none imports ``memtend.memory``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from memtend.helpers import Parts
+    from memtend.index.user_index import UserIndex
+    from memtend.policies.changes import Change
+    from memtend.policies.forgetting import RetentionPolicy
+    from memtend.policies.retrieval import RetrievalConfig
+    from memtend.results import ChangeEvent
+    from memtend.storage.document_rows import DocRow
+    from memtend.storage.store import Storage
+
+__all__ = ["FacadeHandle", "MemoryHandle"]
+
+T = TypeVar("T")
+
+
+class MemoryHandle(Protocol):
+    """A store as the layers under the facade see it: its storage and settings, its lock, and the write path."""
+
+    storage: Storage
+    retention: RetentionPolicy
+    lock: threading.RLock
+
+    @property
+    def exclusive(self) -> bool:
+        """True when no other process can write the store (an embedded folder whose lock this process holds)."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def apply(self, change: Change) -> list[ChangeEvent]:
+        """Perform a planned change: the one write path."""
+        ...
+
+    def forget_index(self, user_id: str) -> None:
+        """Drop the user's cached retrieval index: it is read again from storage on next use."""
+        ...
+
+    def emit_documents_changed(
+        self,
+        user_id: str,
+        written: Sequence[DocRow],
+        deleted: Sequence[DocRow],
+        masked: Mapping[str, tuple[str, ...]],
+    ) -> None:
+        """Tell ``on_change`` about a document write the document store has applied."""
+        ...
+
+
+class FacadeHandle(MemoryHandle, Protocol):
+    """A store as the per-user facade sees it: the handle, plus recall's index and the single-write pipeline."""
+
+    retrieval: RetrievalConfig
+    on_change: Callable[[ChangeEvent], None] | None
+
+    def settled_storage(self) -> Storage:
+        """Storage, with buffered usage stamps written first."""
+        ...
+
+    def user_index(self, user_id: str) -> UserIndex:
+        """The user's retrieval index, caught up with other processes' writes (hold ``lock`` while using it)."""
+        ...
+
+    def preload_index(self, user_id: str) -> Future[UserIndex] | None: ...
+
+    def mark_stale(self, user_id: str, fact_ids: Sequence[str]) -> None:
+        """These fact keys are read again from storage when the user's cached index is next used."""
+        ...
+
+    def gated_beside_embedding(self, text: object, gate: Callable[[], T]) -> tuple[T, dict[str, np.ndarray]]: ...
+
+    def embed_parts(self, texts: Sequence[str]) -> Parts | None: ...
+
+    def apply_streamed(self, change: Change, parts: Parts) -> list[ChangeEvent]: ...
+
+    def emit(self, events: list[ChangeEvent]) -> list[ChangeEvent]: ...
