@@ -24,6 +24,7 @@ from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.facts import claims as fact_claims
 from memtend.facts import fold as fact_fold
+from memtend.facts.claim_write import write_claim
 from memtend.helpers import Parts
 from memtend.injection_meaning import reads_like_agent_instruction
 from memtend.policies import changes, compaction, forgetting, gate, precedence, recall_filters
@@ -279,76 +280,7 @@ class UserMemory:
             self._add([_Checked(candidate, checked.redacted)], embedded)
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
         said_at = candidate.created_at if at else None
-        return self._write_claim(candidate, checked.redacted, said_at=said_at, embedded=embedded)
-
-    def _write_claim(
-        self,
-        candidate: Record,
-        redacted: tuple[str, ...],
-        *,
-        said_at: float | None = None,
-        embedded: dict[str, np.ndarray] | None = None,
-    ) -> FactResult:
-        """Write one claim of a fact key: ONE new row, reading nothing on a shared store (see
-        :mod:`memtend.facts.claims`). On a store only this process writes, the key's current value is known (cached,
-        or read once) and the result is exact at once; a value that changes nothing is not written. Elsewhere the
-        result is read lazily (``FactResult``)."""
-        fid = fact_id(self.user_id, candidate.key)
-        written_at = now()
-        write_id = new_id()
-        # when it was said (created_at) and when it was written (updated_at): a claim differing in the two was
-        # back-dated (``at=``), which precedence weighs (fact_claims.claim_of)
-        claim = replace(
-            candidate,
-            id=fact_claims.claim_id(self.user_id, candidate.key, write_id),
-            created_at=said_at if said_at is not None else written_at,
-            updated_at=written_at,
-            last_used_at=written_at,
-        )
-        history = HistoryEntry(write_id, self.user_id, "set", claim.id, None, claim.snapshot(), claim.source.value, 0.0)
-        change = Change(
-            self.user_id,
-            upserts=(claim,),
-            history=(history,),
-            vectors={claim.id: embedded[claim.text]} if embedded and claim.text in embedded else {},
-            fresh=True,
-            redacted={claim.id: redacted} if redacted else {},
-        )
-        with self.memory.lock:
-            if shared_writes.shared(self.memory):
-                self.memory.apply(change)
-                if self.memory.on_change is None:
-                    return FactResult.deferred(lambda: self._claim_result(fid, write_id, claim)[:3])
-                # a hook is told what the write did: read it now (and the result with it)
-                outcome, current, reason, before = self._claim_result(fid, write_id, claim)
-                self.memory.emit(changes.fact_events(self.user_id, outcome, before, current, now(), redacted))
-                return FactResult(outcome, current, reason)
-            slot, _ = self._storage.fact_slot(self.user_id, fid)  # the key as it stands (cached: no read)
-            resolved = fact_claims.resolve(self.user_id, candidate.key, [fact_claims.claim_of(claim)], checkpoint=slot)
-            outcome = resolved.outcomes[write_id]
-            reason = resolved.reasons[write_id]
-            assert resolved.current is not None
-            if outcome is FactOutcome.UNCHANGED:
-                return FactResult(outcome, resolved.current, reason)
-            made: Record | None = resolved.current if resolved.winner == write_id else None  # None: kept as it was
-            if made is not None:  # as a read presents it: held by this claim, beside the slot row if there is one
-                made.row_id = claim.id
-                made.stored_keys = slot.stored_keys if slot is not None else frozenset()
-                made.stored_document = slot.stored_document if slot is not None else False
-            self.memory.apply(replace(change, resolved={fid: made}))
-            self._storage.slots.put(self.user_id, fid, resolved.current, None)
-            if self.memory.on_change is not None and slot is not None and made is not None:
-                before = replace(
-                    slot,
-                    id=slot.row_id or fact_claims.checkpoint_value_id(fid),
-                    status=Status.ARCHIVED,
-                    superseded_by=fid,
-                    updated_at=written_at,
-                )
-            else:
-                before = None
-            self.memory.emit(changes.fact_events(self.user_id, outcome, before, resolved.current, now(), redacted))
-            return FactResult(outcome, resolved.current, reason)
+        return write_claim(self.memory, self.user_id, candidate, checked.redacted, said_at=said_at, embedded=embedded)
 
     def _set_fact_resolved(
         self, key: str, value: str, *, source: Source | str, redact: bool, at: float | None
@@ -357,16 +289,6 @@ class UserMemory:
         result = self.set_fact(key, value, source=source, redact=redact, at=at)
         _ = result.outcome  # resolves it
         return result
-
-    def _claim_result(self, fid: str, write_id: str, claim: Record) -> tuple[FactOutcome, Record, str, Record | None]:
-        """What a claim written on a shared store did, read after the write (one read of the key's rows), and the
-        value it replaced (as the archive shows it) when it replaced one."""
-        resolved = self._storage.resolve_fact(self.user_id, fid)
-        outcome = resolved.outcomes.get(write_id)
-        if outcome is None or resolved.current is None:  # folded, deleted or erased meanwhile: as written
-            return FactOutcome.ADDED, replace(claim, id=fid), "written (the key changed since)", None
-        before = next((r for r in resolved.superseded if r.updated_at == claim.updated_at and r.id != claim.id), None)
-        return outcome, resolved.current, resolved.reasons[write_id], before
 
     def get_fact(self, key: str) -> Record | None:
         """The key's current value (its claims resolved, see :mod:`memtend.facts.claims`), or None. Known without a
