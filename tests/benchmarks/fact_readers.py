@@ -1,5 +1,5 @@
-"""What read-time fact precedence (memtend.facts.claims) costs readers: a ``get_fact`` of a key this process has not
-seen (the key's rows read: its slot row by id, its claims by key), of one it has (an embedded folder: cached, no
+"""What read-time fact precedence (memtend.consistency.claims) costs readers: a ``get_fact`` of a key this process has
+not seen (the key's rows read: its slot row by id, its claims by key), of one it has (an embedded folder: cached, no
 read), and a user's first recall (the per-user index loaded, every key resolved), beside raw Chroma reads of the
 same rows measured in the same run: a get of one row by id, and a get of the user's rows (the raw part of loading
 an index). Users write each key several times (claims pile up until the forget cycle folds them).

@@ -1,4 +1,4 @@
-"""Compaction of fact keys in the review/forget cycle (memtend.facts.fold): a key's claims older than the grace
+"""Compaction of fact keys in the review/forget cycle (memtend.consistency.fold): a key's claims older than the grace
 window fold into its checkpoint (the slot row) in one write, and the key reads exactly the same before and after:
 value, history, archive, recall; claims written since stay claims and still replay after the checkpoint."""
 

@@ -1,4 +1,4 @@
-"""Recall over read-time fact precedence (memtend.facts.claims): the per-user index holds a key's current value
+"""Recall over read-time fact precedence (memtend.consistency.claims): the per-user index holds a key's current value
 alone, under the fact id; a guess kept out, or a value replaced, is never recalled as current, in this process
 and in another one whose index is cached (it catches up from the claims the writer marked)."""
 

@@ -1,6 +1,6 @@
-"""set_fact on an exclusive store knows its key without reading it (memtend.facts.slots): after every kind of write
-that touches a key, what the cache answers must be exactly what a read of Chroma gives: the key as readers see it
-(its claims and checkpoint resolved, memtend.facts.claims), with the creation entry and metadata keys of the slot
+"""set_fact on an exclusive store knows its key without reading it (memtend.consistency.slots): after every kind of
+write that touches a key, what the cache answers must be exactly what a read of Chroma gives: the key as readers see it
+(its claims and checkpoint resolved, memtend.consistency.claims), with the creation entry and metadata keys of the slot
 row when the value is the slot row's, and the row that holds the value. (The cache keeps no vector any more:
 nothing reads one from it since a set_fact no longer archives the old value's row; the retrieval index takes the
 claim's vector from the write itself.)"""

@@ -32,7 +32,7 @@ def test_single_write_benchmark_runs(embedding_function: object, backend: str) -
     if backend == "persistent":  # a store only this process writes: a new record needs no read
         assert results["remember"]["chroma_reads_max"] == 0 and results["log"]["chroma_reads_max"] == 0
     # set_fact is one claim row: no read on a shared store; where the folder lock is held, a key read once (its slot
-    # row by id, its claims by key) and then known (memtend.facts.claims)
+    # row by id, its claims by key) and then known (memtend.consistency.claims)
     assert results["set_fact"]["chroma_reads_max"] == (2 if backend == "persistent" else 0)
 
 

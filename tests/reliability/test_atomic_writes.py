@@ -33,7 +33,7 @@ def test_single_writes_are_one_chroma_write(memory: Memory) -> None:
     with counting_writes(memory) as calls:
         event = u.log("deployed the billing service")
     assert calls == new
-    # set_fact is one new row (a claim of the key, memtend.facts.claims): added where this Memory holds the folder
+    # set_fact is one new row (a claim of the key, memtend.consistency.claims): added where this Memory holds the folder
     # lock (and a value that changes nothing, known from its cache, not written at all); elsewhere it cannot know
     # what the others wrote, so every value is written (with the mark), and what it did is read when asked
     for value, outcome in (("email", "added"), ("phone", "updated"), ("phone", "unchanged")):
@@ -260,7 +260,7 @@ def _counting_gets(col: Any, gets: list[Any]) -> Any:
 
 
 def test_set_fact_reads_only_a_key_it_does_not_know_and_writes_one_new_row(tmp_path: Path) -> None:
-    """On an embedded folder the key this process wrote is known without a read (memtend.facts.slots); a process
+    """On an embedded folder the key this process wrote is known without a read (memtend.consistency.slots); a process
     that has not seen it reads it once (its slot by id and its claims by key: two gets), then knows it. Each write
     is one new claim row naming its key (``fk``), with its creation entry (op ``set``, id = the claim's write id)."""
     mem = Memory(path=tmp_path / "store", embedding_function=HashEmbedder())

@@ -125,8 +125,8 @@ def test_a_creation_entry_quoting_a_deleted_record_is_scrubbed(mem: Memory) -> N
 
 
 def test_a_fact_update_is_one_claim_row_and_its_entries_are_derived(mem: Memory) -> None:
-    """A fact's update writes one row: a new claim of the key (memtend.facts.claims), which keeps its creation entry
-    (op ``set``); the update's history entry is derived from the key's claims, with the claim's write id. History,
+    """A fact's update writes one row: a new claim of the key (memtend.consistency.claims), which keeps its creation
+    entry (op ``set``); the update's history entry is derived from the key's claims, with the claim's write id. History,
     scrubbing on delete, purge and erasure see it as before."""
     u = mem.user("dee")
     first = u.set_fact("contact.method", "email")

@@ -1,4 +1,4 @@
-"""Read-time fact precedence (memtend.facts.claims): replaying a key's writes in write order gives
+"""Read-time fact precedence (memtend.consistency.claims): replaying a key's writes in write order gives
 what the slot design gives applying them one after another (outcomes, current value, history operations), and
 racing writes in any order never leave a guess over the user's value."""
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from memtend.facts.claims import Claim, claim_id, present, resolve, select
+from memtend.consistency.claims import Claim, claim_id, present, resolve, select
 from memtend.policies import changes
 from memtend.policies.precedence import FactOutcome, fact_text
 from memtend.records import Kind, Record, Source, Status, fact_id

@@ -300,8 +300,8 @@ class Memory(Applier):
         the memory's lock while using it).
 
         On a store other processes write, each call first reads the user's change marks (one small read; see
-        :class:`~memtend.storage.ChangeMarks`) and, when another process's mark or the erasure mark moved since the
-        index last looked, compares the index with the user's stored records (metadata only) and fetches what
+        :class:`~memtend.storage.marks.ChangeMarks`) and, when another process's mark or the erasure mark moved since
+        the index last looked, compares the index with the user's stored records (metadata only) and fetches what
         changed. Marks are compared by value, never by time: a write or erasure that returned in any process is
         seen by every recall that starts after it, whatever the processes' clocks say."""
         with self.lock:

@@ -108,7 +108,7 @@ class Record:
     # rewrite of such a row clears the document, which Chroma would otherwise keep
     stored_document: bool = field(default=False, init=False, compare=False, repr=False)
     # the stored row holding a fact's current value when it is not the slot row (its winning claim, see
-    # ``memtend.facts.claims``): what a replaced value is archived as
+    # ``memtend.consistency.claims``): what a replaced value is archived as
     row_id: str = field(default="", init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -18,13 +18,14 @@ import numpy as np
 
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_callable, check_items, describe
+from memtend.consistency import claims as fact_claims
+from memtend.consistency import fold as fact_fold
+from memtend.consistency import guarded as shared_writes
+from memtend.consistency.claim_write import write_claim
 from memtend.documents.keyed import KeyedStore, expired_count, export_items, sweep_expired
 from memtend.documents.store import DocumentStore
 from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
-from memtend.facts import claims as fact_claims
-from memtend.facts import fold as fact_fold
-from memtend.facts.claim_write import write_claim
 from memtend.helpers import Parts
 from memtend.injection_meaning import reads_like_agent_instruction
 from memtend.policies import changes, compaction, forgetting, gate, precedence, recall_filters
@@ -47,7 +48,6 @@ from memtend.records import (
 )
 from memtend.results import CompactionReport, DeleteReport, Event, FactResult, ForgetReport, HistoryEntry, Hit
 from memtend.storage.store import Storage
-from memtend.writing import guarded as shared_writes
 
 if TYPE_CHECKING:
     from memtend.documents.store import GateMode
@@ -291,8 +291,8 @@ class UserMemory:
         return result
 
     def get_fact(self, key: str) -> Record | None:
-        """The key's current value (its claims resolved, see :mod:`memtend.facts.claims`), or None. Known without a
-        read where this process holds the folder lock and has seen the key; else the key's rows are read (its slot
+        """The key's current value (its claims resolved, see :mod:`memtend.consistency.claims`), or None. Known without
+        a read where this process holds the folder lock and has seen the key; else the key's rows are read (its slot
         row by id, its claims by key)."""
         current, _ = self._storage.fact_slot(self.user_id, fact_id(self.user_id, precedence.canonical_key(key)))
         return current if current is not None and current.status is Status.ACTIVE else None
@@ -349,7 +349,7 @@ class UserMemory:
             records = {rid: index.record(rid) for rid, _ in ranked}
             hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]
         hits = hits[: recall_filters.within_budget([h.label() for h in hits], budget)]
-        # stamped on the row holding each record (a fact's value: its winning claim, see memtend.facts.claims)
+        # stamped on the row holding each record (a fact's value: its winning claim, see memtend.consistency.claims)
         memory.apply(Change(self.user_id, used={records[h.record.id].row_id or h.record.id: used for h in hits}))
         return hits
 
@@ -410,7 +410,7 @@ class UserMemory:
 
     def _claim(self, value: Record, op: str) -> Record:
         """A claim row of ``value``'s key written by ``op`` (approve, restore: named in its write id, see
-        :func:`memtend.facts.claims.claim_of`), said when ``value`` was, written now."""
+        :func:`memtend.consistency.claims.claim_of`), said when ``value`` was, written now."""
         t = now()
         write_id = f"{op}-{new_id()}"
         return replace(
@@ -504,7 +504,7 @@ class UserMemory:
 
     def _fold_facts(self) -> None:
         """Compaction of fact keys (hold the memory's lock): claims written more than ``FOLD_AFTER`` seconds ago
-        fold into their key's checkpoint, in one write (see :mod:`memtend.facts.fold`); the key reads the same."""
+        fold into their key's checkpoint, in one write (see :mod:`memtend.consistency.fold`); the key reads the same."""
         change = fact_fold.compaction(self._storage, self.user_id, _clock() - fact_fold.FOLD_AFTER, _clock())
         if change is None:
             return
@@ -525,7 +525,7 @@ class UserMemory:
                 self.memory.apply(changes.purge(self.user_id, doomed))
             # fact claims folded into their checkpoint whose value is not an archived one (the checkpoint holds it,
             # or it never was a value): no reader shows them and their entries are in the fold's history row, so
-            # once past the grace period they go with no entry of their own (memtend.facts.fold)
+            # once past the grace period they go with no entry of their own (memtend.consistency.fold)
             folded = [
                 r
                 for r in self._storage.claim_stamps(self.user_id)

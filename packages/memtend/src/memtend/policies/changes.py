@@ -19,7 +19,7 @@ from memtend.records import Kind, Record, Source, Status, derived_id, fact_id, n
 from memtend.results import ChangeEvent, ChangeType, DeleteReport, FactResult, HistoryEntry
 
 ARCHIVED_FROM = "archived_from"  # extra field: the status a record had before it was archived
-CLAIM_PREFIX = "fv:"  # a fact's claim row (memtend.facts.claims, which imports this module's package)
+CLAIM_PREFIX = "fv:"  # a fact's claim row (memtend.consistency.claims, which imports this module's package)
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,7 +41,7 @@ class Change:
     per record id, the kinds of sensitive value the gate masked in it (for change hooks; never the values);
     ``resolved``, by fact id, what this change's fact claims made of their keys when the writer knows it exactly
     (the folder-lock holder): the key's new current value, or None when it stands as it was (a key not named is
-    resolved when next read: the retrieval index re-reads it, see :mod:`memtend.facts.claims`).
+    resolved when next read: the retrieval index re-reads it, see :mod:`memtend.consistency.claims`).
     """
 
     user_id: str
@@ -56,7 +56,7 @@ class Change:
     erase: bool = False
     stored: Mapping[str, Record | None] = field(default_factory=dict)
     resolved: Mapping[str, Record | None] = field(default_factory=dict)
-    folded: bool = False  # names the rows of its fact keys already (memtend.facts.fold): written as it is
+    folded: bool = False  # names the rows of its fact keys already (memtend.consistency.fold): written as it is
 
     @property
     def empty(self) -> bool:
@@ -173,7 +173,7 @@ def fact(
     a pointer to its successor, in the same write as the new value.
 
     The slot design's planner: ``set_fact`` now writes a claim per value and readers resolve them
-    (:mod:`memtend.facts.claims`); this stays as the reference the replay of claims is tested against
+    (:mod:`memtend.consistency.claims`); this stays as the reference the replay of claims is tested against
     (``tests/unit/test_fact_claims.py``: outcomes, value, times, history and archive must equal it)."""
     fid = fact_id(user_id, candidate.key)
     current_value = slot if slot is not None and slot.status is Status.ACTIVE else None

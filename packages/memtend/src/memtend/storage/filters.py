@@ -10,7 +10,7 @@ from memtend.storage.chroma import Where
 HISTORY_OWNER = "h_user"  # the owner field of history rows in the memories collection
 HISTORY_ID_PREFIX = "h:"
 KEPT_FOR = "h_record"  # on an archived record row keeping another record's history entry: that record's id
-JOURNAL_OWNER = "j_user"  # the owner field of journal rows (see memtend.writing.journal)
+JOURNAL_OWNER = "j_user"  # the owner field of journal rows (see memtend.consistency.journal)
 
 
 def where(user_id: str, **clauses: Any) -> Where:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from chromadb.api.models.Collection import Collection
 
-from memtend.facts import claims as fact_claims
+from memtend.consistency import claims as fact_claims
 from memtend.policies import history_scrub
 from memtend.results import HistoryEntry
 from memtend.storage.chroma import NO_VECTOR, SCRUB_BATCH, WRITE_BATCH, Where, guarded, history_vector
@@ -180,7 +180,7 @@ class HistoryRows(RecordRows):
         return entries
 
     def _derived_history(self, user_id: str, record_id: str | None) -> list[HistoryEntry]:
-        """The history entries fact keys' claims derive (see :mod:`memtend.facts.claims`): every key's, or the
+        """The history entries fact keys' claims derive (see :mod:`memtend.consistency.claims`): every key's, or the
         key's of ``record_id`` when it is a fact id."""
         if record_id is None:
             got = self.memories.get(where=where(user_id), include=["documents", "metadatas"])

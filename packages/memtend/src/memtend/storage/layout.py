@@ -7,7 +7,7 @@ from typing import Any
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
-from memtend.facts.slots import FactSlots
+from memtend.consistency.slots import FactSlots
 from memtend.storage.chroma import MAX_BATCH, SMALL_SYNC_THRESHOLD, UNUSED_GRAPH, guarded, schema_read_once
 from memtend.storage.document_rows import DocumentRows
 from memtend.storage.filters import history_where, where

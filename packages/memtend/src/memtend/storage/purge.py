@@ -5,7 +5,7 @@ the free space of the pages that held them and in free pages, and the full-text 
 documents until its segments are merged; the vector index marks a deleted item and keeps its vector, and writes
 uninitialised memory (whatever the process held, any user's text included) into the unused tail of its files.
 (Chroma's write-ahead log, the ``embeddings_queue`` table, is purged through the API by
-:meth:`memtend.storage.Storage.erase_user`.)
+:meth:`memtend.storage.store.Storage.erase_user`.)
 
 - :func:`scrub_sqlite` merges every FTS5 index into one segment (``optimize``, which drops deleted entries),
   rewrites the whole database into fresh pages (``VACUUM``) and, in WAL mode, truncates the write-ahead file. It

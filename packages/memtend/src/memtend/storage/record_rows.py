@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from memtend.facts import claims as fact_claims
+from memtend.consistency import claims as fact_claims
 from memtend.records import Kind, Record, Status, chroma_float
 from memtend.results import HistoryEntry
 from memtend.storage.chroma import delete_existing, guarded, history_vector, schema_read_once
@@ -56,8 +56,8 @@ class RecordRows(StoreCollections):
 
         ``fresh``: every id in ``records`` is new (nothing stored to replace), which saves a read. Archives are
         read first (their stored metadata keys and vector); one no longer stored is skipped, never revived.
-        ``journal``: (row id, document) of the change's journal row (see :mod:`memtend.writing.journal`), written in the
-        first call. ``known``: records as already read by id (None: not stored); their metadata keys are not read
+        ``journal``: (row id, document) of the change's journal row (see :mod:`memtend.consistency.journal`), written
+        in the first call. ``known``: records as already read by id (None: not stored); their metadata keys are not read
         again. ``deleting``: ids of records the change deletes after this call (their creation entries move to
         history rows here, see ``creation_entries``). ``mark``: (id, metadata) of the change mark telling other
         processes of this write (see :class:`ChangeMarks`), written in the last call. ``shared``: other processes
@@ -66,8 +66,8 @@ class RecordRows(StoreCollections):
         into its record rows (``FOLD_KEY``, see :class:`ChangeMarks`; a write of new rows in one call, no ``mark``).
 
         A write whose every history entry creates one of its new records (a ``remember``, ``log``, ``log_many``,
-        a fact's claim, see :mod:`memtend.facts.claims`) writes no history row: each record keeps its creation entry
-        in its own row (``h`` in its packed metadata; the row is that version of the record, so the entry's
+        a fact's claim, see :mod:`memtend.consistency.claims`) writes no history row: each record keeps its creation
+        entry in its own row (``h`` in its packed metadata; the row is that version of the record, so the entry's
         ``after`` is the row itself). A later write that replaces or deletes such a row moves the entry to a
         history row first, except an update that archives the old version under a new id in the same write (the
         slot design's fact update, which stores written before this one hold): its entry is kept in the archived
@@ -273,7 +273,7 @@ class RecordRows(StoreCollections):
     ) -> tuple[list[Record], np.ndarray | None]:
         """The user's records as readers see them (all, or those of ``ids``; of ``kinds`` and ``statuses``): a fact
         key's stored claims resolved into its current value (id ``fact_id``) and its archive (see
-        :mod:`memtend.facts.claims`). Asked by id, a fact id or claim id reads the whole key (its claims: one more
+        :mod:`memtend.consistency.claims`). Asked by id, a fact id or claim id reads the whole key (its claims: one more
         where-read)."""
         if ids is not None and not ids:
             return [], (np.zeros((0, 0), dtype=np.float32) if with_embeddings else None)

@@ -2,11 +2,12 @@
 
 A store is a Chroma folder (by its real path), a Chroma server (by host, port, tenant and database) or, for any
 other client (an ``EphemeralClient``), the client object itself; plus the collection prefix. Every handle on it
-shares one :class:`~memtend.storage.Storage`, one lock, one cache of per-user indexes, one background writer of
+shares one :class:`~memtend.storage.store.Storage`, one lock, one cache of per-user indexes, one background writer of
 usage stamps and (through the shared Storage) one set of session tallies, so a write or an erasure made through
 one handle is seen by the others at once, whichever of them closes first. The state goes when its last handle
 closes.
-"""
+
+The invariants this keeps between processes: docs/consistency.md."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ class StoreState:
     def note_write(self, user_id: str, ids: list[str], foldable: bool = False) -> tuple[str, str | None]:
         """Count a write of the user's records: the mark token (``epoch:seq``) and the recent writes to publish
         (JSON ``[[seq, [ids]], ...]``; ``["*"]`` for a write too large to list); None instead of the recent writes
-        when the write is folded into its record rows (see :class:`~memtend.storage.ChangeMarks`): ``foldable`` (a
+        when the write is folded into its record rows (see :class:`~memtend.storage.marks.ChangeMarks`): ``foldable`` (a
         write of new rows in one call), after a mark of this epoch was stored, and fewer than ``FOLD_WINDOW - 1``
         folded writes since."""
         with self.lock:

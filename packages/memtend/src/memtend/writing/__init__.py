@@ -1,1 +1,1 @@
-"""How changes reach storage: the write journal, guarded writes between processes, last-used stamps."""
+"""The one write path: the apply step every change goes through, and last-used stamps written in the background."""

@@ -16,9 +16,10 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memtend.arguments import check_texts, describe
+from memtend.consistency import claims as fact_claims
+from memtend.consistency import fold as fact_fold
+from memtend.consistency import journal
 from memtend.errors import InvalidInputError, MemoryClosedError, StorageUnavailableError, WriteInterruptedError
-from memtend.facts import claims as fact_claims
-from memtend.facts import fold as fact_fold
 from memtend.helpers import Helpers, Parts, embed_in_parts
 from memtend.index.synced import SyncedIndex
 from memtend.policies import changes
@@ -29,7 +30,6 @@ from memtend.storage.document_rows import DocRow
 from memtend.storage.embeddings import BATCH_SIZE
 from memtend.storage.state import StoreState
 from memtend.storage.store import Storage
-from memtend.writing import journal
 from memtend.writing.usage import UsageWriter
 
 _PIPELINE_CHUNK = 256  # a fresh change with more new records than this is embedded and written in a pipeline
@@ -126,8 +126,8 @@ class Applier:
 
     # ------------------------------------------------------------------ all or nothing
     # A change that fits in one Chroma call is written in one (one transaction). Any other is journaled (see
-    # memtend.writing.journal): its journal row goes in its first call and is deleted after its last; one left behind is
-    # rolled forward on open, or on the user's next call in this process.
+    # memtend.consistency.journal): its journal row goes in its first call and is deleted after its last; one left
+    # behind is rolled forward on open, or on the user's next call in this process.
     def _apply_whole(self, change: Change, jid: str | None) -> bool:
         """Write a change that is not pipelined; True when its change mark went with it (one call, no journal)."""
         vectors = self._vectors(change)
@@ -518,7 +518,7 @@ class Applier:
 
     def _mark_note(self, change: Change, foldable: bool) -> tuple[str, str | None]:
         """This process's change mark of the user moved for ``change``: (token, its recent writes as JSON, or None
-        when the write is folded into its record rows; see :class:`~memtend.storage.ChangeMarks`)."""
+        when the write is folded into its record rows; see :class:`~memtend.storage.marks.ChangeMarks`)."""
         ids = [r.id for r in change.upserts] + [r.id for r in change.archives] + list(change.deletes)
         return self._state.note_write(change.user_id, ids, foldable)
 

@@ -1,14 +1,15 @@
 """Each fact key as readers see it (its current value, resolved from its claims and checkpoint: see
-:mod:`memtend.facts.claims`), kept in memory so that ``set_fact`` knows what its claim does without reading the key
-from Chroma (two Chroma gets of a 15-20 ms call).
+:mod:`memtend.consistency.claims`), kept in memory so that ``set_fact`` knows what its claim does without reading the
+key from Chroma (two Chroma gets of a 15-20 ms call).
 
 Kept only while no other process can write the store (an embedded folder whose lock this process holds): every
-write of the memories collection then goes through :class:`~memtend.storage.Storage`, which tells this cache what it
-wrote (a checkpoint row as it reads back, with the creation entry its row keeps, its metadata keys and its
+write of the memories collection then goes through :class:`~memtend.storage.store.Storage`, which tells this cache what
+it wrote (a checkpoint row as it reads back, with the creation entry its row keeps, its metadata keys and its
 vector; ``set_fact`` puts what its claim made of the key once written), deleted, stamped or rewrote. A write that
 fails (it may or may not have landed) and any rewrite the cache does not follow drop the entries concerned, so the
 next ``set_fact`` reads them from Chroma again. An entry of None means the key is known to hold nothing.
-"""
+
+The invariants this keeps between processes: docs/consistency.md."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from memtend.facts import claims as fact_claims
+from memtend.consistency import claims as fact_claims
 from memtend.records import Record, chroma_float
 
 __all__ = ["FactSlots", "is_slot"]

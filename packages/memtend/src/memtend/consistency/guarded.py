@@ -5,7 +5,7 @@ In one process the store's lock makes review, restore, delete, erasure and fact 
 processes each such call is checked after it is written, against what it can see then:
 
 - **erasure**: ``Memory.erase_user`` marks the user as being erased before it deletes anything and moves the
-  store-wide erasure token when done (:class:`~memtend.storage.ChangeMarks`). A call whose marks show an erasure
+  store-wide erasure token when done (:class:`~memtend.storage.marks.ChangeMarks`). A call whose marks show an erasure
   that overlapped it deletes what it wrote, if still as written, and raises ``RecordNotFoundError``: nothing
   erased comes back.
 - **review, restore, delete**: every write stores its history in the same Chroma upsert as its records (a history
@@ -14,9 +14,10 @@ processes each such call is checked after it is written, against what it can see
   A concurrent reject, delete or purge wins over an approve or restore that landed after it: the record is
   deleted again and the call raises ``RecordNotFoundError``.
 - **precedence** needs no check here: a fact's value is a claim row, new by construction and written without a
-  read, and every reader replays a key's claims in write order (:mod:`memtend.facts.claims`), so a lower source
+  read, and every reader replays a key's claims in write order (:mod:`memtend.consistency.claims`), so a lower source
   never stays over a higher one whichever order racing writes land in.
-"""
+
+The invariants this keeps between processes: docs/consistency.md."""
 
 from __future__ import annotations
 

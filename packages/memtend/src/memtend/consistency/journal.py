@@ -17,7 +17,8 @@ full-text search) holding the change as JSON: ``{"user_id", "chunk", "fresh",
 "upserts": [[id, text, metadata]], "archives": [...], "deletes": [id], "history": [entry]}``. ``chunk`` is the
 number of records per write the change was split into (0: one change), so a replay splits it the same way and
 writes the same history rows.
-"""
+
+The invariants this keeps between processes: docs/consistency.md."""
 
 from __future__ import annotations
 

@@ -51,13 +51,13 @@ superseded claim is archived, so never indexed: recall never shows a losing gues
 of the index compares presented records (``record_stamps``); a claim this process wrote without knowing what it
 did (a shared store) marks its key stale in the index, re-read on the index's next use.
 
-Outcome: where this process holds the folder lock, each key as it stands is cached (``memtend.facts.slots``; read
+Outcome: where this process holds the folder lock, each key as it stands is cached (``memtend.consistency.slots``; read
 once when not known) and updated by the process's own writes: ``FactResult`` is exact at once with no read, and a
 value that changes nothing is not written. On a shared store ``FactResult`` is resolved lazily (one read of the
 key, when first asked for); a change hook is told what the write did (read at once, only when a hook is set).
 
-Folding (``memtend.facts.fold``): a change that writes the fact id (forget, retire) or deletes an archived value of
-the key (purge, delete) folds the key's active claims into its checkpoint in the same Chroma call: the slot row
+Folding (``memtend.consistency.fold``): a change that writes the fact id (forget, retire) or deletes an archived value
+of the key (purge, delete) folds the key's active claims into its checkpoint in the same Chroma call: the slot row
 rewritten with the value, the claims rewritten archived (replaced values as the archive shows them, the others
 marked ``folded`` and left out by readers), the entries they derived stored as one history row; ``forget`` also
 folds every key holding two or more claims older than ``fact_fold.FOLD_AFTER`` (compaction; later claims replay
@@ -65,11 +65,12 @@ after the checkpoint), and ``purge`` deletes folded claims past the grace period
 every row of the key. Erasure deletes every row of the user (claims, checkpoints, archives) as before. On a shared
 store a fold keeping the key's value folds only claims older than ``FOLD_AFTER`` (and those up to the one that
 replaced a value it deletes), so a write stamped earlier but landing after the fold still replays in write order
-(``memtend.facts.fold`` says what is left).
+(``memtend.consistency.fold`` says what is left).
 
 All-or-nothing under SIGKILL: a claim is one row in one call; a fold is one call (Chroma applies one call as one
 transaction), a fold with deletions is journaled as every multi-call change is.
-"""
+
+The invariants this keeps between processes: docs/consistency.md."""
 
 from __future__ import annotations
 

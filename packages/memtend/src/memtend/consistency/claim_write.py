@@ -1,6 +1,8 @@
 """Writing one claim of a fact key (what ``UserMemory.set_fact`` does once the value passed the gate): one new
 row, reading nothing on a shared store; precedence between the key's claims is resolved when it is read
-(:mod:`memtend.facts.claims`)."""
+(:mod:`memtend.consistency.claims`).
+
+The invariants this keeps between processes: docs/consistency.md."""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memtend.facts import claims as fact_claims
+from memtend.consistency import claims as fact_claims
+from memtend.consistency import guarded as shared_writes
 from memtend.policies import changes
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
 from memtend.records import Record, Status, fact_id, new_id, now
 from memtend.results import FactResult, HistoryEntry
-from memtend.writing import guarded as shared_writes
 
 if TYPE_CHECKING:
     from memtend.handle import FacadeHandle
@@ -34,7 +36,7 @@ def write_claim(
     embedded: dict[str, np.ndarray] | None = None,
 ) -> FactResult:
     """Write one claim of a fact key: ONE new row, reading nothing on a shared store (see
-    :mod:`memtend.facts.claims`). On a store only this process writes, the key's current value is known (cached,
+    :mod:`memtend.consistency.claims`). On a store only this process writes, the key's current value is known (cached,
     or read once) and the result is exact at once; a value that changes nothing is not written. Elsewhere the
     result is read lazily (``FactResult``)."""
     fid = fact_id(user_id, candidate.key)

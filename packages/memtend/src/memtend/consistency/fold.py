@@ -1,6 +1,6 @@
 """A change that writes or deletes rows of a fact key as readers see them (forget, retire, delete or purge of a
 fact id, of an archived value, of a replaced checkpoint's value) turned into the rows that hold the key (see
-:mod:`memtend.facts.claims`), read just before the write:
+:mod:`memtend.consistency.claims`), read just before the write:
 
 - a fold: the key's active claims are folded into its checkpoint, the slot row ``fact:<hash>``, in the change's
   one Chroma call: the slot row is written with the key's value (as the change has it when it writes the fact id,
@@ -24,7 +24,8 @@ replacement still replays after that checkpoint. A change that writes or deletes
 delete) acts on every claim it read; a write landing after it counts as written after it.
 
 A change naming no such row is returned as it is, with no read.
-"""
+
+The invariants this keeps between processes: docs/consistency.md."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memtend.facts import claims as fact_claims
+from memtend.consistency import claims as fact_claims
 from memtend.policies.changes import ARCHIVED_FROM, Change, archived
 from memtend.records import Record, Status, new_id
 from memtend.results import HistoryEntry
