@@ -17,12 +17,30 @@ from memtend.aio import NO_IO_ATTRIBUTE
 
 # The classes whose methods reach storage; a name not (yet) exported is skipped.
 IO_CLASSES = ["Memory", "UserMemory", "MemoryTool", "SessionState", "Ledger", "KeyedStore", "DocumentStore"]
+# Memory's handle members that memtend's own layers call in-process (some while holding the store's lock), not an
+# application's API: they need no twin. Those of them an application may call too (apply, embed) keep theirs.
+HANDLE_ONLY = frozenset(
+    {
+        "apply_streamed",
+        "embed_parts",
+        "emit",
+        "emit_documents_changed",
+        "forget_index",
+        "gated_beside_embedding",
+        "mark_stale",
+        "preload_index",
+        "settled_storage",
+        "user_index",
+    }
+)
 
 
 def _sync_methods(cls: type) -> dict[str, Any]:
     out = {}
     for name, member in inspect.getmembers(cls, inspect.isfunction):
         if name.startswith("_") or inspect.iscoroutinefunction(member) or getattr(member, NO_IO_ATTRIBUTE, False):
+            continue
+        if cls.__name__ == "Memory" and name in HANDLE_ONLY:
             continue
         out[name] = member
     return out
@@ -35,6 +53,13 @@ def _same_type(annotation: Any) -> str:
 
 def _classes() -> list[type]:
     return [getattr(memtend, name) for name in IO_CLASSES if name in memtend.__all__]
+
+
+def test_handle_only_names_are_the_handle_protocols_members() -> None:
+    from memtend.handle import FacadeHandle
+
+    protocol = {n for n in dir(FacadeHandle) if not n.startswith("_")}
+    assert protocol >= HANDLE_ONLY, f"not handle members: {sorted(HANDLE_ONLY - protocol)}"
 
 
 def test_the_classes_under_check_are_exported() -> None:
