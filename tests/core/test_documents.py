@@ -351,7 +351,7 @@ def test_async_twins_and_sync_calls_inside_a_loop(ephemeral_memory: Memory) -> N
 
 # ------------------------------------------------------------------------------------------ vector search
 def test_texts_at_paths() -> None:
-    from memtend.documents import check_index, texts_at
+    from memtend.documents.values import check_index, texts_at
 
     value = {"a": {"b": "deep"}, "arr": [{"x": "one"}, {"x": "two"}], "n": 3, "tags": ["t1", "t2"]}
     assert texts_at(value, ["a.b"]) == ["deep"]

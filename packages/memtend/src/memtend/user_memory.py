@@ -280,7 +280,9 @@ class UserMemory:
             self._add([_Checked(candidate, checked.redacted)], embedded)
             return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
         said_at = candidate.created_at if at else None
-        return write_claim(self.memory, self.user_id, candidate, checked.redacted, said_at=said_at, embedded=embedded)
+        return write_claim(
+            self.memory, self.user_id, candidate, checked.redacted, said_at=said_at, embedded=embedded, clock=now
+        )
 
     def _set_fact_resolved(
         self, key: str, value: str, *, source: Source | str, redact: bool, at: float | None

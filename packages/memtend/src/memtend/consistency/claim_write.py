@@ -6,6 +6,7 @@ The invariants this keeps between processes: docs/consistency.md."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -34,13 +35,15 @@ def write_claim(
     *,
     said_at: float | None = None,
     embedded: dict[str, np.ndarray] | None = None,
+    clock: Callable[[], float] = now,
 ) -> FactResult:
     """Write one claim of a fact key: ONE new row, reading nothing on a shared store (see
     :mod:`memtend.consistency.claims`). On a store only this process writes, the key's current value is known (cached,
     or read once) and the result is exact at once; a value that changes nothing is not written. Elsewhere the
-    result is read lazily (``FactResult``)."""
+    result is read lazily (``FactResult``). ``clock`` is the facade's clock, so one clock stamps the write and its
+    events."""
     fid = fact_id(user_id, candidate.key)
-    written_at = now()
+    written_at = clock()
     write_id = new_id()
     # when it was said (created_at) and when it was written (updated_at): a claim differing in the two was
     # back-dated (``at=``), which precedence weighs (fact_claims.claim_of)
@@ -69,7 +72,7 @@ def write_claim(
                 )
             # a hook is told what the write did: read it now (and the result with it)
             outcome, current, reason, before = claim_result(memory.settled_storage(), user_id, fid, write_id, claim)
-            memory.emit(changes.fact_events(user_id, outcome, before, current, now(), redacted))
+            memory.emit(changes.fact_events(user_id, outcome, before, current, clock(), redacted))
             return FactResult(outcome, current, reason)
         slot, _ = memory.settled_storage().fact_slot(user_id, fid)  # the key as it stands (cached: no read)
         resolved = fact_claims.resolve(user_id, candidate.key, [fact_claims.claim_of(claim)], checkpoint=slot)
@@ -95,7 +98,7 @@ def write_claim(
             )
         else:
             before = None
-        memory.emit(changes.fact_events(user_id, outcome, before, resolved.current, now(), redacted))
+        memory.emit(changes.fact_events(user_id, outcome, before, resolved.current, clock(), redacted))
         return FactResult(outcome, resolved.current, reason)
 
 
