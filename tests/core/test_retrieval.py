@@ -80,19 +80,14 @@ PLAIN = RetrievalConfig(
 def test_minmax_rescales_over_the_mask_only() -> None:
     values = np.array([-2.0, 4.0, 1.0, 100.0])
     mask = np.array([True, True, True, False])
-    assert R.minmax(values, mask).tolist() == [0.0, 1.0, 0.5, 0.0]
-    assert R.minmax(np.array([2.0, 4.0]), np.array([True, True])).tolist() == [0.5, 1.0]  # zero is the floor
-    assert R.minmax(np.array([0.0, 0.0]), np.array([True, True])).tolist() == [0.0, 0.0]
-    assert R.minmax(values, np.zeros(4, dtype=bool)).tolist() == [0.0] * 4
+    both = np.array([[2.0, 4.0], [0.0, 0.0]])
 
+    def one(row: np.ndarray, row_mask: np.ndarray) -> list[float]:
+        return [float(v) for v in R.minmax_rows(row[None, :], row_mask)[0]]
 
-def test_fuse_is_the_weighted_mean_of_normalised_signals() -> None:
-    mask = np.ones(3, dtype=bool)
-    cosine, words = np.array([0.1, 0.5, 0.9]), np.array([0.0, 10.0, 0.0])
-    cosine, words = np.array([-0.1, 0.3, 0.7]), np.array([0.0, 10.0, 0.0])
-    np.testing.assert_allclose(R.fuse(cosine, words, mask, RetrievalConfig()), [0.0, 0.75, 0.5])
-    heavy = RetrievalConfig(meaning_weight=3.0, words_weight=1.0)
-    np.testing.assert_allclose(R.fuse(cosine, words, mask, heavy), [0.0, 0.625, 0.75])
+    assert one(values, mask) == [0.0, 1.0, 0.5, 0.0]
+    assert R.minmax_rows(both, np.array([True, True])).tolist() == [[0.5, 1.0], [0.0, 0.0]]  # zero is the floor
+    assert one(values, np.zeros(4, dtype=bool)) == [0.0] * 4
 
 
 def test_recency_halves_every_half_life_and_never_fades_without_one() -> None:

@@ -54,13 +54,11 @@ __all__ = [
     "date_match",
     "demote_conflicts",
     "first_person",
-    "fuse",
     "has_time_words",
     "is_question",
     "is_when_question",
     "leading_names",
     "may_replace",
-    "minmax",
     "minmax_rows",
     "paraphrased_change",
     "people",
@@ -196,17 +194,13 @@ class RetrievalConfig:
 # -- scores ---------------------------------------------------------------------------------------
 
 
-def minmax(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Rescale ``values`` to 0..1 over the masked entries; everything else (and a flat signal) is 0.
+def minmax_rows(rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Rescale each row of a (signals, records) array to 0..1 over the masked records; everything else (and a
+    flat signal) is 0.
 
     The low end is the smallest value or 0, whichever is lower: zero means "no match" for both
     signals, so among a handful of all-similar records the weakest is not pushed down to nothing.
     """
-    return minmax_rows(np.asarray(values, dtype=np.float64)[None, :], mask)[0]
-
-
-def minmax_rows(rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """:func:`minmax` applied to each row of a (signals, records) array in one pass."""
     chosen = rows[:, mask]
     if chosen.shape[1] == 0:
         return np.zeros(rows.shape, dtype=np.float64)
@@ -216,14 +210,6 @@ def minmax_rows(rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
     out = (rows - low[:, None]) * scale[:, None]
     out[:, ~mask] = 0.0
     return out
-
-
-def fuse(cosine: np.ndarray, words: np.ndarray, mask: np.ndarray, config: RetrievalConfig) -> np.ndarray:
-    """Weighted mean of the two min-max normalised relevance signals: 0..1 (0 outside ``mask``)."""
-    total = config.meaning_weight + config.words_weight
-    if total <= 0:
-        return np.zeros(cosine.shape, dtype=np.float64)
-    return (config.meaning_weight * minmax(cosine, mask) + config.words_weight * minmax(words, mask)) / total
 
 
 def bm25(
