@@ -26,9 +26,11 @@ from memtend.aio import no_io, run_io
 from memtend.arguments import check_memory_options, check_texts, describe
 from memtend.embeddings import BATCH_SIZE
 from memtend.errors import InvalidInputError, MemoryClosedError, StorageUnavailableError, WriteInterruptedError
+from memtend.extras import AUTO, Auto, resolve
 from memtend.helpers import Helpers, Parts, embed_in_parts
 from memtend.policies import changes, forgetting
 from memtend.policies.changes import Change
+from memtend.policies.conflicts import ConflictJudge, check_judge
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.records import Record, Status, check_user_id, new_id, now
 from memtend.results import ChangeEvent, CompactionReport, ErasureReceipt, Event, FactResult, ForgetReport, Hit
@@ -82,6 +84,10 @@ class Memory:
     ``on_change``: called with a :class:`~memtend.results.ChangeEvent` for every write, archive, redaction,
     deletion and erasure once it is stored (never with a refused value); an exception it raises is logged, not
     raised, since the change already happened.
+
+    ``conflict_judge``: finds changes said in other words among the top of a recall (a
+    :class:`~memtend.policies.conflicts.ConflictJudge`); ``AUTO`` uses the installed ``memtend-conflicts``, if any,
+    and ``None`` keeps the newest-wins rules only (same fact key, near-duplicates, an update cue).
     """
 
     def __init__(
@@ -95,6 +101,7 @@ class Memory:
         collection_prefix: str = "memtend",
         max_cached_users: int = 64,
         on_change: ChangeHook | None = None,
+        conflict_judge: ConflictJudge | Auto | None = AUTO,
     ) -> None:
         check_memory_options(
             client=client,
@@ -105,6 +112,7 @@ class Memory:
             max_cached_users=max_cached_users,
             on_change=on_change,
         )
+        self.conflict_judge = check_judge(resolve("conflict_judge", conflict_judge))
         if client is not None and path is not None:
             raise InvalidInputError("pass either path or client, not both")
         if embedding_function is None:
@@ -758,7 +766,7 @@ class Memory:
             synced = self._indexes.get(user_id)
             if synced is None:
                 marks = None if self._exclusive else self._marks_of(user_id)  # read before the records
-                synced = _SyncedIndex.load(self.storage, user_id, self.retrieval)
+                synced = _SyncedIndex.load(self.storage, user_id, self.retrieval, self.conflict_judge)
                 synced.marks = marks
                 self._indexes[user_id] = synced
                 while len(self._indexes) > self._max_cached_users:
@@ -894,11 +902,13 @@ class _SyncedIndex:
         self.stale: set[str] = set()  # fact keys this process wrote claims of without knowing what they resolve to
 
     @classmethod
-    def load(cls, storage: Storage, user_id: str, config: RetrievalConfig) -> _SyncedIndex:
+    def load(
+        cls, storage: Storage, user_id: str, config: RetrievalConfig, judge: ConflictJudge | None = None
+    ) -> _SyncedIndex:
         records, vectors = storage.get_records(
             user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW], with_embeddings=True
         )
-        index = UserIndex(config)
+        index = UserIndex(config, judge)
         if records:
             assert vectors is not None
             # Neighbours in a session follow time, then the order of writing (Chroma returns rows in that order;
