@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.util
 import os
 import shutil
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -103,17 +104,93 @@ UNIT = REPO / "tests" / "unit"
 HEAVY = ("chromadb", "onnxruntime")
 
 
-@pytest.fixture(autouse=True)
-def _fast_tier_loads_no_chroma_and_no_model(request: pytest.FixtureRequest) -> Iterator[None]:
-    """tests/unit is the fast tier (`uv run pytest tests/unit`): a test there fails if it loads Chroma or the
-    model runtime (embed with memtend.testing.HashEmbedder instead)."""
-    if UNIT not in request.node.path.parents:
+class FastTierError(AssertionError):
+    """A fast-tier test (tests/unit) loaded Chroma or the model runtime, opened Chroma or built the model."""
+
+
+class _HeavyImports(importlib.abc.MetaPathFinder):
+    """Notes each first import of chromadb or onnxruntime and the fast-tier file whose code made it (a test
+    module loading, or a test running); finds nothing itself, so every import goes on as before."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Path | None]] = []
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        if fullname in HEAVY:
+            self.seen.append((fullname, _fast_tier_caller()))
+
+
+def _fast_tier_caller() -> Path | None:
+    frame = sys._getframe(1)
+    prefix = str(UNIT) + os.sep
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(prefix) and not name.endswith("conftest.py"):
+            return Path(name)
+        frame = frame.f_back
+    return None
+
+
+HEAVY_IMPORTS = _HeavyImports()
+sys.meta_path.insert(0, HEAVY_IMPORTS)
+_COLLECTED = pytest.StashKey[int]()  # how many of HEAVY_IMPORTS.seen were made while test modules loaded
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.stash[_COLLECTED] = len(HEAVY_IMPORTS.seen)
+
+
+FAST_TIER_PROBLEMS = pytest.StashKey[list[str]]()
+_FAST_TIER_START = pytest.StashKey[int]()
+
+
+def refusing(problems: list[str], what: str) -> Callable[..., None]:
+    def refused(*args: object, **kwargs: object) -> None:
+        problems.append(what)
+        raise FastTierError(f"a fast-tier test {what}: move it out of tests/unit, or embed with HashEmbedder")
+
+    return refused
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """tests/unit is the fast tier (`uv run pytest tests/unit`): a test there fails if its module or the test
+    (setup and fixtures included) imports chromadb or onnxruntime, opens a Chroma client or builds memtend's
+    embedding model (embed with memtend.testing.HashEmbedder instead). An import is seen where it is the first
+    (a fast-tier run); the client and the model are refused in any run, the whole suite's too."""
+    if UNIT not in item.path.parents:
         yield
         return
-    before = {name for name in HEAVY if name in sys.modules}
-    yield
-    loaded = sorted(name for name in HEAVY if name in sys.modules and name not in before)
-    assert not loaded, f"a fast-tier test loaded {loaded}: move it out of tests/unit, or embed with HashEmbedder"
+    at_load = HEAVY_IMPORTS.seen[: item.session.stash.get(_COLLECTED, 0)]
+    problems = [f"imports {name} when {item.path.name} loads" for name, where in at_load if where == item.path]
+    item.stash[FAST_TIER_PROBLEMS] = problems
+    item.stash[_FAST_TIER_START] = len(HEAVY_IMPORTS.seen)
+    with pytest.MonkeyPatch.context() as patch:
+        embeddings = sys.modules.get("memtend.storage.embeddings")
+        if embeddings is not None:
+            for name in ("default_embedding_function", "load_embedding_function"):
+                patch.setattr(embeddings, name, refusing(problems, f"builds the embedding model ({name})"))
+        clients = sys.modules.get("chromadb.api.shared_system_client")
+        if clients is not None:
+            patch.setattr(clients.SharedSystemClient, "__init__", refusing(problems, "opens a Chroma client"))
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    if call.when != "teardown" or FAST_TIER_PROBLEMS not in item.stash:
+        return
+    problems = item.stash[FAST_TIER_PROBLEMS] + [
+        f"imports {name}" for name, _ in HEAVY_IMPORTS.seen[item.stash[_FAST_TIER_START] :]
+    ]
+    if problems:
+        report = outcome.get_result()
+        report.outcome = "failed"
+        report.longrepr = (
+            f"fast tier: {item.nodeid} {'; '.join(problems)}. tests/unit runs with no Chroma and no model: move the "
+            "test out of tests/unit, or embed with memtend.testing.HashEmbedder"
+        )
 
 
 @pytest.fixture(scope="session")

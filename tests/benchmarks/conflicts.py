@@ -26,9 +26,9 @@ they replace and look-alike controls, written by another hand and measured once 
 changes; tuning data since (its errors may be shown). ``conflicts_tune3.jsonl`` (39 changes, 39 look-alikes, by
 domain) was written for the next round, before its changes. ``conflicts_tune4.jsonl``: one change and one look-alike
 about a relative ("Meine Schwester ist nach Berlin gezogen") in each of 16 languages (de, fr, es, it, nl, sv, pl, tr
-first, as a probe of ``policies/conflict_relations.py``; pt, ru, fi, cs, hu, id, ja, el written after it).
+first, as a probe of ``memtend_conflicts/relations.py``; pt, ru, fi, cs, hu, id, ja, el written after it).
 ``conflicts_tune5.jsonl``: 44 changes and 44 look-alikes in 22 languages, written by hand for the lexicon of
-``policies/conflict_cues.py`` (look-alikes of the same subject: additions, plans, one occasion, another person).
+``memtend_conflicts/cues.py`` (look-alikes of the same subject: additions, plans, one occasion, another person).
 ``conflicts_tune7.jsonl``: 70 changes and 70 look-alikes by a new hand (English changes far in meaning, hard
 look-alikes), a fold of its own in ``conflicts_cv.py``, measured there first before its errors were read.
 With ``--round5`` it also measures
@@ -53,10 +53,11 @@ set by another hand (changes and as many look-alikes, each look-alike with an ol
 indirectly, some about the very same subject without replacing it, some in other languages), written apart from the
 detector and every earlier set (round 11's included), for the session after this one.
 
-``--cost`` also times recall through the public API with and without the value-masked comparison.
+``--cost`` also times recall through the public API with and without the value-masked comparison, and without the
+judge. ``--no-judge`` measures without ``memtend-conflicts`` (``conflict_judge=None``: the newest-wins rules alone).
 
     uv run python tests/benchmarks/conflicts.py [--round3] [--round5] [--round6] [--round7] [--round8] [--round9]
-        [--round10] [--round11] [--round12] [--cost]
+        [--round10] [--round11] [--round12] [--cost] [--no-judge]
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ DAY = 86_400.0
 NOW = 1_767_225_600.0  # 2026-01-01
 TOP = 10  # the top of a recall: the newer note must rank here, above the older
 POOL = 30  # RetrievalConfig.conflict_pool: the records conflict handling compares
+DEFAULT = object()  # score()'s judge: the paraphrased-change judge with the given knobs
 FILLERS = [
     "Prefers short answers without bullet points.",
     "The garage door code was changed by the installer.",
@@ -171,9 +173,18 @@ def load(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def judge_of(config: Any = None, reading: Any = "shipped") -> Any:
+    """The paraphrased-change judge with these knobs (a ConflictConfig; None: its defaults) and learned reading of
+    the newer statement ("shipped"; None: the rules alone)."""
+    from memtend_conflicts import ParaphraseJudge
+
+    return ParaphraseJudge(config, reading)
+
+
 def _ranked(
-    pair: dict[str, Any], config: Any, vectors: dict[str, np.ndarray], encode: Any = None, reading: Any = "shipped"
+    pair: dict[str, Any], judge: Any, vectors: dict[str, np.ndarray], encode: Any = None, retrieval: Any = None
 ) -> dict[str, tuple[int, float]]:
+    """The pair's notes among the fillers, ranked for its question with this judge (None: none) and ranking."""
     from memtend.index.user_index import UserIndex
     from memtend.records import Kind, Record
 
@@ -183,9 +194,7 @@ def _ranked(
 
     records = [note(f"f{i}", text, 60 + i) for i, text in enumerate(FILLERS)]
     records += [note("old", pair["old"], 40), note("new", pair["new"], 5)]
-    index = UserIndex(config)
-    if reading != "shipped":  # another learned reading of the newer statement (None: the rules alone)
-        index.change_reading = reading
+    index = UserIndex(retrieval, judge)
     index.upsert(records, np.stack([vectors[r.text] for r in records]))
     # as many as the conflict pool holds (the same pool as a top 10 would check), so a note that leaves the top 10
     # because a newer one took an older one's place is not mistaken for one demoted; ranks past 10 read as 10
@@ -208,14 +217,18 @@ class CachedEncoder:
         return np.stack([self.vectors[t] for t in texts])
 
 
-def score(rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder | None = None) -> dict[str, Any]:
+def score(
+    rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder | None = None, judge: Any = DEFAULT
+) -> dict[str, Any]:
+    """Detections, false merges and fillers demoted over ``rows``, with the judge of these knobs (a ConflictConfig;
+    None: its defaults), or with ``judge`` instead (None: the newest-wins rules alone)."""
     from memtend.policies.retrieval import RetrievalConfig
     from memtend.storage.embeddings import embed
 
     texts = sorted({t for row in rows for t in (row["old"], row["new"], row["query"])} | set(FILLERS))
     vectors = dict(zip(texts, embed(texts), strict=True))
     encode = encoder or CachedEncoder()
-    default, plain = config or RetrievalConfig(), RetrievalConfig(conflict_pool=0)
+    used, plain = judge_of(config) if judge is DEFAULT else judge, RetrievalConfig(conflict_pool=0)
     counts = {
         "changes": 0,
         "detected": 0,
@@ -229,7 +242,7 @@ def score(rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder
     merged: list[str] = []
     lost: list[int] = []  # ranks a falsely merged older note fell (10: out of the top 10)
     for row in rows:
-        with_conflicts, alone = _ranked(row, default, vectors, encode), _ranked(row, plain, vectors)
+        with_conflicts, alone = _ranked(row, used, vectors, encode), _ranked(row, None, vectors, retrieval=plain)
         far = (TOP, -np.inf)
         old_on_top = alone.get("old", far)[0] < TOP
         demoted = old_on_top and with_conflicts.get("old", far)[1] < alone["old"][1] - 1e-12
@@ -264,8 +277,10 @@ def score(rows: list[dict[str, Any]], config: Any = None, encoder: CachedEncoder
     }
 
 
-def run(splits: tuple[str, ...] = ("tune", "tune2", "heldout", "fresh")) -> dict[str, dict[str, Any]]:
-    return {name: score(load(SPLITS[name])) for name in splits}
+def run(
+    splits: tuple[str, ...] = ("tune", "tune2", "heldout", "fresh"), judge: Any = DEFAULT
+) -> dict[str, dict[str, Any]]:
+    return {name: score(load(SPLITS[name]), judge=judge) for name in splits}
 
 
 def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str, dict[str, float]]:
@@ -273,20 +288,21 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
     holding the fillers and the old and new notes of ``pairs`` tuning-2 pairs (many possible changes: the costly
     case), recalled with their questions. ``without``: the default, closeness judged as the notes are (nothing
     more encoded); ``first``: the first recall of each question with half of it judged on value-masked forms
-    (``conflict_subject_masked_weight=0.5``: masked forms encoded as pairs come up); ``warm``: later recalls so.
-    Warm recalls of both arms are interleaved, the order swapped every round. Milliseconds, p50 and p95."""
+    (``conflict_subject_masked_weight=0.5``: masked forms encoded as pairs come up); ``warm``: later recalls so;
+    ``no judge``: without memtend-conflicts (the newest-wins rules alone). Warm recalls of the three arms are
+    interleaved, the order turned every round. Milliseconds, p50 and p95."""
     import time
 
     import chromadb
     from memtend import Memory
     from memtend.index.user_index import UserIndex
+    from memtend_conflicts import ConflictConfig
 
     rows = load(SPLITS["tune2"])
     chosen = rows[: pairs // 2] + [r for r in rows if not r["change"]][: pairs - pairs // 2]
-    from memtend.policies.retrieval import RetrievalConfig
-
-    masked = RetrievalConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25)
-    memory = Memory(client=chromadb.EphemeralClient(), collection_prefix="conflictcost", retrieval=masked)
+    masked = judge_of(ConflictConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25))
+    plain_judge = judge_of()
+    memory = Memory(client=chromadb.EphemeralClient(), collection_prefix="conflictcost", conflict_judge=masked)
     user = memory.user("cost")
     for i, text in enumerate(FILLERS):
         user.remember(text, at=NOW - (60 + i) * DAY)
@@ -296,17 +312,21 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
     asked = [row["query"] for row in chosen][:queries]
     search = UserIndex.search
 
-    def without(self: UserIndex, *args: Any, **kwargs: Any) -> Any:
-        self.config = RetrievalConfig()
-        try:
-            return search(self, *args, **kwargs)
-        finally:
-            self.config = masked
+    def judged_by(judge: Any) -> Any:
+        def patched(self: UserIndex, *args: Any, **kwargs: Any) -> Any:
+            self.judge = judge
+            try:
+                return search(self, *args, **kwargs)
+            finally:
+                self.judge = masked
 
-    times: dict[str, list[float]] = {"without": [], "first": [], "warm": []}
+        return patched
+
+    arms = {"without": judged_by(plain_judge), "no judge": judged_by(None)}
+    times: dict[str, list[float]] = {"without": [], "first": [], "warm": [], "no judge": []}
 
     def timed(arm: str, query: str) -> None:
-        UserIndex.search = without if arm == "without" else search  # type: ignore[method-assign]
+        UserIndex.search = arms.get(arm, search)  # type: ignore[method-assign]
         try:
             started = time.perf_counter()
             user.recall(query, k=5, now=NOW)
@@ -317,9 +337,10 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
     user.recall("warm up", now=NOW)
     for query in asked:
         timed("first", query)
+    order = ("without", "warm", "no judge")
     for round_ in range(rounds):
         for query in asked:
-            for arm in ("without", "warm") if round_ % 2 == 0 else ("warm", "without"):
+            for arm in order[round_ % 3 :] + order[: round_ % 3]:
                 timed(arm, query)
     memory.close()
     return {
@@ -330,9 +351,9 @@ def recall_cost(pairs: int = 70, queries: int = 40, rounds: int = 3) -> dict[str
 
 def index_cost(rounds: int = 10, queries: int | None = None) -> dict[str, dict[str, float]]:
     """The index's own share of that cost: one user index holding the fillers and every tuning-2 pair, searched with
-    the questions once to fill the masked forms, then ``rounds`` times per arm, interleaved (the order swapped every
-    round): ``without`` (the default: judged as the notes are) and ``warm`` (half judged on value-masked forms).
-    Milliseconds, p50 and p95."""
+    the questions once to fill the masked forms, then ``rounds`` times per arm, interleaved (the order turned every
+    round): ``without`` (the default: judged as the notes are), ``warm`` (half judged on value-masked forms) and
+    ``no judge`` (the newest-wins rules alone). Milliseconds, p50 and p95."""
     import time
 
     from memtend.index.user_index import UserIndex
@@ -347,22 +368,24 @@ def index_cost(rounds: int = 10, queries: int | None = None) -> dict[str, dict[s
         Record(id=rid, user_id="u", kind=Kind.NOTE, text=text, created_at=NOW - d * DAY, updated_at=NOW - d * DAY)
         for rid, text, d in said
     ]
-    from memtend.policies.retrieval import RetrievalConfig
+    from memtend_conflicts import ConflictConfig
 
-    default = RetrievalConfig()
-    masked = RetrievalConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25)
-    index = UserIndex(masked)
+    default = judge_of()
+    masked = judge_of(ConflictConfig(conflict_subject_masked_weight=0.5, conflict_subject_cosine=0.25))
+    index = UserIndex(None, masked)
     index.upsert(records, embed([r.text for r in records]))
     asked = sorted({row["query"] for row in rows})[:queries]
     vectors = embed(asked)
     encode = CachedEncoder()
     for query, vector in zip(asked, vectors, strict=True):
         index.search(query, vector, k=5, now=NOW, encode=encode)
-    times: dict[str, list[float]] = {"without": [], "warm": []}
+    times: dict[str, list[float]] = {"without": [], "warm": [], "no judge": []}
+    judges = {"without": default, "warm": masked, "no judge": None}
+    order = ("without", "warm", "no judge")
     for round_ in range(rounds):
         for query, vector in zip(asked, vectors, strict=True):
-            for arm in ("without", "warm") if round_ % 2 == 0 else ("warm", "without"):
-                index.config = masked if arm == "warm" else default
+            for arm in order[round_ % 3 :] + order[: round_ % 3]:
+                index.judge = judges[arm]
                 started = time.perf_counter()
                 index.search(query, vector, k=5, now=NOW, encode=encode)
                 times[arm].append(1000 * (time.perf_counter() - started))
@@ -387,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
         "--splits", default="tune,tune2,heldout,fresh", help="comma-separated: tune, tune2, heldout, fresh"
     )
     parser.add_argument("--cost", action="store_true", help="also time recall with and without masked forms")
+    parser.add_argument(
+        "--no-judge", action="store_true", help="without memtend-conflicts: the newest-wins rules alone"
+    )
     parser.add_argument("--round3", action="store_true", help="also measure the round 3 held-apart set")
     parser.add_argument("--round5", action="store_true", help="also measure the round 5 held-apart set")
     parser.add_argument("--round6", action="store_true", help="also measure the round 6 held-apart set")
@@ -416,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         splits += ("round11",)
     if args.round12 and "round12" not in splits:
         splits += ("round12",)
-    for name, result in run(splits).items():
+    for name, result in run(splits, None if args.no_judge else DEFAULT).items():
         label = LABELS[name]
         print(
             f"{label:<28} detected (newer wins) {result['detected']}/{result['changes']} "

@@ -1,6 +1,6 @@
 """Cross-validation of the conflict thresholds, held out by domain, over the tuning sets of ``conflicts.py``.
 
-Each pair is ranked under every configuration of a small grid (``RetrievalConfig`` fields); the folds are the
+Each pair is ranked under every configuration of a small grid (``ConflictConfig`` fields); the folds are the
 pairs' domains (a set without domains is one fold of its own). For each fold the configuration with the best score
 on the other folds (changes detected minus ``--merge-cost`` times false merges) is chosen and measured on the fold;
 the held-out results are summed over the folds. Only tuning sets: never the fresh or held-apart sets.
@@ -14,7 +14,7 @@ its errors were read (30/50 detected, 5 false merges of 48, 6 fillers demoted; o
 detected, 10 false merges of 362, 12 fillers demoted). ``conflicts_tune4.jsonl`` (16 languages, one change and one
 look-alike each, no domains) is one fold too.
 
-The grid holds the thresholds of the learned reading of the newer statement (``policies/conflict_reading.py``); by
+The grid holds the thresholds of the learned reading of the newer statement (``memtend_conflicts/reading.py``); by
 default each pair is ranked with a reading trained without its fold (``--reading held-out``), ``--reading none``
 ranks with the rules alone. Before the reading (the grid then: near cosine, state cosine, query lean) the nine
 sets held out by domain gave 246/356 detected, 10 false merges, 12 fillers demoted; with it 261/356, 10, 11, and
@@ -33,7 +33,7 @@ were read: 38/56 detected, 4/55 false merges, 2 fillers demoted; over all eleven
 merges of 467, 16 fillers demoted.
 
 ``conflicts_tune5.jsonl`` (44 changes, 44 look-alikes in 22 languages, no domains) is a twelfth fold, written for the
-cues of other languages (``policies/conflict_cues.py``; the lexicon was extended after reading its errors, so its
+cues of other languages (``memtend_conflicts/cues.py``; the lexicon was extended after reading its errors, so its
 figure is a tuning one: 31/44 detected, 7/44 false merges with the rules before the lexicon, by the shipped reading).
 With the lexicon, the relations it added and the English occasion "this Sunday": twelve sets 384/506 detected, 18
 false merges of 511, 15 fillers demoted; the eleven sets without tune5 330/462, 18, 16 -> 342/462, 18, 15 (tune4
@@ -109,7 +109,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from conflicts import FILLERS, SPLITS, TOP, TUNING, CachedEncoder, _ranked, load
+from conflicts import FILLERS, SPLITS, TOP, TUNING, CachedEncoder, _ranked, judge_of, load
 
 GRID: dict[str, tuple[float, ...]] = {
     "conflict_reading_floor": (0.0, 0.2, 0.3),
@@ -122,7 +122,7 @@ def readings(rows: list[dict[str, Any]], fold_of: list[str], unread: frozenset[s
     """For each fold, the learned reading of a newer statement (``conflict_reading``) trained without it, on the
     newer statements of the other folds' pairs (``conflicts_reading_train.py``), leaving out the sets in ``unread``."""
     from conflicts_reading_train import examples, fit
-    from memtend.policies.conflict_reading import ChangeReading
+    from memtend_conflicts.reading import ChangeReading
 
     x, y = examples(rows)
     groups = np.array(fold_of)
@@ -152,9 +152,9 @@ def outcomes(
     out = np.zeros((len(configs), len(rows)), dtype=np.int8)
     fillers = np.zeros((len(configs), len(rows)), dtype=np.int16)
     for j, row in enumerate(rows):
-        alone = _ranked(row, plain, vectors)
+        alone = _ranked(row, None, vectors, retrieval=plain)
         for i, config in enumerate(configs):
-            ranked = _ranked(row, config, vectors, encode, "shipped" if reading is None else reading[j])
+            ranked = _ranked(row, judge_of(config, "shipped" if reading is None else reading[j]), vectors, encode)
             fillers[i, j] = sum(
                 1
                 for rid, (rank, was) in alone.items()
@@ -170,7 +170,7 @@ def outcomes(
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from memtend.policies.retrieval import RetrievalConfig
+    from memtend_conflicts import ConflictConfig
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default=",".join(TUNING), help="comma-separated tuning sets")
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="FIELD=V1,V2",
-        help="try these values of a RetrievalConfig field instead of the grid's (e.g. to measure the rules before)",
+        help="try these values of a ConflictConfig field instead of the grid's (e.g. to measure the rules before)",
     )
     parser.add_argument("--merge-cost", type=float, default=3.0, help="a false merge costs this many detections")
     parser.add_argument(
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         reading = [trained[fold] for fold in fold_of]
     elif args.reading == "none":
         reading = [None] * len(rows)
-    got, fillers = outcomes(rows, [RetrievalConfig(**s) for s in settings], reading)  # type: ignore[arg-type]
+    got, fillers = outcomes(rows, [ConflictConfig(**s) for s in settings], reading)  # type: ignore[arg-type]
     change = np.array([row["change"] for row in rows])
     folds: dict[str, list[int]] = defaultdict(list)
     for j, fold in enumerate(fold_of):

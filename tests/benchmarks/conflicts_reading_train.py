@@ -1,10 +1,10 @@
-"""Train the learned reading of a newer statement (``memtend.policies.conflict_reading``) on the tuning sets.
+"""Train the learned reading of a newer statement (``memtend_conflicts.reading``) on the tuning sets.
 
 Each tuning pair's newer statement is one example: 1 when it replaces the older (a change), 0 for a look-alike. A
 logistic regression over its embedding (all-MiniLM-L6-v2, as the index holds it) with an L2 penalty chosen by
 cross-validation held out by domain (a set without domains one fold, as in ``conflicts_cv.py``). Prints the held-out
 area under the curve per set, and with ``--save`` writes the weights trained on every tuning set
-(``memtend/conflict_reading.npz``).
+(``memtend_conflicts/reading.npz``).
 Only tuning sets: never the fresh or held-apart sets.
 
     uv run python tests/benchmarks/conflicts_reading_train.py [--save]
@@ -73,8 +73,8 @@ def out_of_fold(x: np.ndarray, y: np.ndarray, groups: np.ndarray, penalty: float
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from memtend.conflict_reading_weights import save
-    from memtend.policies.conflict_reading import ChangeReading
+    from memtend_conflicts.reading import ChangeReading
+    from memtend_conflicts.weights import save
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--save", action="store_true", help="write the weights trained on every tuning set")

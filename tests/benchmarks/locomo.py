@@ -171,15 +171,23 @@ def latency_summary(latencies: Sequence[float]) -> dict[str, float]:
 # -- systems ---------------------------------------------------------------------------------------
 
 
-def run_memtend(conversations: Sequence[Conversation], *, sessions: bool = True) -> Ranked:
+def run_memtend(
+    conversations: Sequence[Conversation], *, sessions: bool = True, conflict_judge: Any = "auto"
+) -> Ranked:
     """memtend through its public API, on an embedded Chroma in a temporary folder.
 
-    ``sessions=False`` logs each turn with its time only (no ``session``), as most users would.
+    ``sessions=False`` logs each turn with its time only (no ``session``), as most users would;
+    ``conflict_judge``: Memory's (``"auto"``: the installed memtend-conflicts; None: the newest-wins rules alone).
     """
     from memtend import Event, Memory
+    from memtend.extras import AUTO
 
+    judge = AUTO if conflict_judge == "auto" else conflict_judge
     out = Ranked()
-    with tempfile.TemporaryDirectory(prefix="memtend-locomo-") as folder, Memory(path=folder) as mem:
+    with (
+        tempfile.TemporaryDirectory(prefix="memtend-locomo-") as folder,
+        Memory(path=folder, conflict_judge=judge) as mem,
+    ):
         mem.user("warm-up").recall("warm up the embedding model", k=1)
         for conv in conversations:
             user = mem.user(conv.sample_id)
@@ -205,18 +213,22 @@ def run_index(
     embed: Callable[[list[str]], np.ndarray] | None = None,
     *,
     sessions: bool = True,
+    conflict_judge: Any = "auto",
 ) -> Ranked:
     """memtend's ranking straight on a ``UserIndex`` (no storage): the harness used for tuning.
 
-    ``sessions=False`` indexes the turns with their times only (no session)."""
+    ``sessions=False`` indexes the turns with their times only (no session); ``conflict_judge`` as Memory's."""
+    from memtend.extras import AUTO, resolve
     from memtend.index.user_index import UserIndex
     from memtend.records import Kind, Record
+
+    judge = resolve("conflict_judge", AUTO if conflict_judge == "auto" else conflict_judge)
 
     embed = embed or _embed
     out = Ranked()
     for conv in conversations:
         started = time.perf_counter()
-        index = UserIndex(config)
+        index = UserIndex(config, judge)
         records = [
             Record(
                 id=t.dia_id,
@@ -376,6 +388,7 @@ def run(
     conversations: Sequence[str] | None = None,
     *,
     systems: Sequence[str] = ("memtend", "memtend-times", "bm25", "minilm"),
+    conflict_judge: Any = "auto",
 ) -> dict[str, Any]:
     """Run the benchmark and return metrics per system, per part and per question group.
 
@@ -385,10 +398,10 @@ def run(
     convs = load(data_path, conversations)
     names = [c.sample_id for c in convs]
     runners: dict[str, Callable[[Sequence[Conversation]], Ranked]] = {
-        "memtend": run_memtend,
-        "memtend-times": lambda c: run_memtend(c, sessions=False),
-        "memtend-index": run_index,
-        "memtend-index-times": lambda c: run_index(c, sessions=False),
+        "memtend": lambda c: run_memtend(c, conflict_judge=conflict_judge),
+        "memtend-times": lambda c: run_memtend(c, sessions=False, conflict_judge=conflict_judge),
+        "memtend-index": lambda c: run_index(c, conflict_judge=conflict_judge),
+        "memtend-index-times": lambda c: run_index(c, sessions=False, conflict_judge=conflict_judge),
         "bm25": run_bm25,
         "minilm": run_minilm,
     }
@@ -452,6 +465,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--ablation", action="store_true", help="print the effect of each ranking change instead (UserIndex only)"
     )
     parser.add_argument("--times-only", action="store_true", help="with --ablation: turns logged without sessions")
+    parser.add_argument(
+        "--no-judge",
+        action="store_true",
+        help="without memtend-conflicts (conflict_judge=None): newest-wins rules only",
+    )
     args = parser.parse_args(argv)
     if not Path(args.data).is_file():
         print(f"LoCoMo data not found at {args.data}; pass --data PATH", file=sys.stderr)
@@ -464,7 +482,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.ablation:
         print(format_ablation(ablation(args.data, names, sessions=not args.times_only)))
         return 0
-    result = run(args.data, names, systems=[s.strip() for s in args.systems.split(",") if s.strip()])
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    result = run(args.data, names, systems=systems, conflict_judge=None if args.no_judge else "auto")
     print(format_report(result))
     return 0
 

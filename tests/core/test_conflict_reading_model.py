@@ -1,4 +1,4 @@
-"""The shipped learned reading of a newer statement (``policies.conflict_reading``) with the real embedding model:
+"""The shipped learned reading of a newer statement (``memtend_conflicts.reading``) with the real embedding model:
 statements that replace how things stood read as changes, news of others, visits and one-off outings do not; in
 the index, a change no rule trusts at its closeness wins when it reads as one, while its look-alikes (another
 person's, a plan, one occasion) demote nothing. The sentences are written here, apart from the tuning sets the
@@ -7,10 +7,11 @@ weights were trained on."""
 from __future__ import annotations
 
 from conflict_notes import FILLERS, NOW, note
-from memtend.conflict_reading_weights import shipped
 from memtend.index.user_index import UserIndex
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.storage.embeddings import embed
+from memtend_conflicts import ConflictConfig, ParaphraseJudge
+from memtend_conflicts.weights import shipped
 
 CHANGES = [
     "Sold the motorbike; I cycle everywhere now.",
@@ -33,17 +34,18 @@ def test_changes_read_as_changes_and_look_alikes_do_not_with_the_real_model() ->
     assert min(changes) >= 0.6 and max(others) <= 0.4  # on either side of the shipped thresholds' middle
 
 
-def _scores(old: str, new: str, query: str, config: RetrievalConfig) -> dict[str, float]:
+def _scores(old: str, new: str, query: str, config: ConflictConfig | RetrievalConfig) -> dict[str, float]:
+    """Scores by id with the judge of these knobs (a ConflictConfig), or with this ranking and no judge."""
     from memtend.storage.embeddings import embed_query
 
     records = [note(f"f{i}", text, 60 + i) for i, text in enumerate(FILLERS)]
     records += [note("old", old, 40), note("new", new, 5)]
-    index = UserIndex(config)
+    index = UserIndex(None, ParaphraseJudge(config)) if isinstance(config, ConflictConfig) else UserIndex(config)
     index.upsert(records, embed([r.text for r in records]))
     return dict(index.search(query, embed_query(query), k=7, now=NOW))
 
 
-RULES_ALONE = RetrievalConfig(  # every use of the reading switched off
+RULES_ALONE = ConflictConfig(  # every use of the reading switched off
     conflict_reading_floor=0.0, conflict_reading_accept=1.0, conflict_near_reading=0.0, conflict_near_other_reading=2.0
 )
 NO_CONFLICTS = RetrievalConfig(conflict_pool=0)
@@ -58,7 +60,7 @@ def test_a_change_the_rules_alone_miss_wins_when_it_reads_as_one_with_the_real_m
             "When do I get up?",
         ),
     ):
-        read = _scores(old, new, query, RetrievalConfig())
+        read = _scores(old, new, query, ConflictConfig())
         assert read["new"] >= read["old"], new
         alone = _scores(old, new, query, RULES_ALONE)
         assert alone["old"] > alone["new"], new  # no change cue the rules trust at this closeness
@@ -71,4 +73,4 @@ def test_look_alikes_of_those_changes_stay_apart_with_the_real_model() -> None:
         ("I wake up at 6:30 on weekdays.", "My brother's alarm goes off at quarter to eight.", "When do I get up?"),
         ("I wake up at 6:30 on weekdays.", "Slept in until ten on Sunday.", "When do I get up?"),
     ):
-        assert _scores(old, new, query, RetrievalConfig())["old"] == _scores(old, new, query, NO_CONFLICTS)["old"], new
+        assert _scores(old, new, query, ConflictConfig())["old"] == _scores(old, new, query, NO_CONFLICTS)["old"], new

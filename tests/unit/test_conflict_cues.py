@@ -4,9 +4,9 @@ how the conflict rules of ``conflict_subject`` read them."""
 from __future__ import annotations
 
 import pytest
-from memtend.policies import conflict_subject as S
-from memtend.policies.conflict_cues import cues_of
-from memtend.policies.conflict_reading import reads_english
+from memtend_conflicts import subject as S
+from memtend_conflicts.cues import cues_of
+from memtend_conflicts.reading import reads_english
 
 
 @pytest.mark.parametrize(

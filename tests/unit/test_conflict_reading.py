@@ -1,4 +1,4 @@
-"""The learned reading of a newer statement (``policies.conflict_reading``): its arithmetic, its file, and how the
+"""The learned reading of a newer statement (``memtend_conflicts.reading``): its arithmetic, its file, and how the
 conflict rules use it (a floor every change in other words must reach, a level that lets a change without a cue
 through)."""
 
@@ -10,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from memtend.conflict_reading_weights import load, save, shipped
 from memtend.errors import InvalidInputError
-from memtend.policies import retrieval as R
-from memtend.policies.conflict_reading import ChangeReading
-from memtend.policies.retrieval import Claim, RetrievalConfig
+from memtend_conflicts import judge as J
+from memtend_conflicts.config import ConflictConfig
+from memtend_conflicts.judge import Claim
+from memtend_conflicts.reading import ChangeReading
+from memtend_conflicts.weights import load, save, shipped
 
 
 def test_probability_is_the_logistic_of_the_weighted_vector() -> None:
@@ -49,55 +50,55 @@ def test_the_shipped_weights_fit_the_embedding_model() -> None:
 
 
 def test_a_change_in_other_words_must_read_as_one() -> None:
-    config = RetrievalConfig(conflict_reading_floor=0.3)
+    config = ConflictConfig(conflict_reading_floor=0.3)
     old = Claim(state=True, query_cosine=0.7, values=frozenset({"paris"}))
     new = Claim(state=True, acts=True, query_cosine=0.6, reads_as_change=0.5)
-    assert R.subject_change(new, old, 0.35, math.nan, config)
-    assert not R.subject_change(replace(new, reads_as_change=0.2), old, 0.35, math.nan, config)
-    assert R.subject_change(replace(new, reads_as_change=math.nan), old, 0.35, math.nan, config)  # not read
+    assert J.subject_change(new, old, 0.35, math.nan, config)
+    assert not J.subject_change(replace(new, reads_as_change=0.2), old, 0.35, math.nan, config)
+    assert J.subject_change(replace(new, reads_as_change=math.nan), old, 0.35, math.nan, config)  # not read
     moved = replace(new, acts=False, changes=True, first_person=True, values=frozenset({"berlin"}))
     mine = replace(old, first_person=True)
-    assert R.paraphrased_change(moved, mine, 0.3, config)
-    assert not R.paraphrased_change(replace(moved, reads_as_change=0.1), mine, 0.3, config)
+    assert J.paraphrased_change(moved, mine, 0.3, config)
+    assert not J.paraphrased_change(replace(moved, reads_as_change=0.1), mine, 0.3, config)
     # a beginning as the only cue ("Started using Notion for my notes") may add beside the older: not a change
-    assert not R.paraphrased_change(replace(moved, begins=True), mine, 0.3, config)
+    assert not J.paraphrased_change(replace(moved, begins=True), mine, 0.3, config)
 
 
 def test_reading_as_a_change_lets_statements_closest_to_each_other_through() -> None:
-    config = RetrievalConfig(conflict_reading_accept=0.8, conflict_reading_cosine=0.15)
+    config = ConflictConfig(conflict_reading_accept=0.8, conflict_reading_cosine=0.15)
     old = Claim(state=True, query_cosine=0.7, kinds=frozenset({"name"}), values=frozenset({"kim"}))
     # no cue, a value of another kind, told as one occasion: the rules alone would never let it replace
     new = Claim(state=True, query_cosine=0.6, occasion=True, kinds=frozenset({"time"}), reads_as_change=0.9)
     never = replace(config, conflict_reading_accept=1.0)
-    assert R.subject_change(new, old, 0.2, math.nan, config, nearest=True)
-    assert not R.subject_change(new, old, 0.2, math.nan, never, nearest=True)
-    assert not R.subject_change(replace(new, reads_as_change=0.7), old, 0.2, math.nan, config, nearest=True)
-    assert not R.subject_change(replace(new, reads_as_change=math.nan), old, 0.2, math.nan, config, nearest=True)
-    assert not R.subject_change(new, old, 0.2, math.nan, config)  # only between each other's closest
-    assert not R.subject_change(new, old, 0.1, math.nan, config, nearest=True)  # below conflict_reading_cosine
+    assert J.subject_change(new, old, 0.2, math.nan, config, nearest=True)
+    assert not J.subject_change(new, old, 0.2, math.nan, never, nearest=True)
+    assert not J.subject_change(replace(new, reads_as_change=0.7), old, 0.2, math.nan, config, nearest=True)
+    assert not J.subject_change(replace(new, reads_as_change=math.nan), old, 0.2, math.nan, config, nearest=True)
+    assert not J.subject_change(new, old, 0.2, math.nan, config)  # only between each other's closest
+    assert not J.subject_change(new, old, 0.1, math.nan, config, nearest=True)  # below conflict_reading_cosine
     # still never about the older's value ("Kim moved her salon"), nor another person's, nor a plan
-    assert not R.subject_change(replace(new, names=frozenset({"kim"})), old, 0.2, math.nan, config, nearest=True)
-    assert not R.subject_change(replace(new, people=frozenset({"son"})), old, 0.2, math.nan, config, nearest=True)
-    assert not R.subject_change(replace(new, current=False), old, 0.2, math.nan, config, nearest=True)
+    assert not J.subject_change(replace(new, names=frozenset({"kim"})), old, 0.2, math.nan, config, nearest=True)
+    assert not J.subject_change(replace(new, people=frozenset({"son"})), old, 0.2, math.nan, config, nearest=True)
+    assert not J.subject_change(replace(new, current=False), old, 0.2, math.nan, config, nearest=True)
     # a value replaces a value: not an older statement that holds none ("Uses a standing desk at work")
     valueless = replace(old, kinds=frozenset(), values=frozenset())
-    assert not R.subject_change(new, valueless, 0.2, math.nan, config, nearest=True)
-    assert R.subject_change(replace(new, kinds=frozenset()), valueless, 0.2, math.nan, config, nearest=True)
+    assert not J.subject_change(new, valueless, 0.2, math.nan, config, nearest=True)
+    assert J.subject_change(replace(new, kinds=frozenset()), valueless, 0.2, math.nan, config, nearest=True)
     # with a cue, the lower of the two closeness thresholds holds
     cue = replace(new, changes=True, occasion=False)
     assert (
-        R.subject_change(cue, old, 0.2, math.nan, replace(config, conflict_reading_cosine=0.5), nearest=False) is False
+        J.subject_change(cue, old, 0.2, math.nan, replace(config, conflict_reading_cosine=0.5), nearest=False) is False
     )
-    assert R.subject_change(cue, old, 0.3, math.nan, replace(config, conflict_reading_cosine=0.5))
+    assert J.subject_change(cue, old, 0.3, math.nan, replace(config, conflict_reading_cosine=0.5))
 
 
 def test_reading_thresholds_are_checked() -> None:
     with pytest.raises(InvalidInputError):
-        RetrievalConfig(conflict_reading_floor=math.nan)
+        ConflictConfig(conflict_reading_floor=math.nan)
 
 
 def test_only_text_that_reads_as_english_is_read() -> None:
-    from memtend.policies.conflict_reading import reads_english
+    from memtend_conflicts.reading import reads_english
 
     for english in ("Fully remote now, never leave home for work.", "The café's Wi-Fi is on the router now."):
         assert reads_english(english), english
@@ -116,30 +117,30 @@ def test_only_text_that_reads_as_english_is_read() -> None:
 def test_statements_closest_to_each_other_need_a_surer_reading_to_be_only_near() -> None:
     # "I'm a member of the climbing wall" / "Bought a new pair of shoes and chalk bag": a cue ("new"), each the
     # other's closest, in the user's voice, but read as a change only weakly: it must be as close as any cued change
-    config = RetrievalConfig(conflict_subject_near_cosine=0.1, conflict_subject_cosine=0.3, conflict_near_reading=0.4)
+    config = ConflictConfig(conflict_subject_near_cosine=0.1, conflict_subject_cosine=0.3, conflict_near_reading=0.4)
     old = Claim(state=True, query_cosine=0.7, first_person=True, own_voice=True)
     new = Claim(state=True, changes=True, own_voice=True, first_person=True, query_cosine=0.6, reads_as_change=0.5)
-    assert R.subject_change(new, old, 0.15, math.nan, config, nearest=True)
+    assert J.subject_change(new, old, 0.15, math.nan, config, nearest=True)
     weak = replace(new, reads_as_change=0.35)
-    assert not R.subject_change(weak, old, 0.15, math.nan, config, nearest=True)
-    assert R.subject_change(weak, old, 0.35, math.nan, config, nearest=True)  # close enough for any cued change
-    assert R.subject_change(replace(new, reads_as_change=math.nan), old, 0.15, math.nan, config, nearest=True)
-    assert R.subject_change(weak, old, 0.15, math.nan, replace(config, conflict_near_reading=0.3), nearest=True)
+    assert not J.subject_change(weak, old, 0.15, math.nan, config, nearest=True)
+    assert J.subject_change(weak, old, 0.35, math.nan, config, nearest=True)  # close enough for any cued change
+    assert J.subject_change(replace(new, reads_as_change=math.nan), old, 0.15, math.nan, config, nearest=True)
+    assert J.subject_change(weak, old, 0.15, math.nan, replace(config, conflict_near_reading=0.3), nearest=True)
 
 
 def test_a_cued_change_not_in_the_users_voice_may_be_only_near_when_it_reads_surely_as_one() -> None:
     # "I'm on the night shift" / "Rota changed to days, seven to three": a cue, each the other's closest, but not in
     # the user's voice: only near in meaning when it reads as a change at least conflict_near_other_reading
-    config = RetrievalConfig(
+    config = ConflictConfig(
         conflict_subject_near_cosine=0.1, conflict_subject_cosine=0.3, conflict_near_other_reading=0.7
     )
     old = Claim(state=True, query_cosine=0.7, first_person=True, own_voice=True)
     new = Claim(state=True, changes=True, query_cosine=0.6, reads_as_change=0.75)
-    assert R.subject_change(new, old, 0.15, math.nan, config, nearest=True)
-    assert not R.subject_change(new, old, 0.15, math.nan, config)  # only between each other's closest
-    assert not R.subject_change(replace(new, reads_as_change=0.65), old, 0.15, math.nan, config, nearest=True)
-    assert not R.subject_change(replace(new, reads_as_change=math.nan), old, 0.15, math.nan, config, nearest=True)
-    assert not R.subject_change(replace(new, begins=True), old, 0.15, math.nan, config, nearest=True)
-    assert not R.subject_change(replace(new, people=frozenset({"son"})), old, 0.15, math.nan, config, nearest=True)
+    assert J.subject_change(new, old, 0.15, math.nan, config, nearest=True)
+    assert not J.subject_change(new, old, 0.15, math.nan, config)  # only between each other's closest
+    assert not J.subject_change(replace(new, reads_as_change=0.65), old, 0.15, math.nan, config, nearest=True)
+    assert not J.subject_change(replace(new, reads_as_change=math.nan), old, 0.15, math.nan, config, nearest=True)
+    assert not J.subject_change(replace(new, begins=True), old, 0.15, math.nan, config, nearest=True)
+    assert not J.subject_change(replace(new, people=frozenset({"son"})), old, 0.15, math.nan, config, nearest=True)
     never = replace(config, conflict_near_other_reading=2.0)
-    assert not R.subject_change(new, old, 0.15, math.nan, never, nearest=True)
+    assert not J.subject_change(new, old, 0.15, math.nan, never, nearest=True)

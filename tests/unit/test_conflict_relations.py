@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from memtend.policies.conflict_relations import relations_named
-from memtend.policies.retrieval import people
+from memtend_conflicts.relations import relations_named
+from memtend_conflicts.words import people
 
 
 @pytest.mark.parametrize(

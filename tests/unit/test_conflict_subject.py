@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from memtend.policies.conflict_subject import (
+from memtend_conflicts.subject import (
     PLACEHOLDER,
     about_another_thing,
     adds_to,

@@ -23,11 +23,13 @@ import numpy as np
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_retention, check_retrieval, describe
 from memtend.errors import InvalidInputError, MemoryClosedError
+from memtend.extras import AUTO, Auto, resolve
 from memtend.helpers import Helpers
 from memtend.index.synced import SyncedIndex
 from memtend.index.user_index import UserIndex
 from memtend.policies import forgetting
 from memtend.policies.changes import Change
+from memtend.policies.conflicts import ConflictJudge, check_judge
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.records import check_user_id
 from memtend.results import ChangeEvent, CompactionReport, ErasureReceipt, Event, FactResult, ForgetReport, Hit
@@ -85,6 +87,10 @@ class Memory(Applier):
     ``on_change``: called with a :class:`~memtend.results.ChangeEvent` for every write, archive, redaction,
     deletion and erasure once it is stored (never with a refused value); an exception it raises is logged, not
     raised, since the change already happened.
+
+    ``conflict_judge``: finds changes said in other words among the top of a recall (a
+    :class:`~memtend.policies.conflicts.ConflictJudge`); ``AUTO`` uses the installed ``memtend-conflicts``, if any,
+    and ``None`` keeps the newest-wins rules only (same fact key, near-duplicates, an update cue).
     """
 
     def __init__(
@@ -98,6 +104,7 @@ class Memory(Applier):
         collection_prefix: str = "memtend",
         max_cached_users: int = 64,
         on_change: ChangeHook | None = None,
+        conflict_judge: ConflictJudge | Auto | None = AUTO,
     ) -> None:
         _check_options(
             client=client,
@@ -108,6 +115,7 @@ class Memory(Applier):
             max_cached_users=max_cached_users,
             on_change=on_change,
         )
+        self.conflict_judge = check_judge(resolve("conflict_judge", conflict_judge))
         if client is not None and path is not None:
             raise InvalidInputError("pass either path or client, not both")
         if embedding_function is None:
@@ -309,7 +317,7 @@ class Memory(Applier):
             synced = self._indexes.get(user_id)
             if synced is None:
                 marks = None if self.exclusive else self._marks_of(user_id)  # read before the records
-                synced = SyncedIndex.load(self.storage, user_id, self.retrieval)
+                synced = SyncedIndex.load(self.storage, user_id, self.retrieval, self.conflict_judge)
                 synced.marks = marks
                 self._indexes[user_id] = synced
                 while len(self._indexes) > self._max_cached_users:

@@ -111,10 +111,6 @@ class BM25Index:
         """The document's term frequencies (a copy)."""
         return dict(self._doc_terms[self._slot_of[doc_id]] or {})
 
-    def slot_terms(self, slot: int) -> dict[str, int]:
-        """Term frequencies of the document in ``slot`` (read-only view; empty for a free slot)."""
-        return self._doc_terms[slot] or {}
-
     def document_frequency(self, term: str) -> int:
         return len(self._postings.get(term, ()))
 
@@ -216,11 +212,6 @@ class BM25Index:
         view = self._lengths[: self.capacity]
         view.flags.writeable = False
         return view
-
-    def score_dict(self, query: str | Iterable[str]) -> dict[str, float]:
-        """BM25 of every document with a non-zero score, by doc id (for tests and inspection)."""
-        scores = self.scores(query)
-        return {doc_id: float(scores[slot]) for doc_id, slot in self._slot_of.items() if scores[slot] > 0}
 
     def nbytes(self) -> int:
         """Approximate memory held (postings entries dominate)."""

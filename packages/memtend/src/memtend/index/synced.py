@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memtend.index.user_index import UserIndex
+from memtend.policies.conflicts import ConflictJudge
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.records import Record, Status
 from memtend.storage.record_rows import record_stamps
@@ -23,11 +24,13 @@ class SyncedIndex:
         self.stale: set[str] = set()  # fact keys this process wrote claims of without knowing what they resolve to
 
     @classmethod
-    def load(cls, storage: Storage, user_id: str, config: RetrievalConfig) -> SyncedIndex:
+    def load(
+        cls, storage: Storage, user_id: str, config: RetrievalConfig, judge: ConflictJudge | None = None
+    ) -> SyncedIndex:
         records, vectors = storage.get_records(
             user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW], with_embeddings=True
         )
-        index = UserIndex(config)
+        index = UserIndex(config, judge)
         if records:
             assert vectors is not None
             # Neighbours in a session follow time, then the order of writing (Chroma returns rows in that order;

@@ -3,7 +3,8 @@
 Everything is kept in slot-aligned arrays that grow by doubling; a removed record's slot is reused.
 Upserting or removing a record costs O(its length) (plus a sorted insert into its session), never a
 rebuild, and a query is one matrix-vector product, one BM25 pass over the query's postings and a few
-vectorised array operations, handed to the pure ranking policy in ``memtend.policies.retrieval``.
+vectorised array operations, handed to the pure ranking policy in ``memtend.policies.retrieval``; conflicts
+among the top are settled by ``memtend.policies.conflicts`` (and a ``ConflictJudge``, when the index has one).
 
 Records of one session are ordered by ``(created_at, order of first insertion)``; when the index is
 rebuilt from storage, feed records in that order so same-timestamp records keep their sequence. Records
@@ -15,18 +16,17 @@ close together form the context windows a session would.
 from __future__ import annotations
 
 import bisect
-import math
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from memtend import conflict_reading_weights
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.index.lexical import BM25Index, tokenize
-from memtend.policies import conflict_reading, conflict_subject, retrieval
-from memtend.policies.retrieval import Claim, RankInputs, RetrievalConfig
+from memtend.policies import conflicts, retrieval, text_features
+from memtend.policies.conflicts import Claim, ConflictJudge, Pool
+from memtend.policies.retrieval import RankInputs, RetrievalConfig
 from memtend.records import Kind, Record, Status
 
 __all__ = ["UserIndex"]
@@ -36,7 +36,7 @@ _STATUSES = list(Status)
 _KIND_CODE = {kind: i for i, kind in enumerate(_KINDS)}
 _STATUS_CODE = {status: i for i, status in enumerate(_STATUSES)}
 _ACTIVE = frozenset({Status.ACTIVE})
-_NO_CUES: dict[str, Any] = {}  # a record that never conflicts in other words: Claim's defaults
+_UNREAD: Any = object()  # a slot the judge has not read yet
 Encoder = Callable[[list[str]], np.ndarray]
 
 
@@ -44,42 +44,23 @@ class _Assertions:
     """What a record asserts, for telling conflicts apart: read from its text the first time the record is among
     the top of a ranking (most records never are, so a cold index load does not pay for it)."""
 
-    __slots__ = ("body_terms", "cues", "update_terms", "values")
+    __slots__ = ("body_terms", "update_terms", "values")
 
     def __init__(self, record: Record) -> None:
         text = record.text
-        self.values = retrieval.value_tokens(text)
-        self.body_terms = frozenset(tokenize(retrieval.statement_body(text)))  # speaker label left out
-        changed = retrieval.update_sentences(text)  # terms of its sentences announcing a change
+        self.values = text_features.value_tokens(text)
+        self.body_terms = frozenset(tokenize(text_features.statement_body(text)))  # speaker label left out
+        changed = text_features.update_sentences(text)  # terms of its sentences announcing a change
         self.update_terms = frozenset(tokenize(" ".join(changed))) if changed else frozenset()
-        # for changes said in other words, as Claim's fields; only notes and facts conflict in other words
-        if record.kind in (Kind.NOTE, Kind.FACT):
-            self.cues: dict[str, Any] = {
-                "changes": retrieval.announces_change(text),
-                "people": retrieval.people(text),
-                "names": retrieval.leading_names(text),
-                "first_person": retrieval.first_person(text),
-                "current": not conflict_subject.not_yet_or_long_ago(text),
-                "own_thing": not conflict_subject.about_another_thing(text),
-                "acts": conflict_subject.reports_an_act(text),
-                "adds": conflict_subject.adds_to(text),
-                "occasion": conflict_subject.tells_an_occasion(text),
-                "own_voice": conflict_subject.speaks_of_the_user(text),
-                "kinds": conflict_subject.value_kinds(text),
-                "asks": "?" in retrieval.statement_body(text),
-                "begins": conflict_subject.only_begins(text),
-            }
-        else:
-            self.cues = _NO_CUES
 
 
 class UserIndex:
-    """Retrieval index of one user's records (not thread-safe: guard it with the user's lock)."""
+    """Retrieval index of one user's records (not thread-safe: guard it with the user's lock). ``judge``: finds
+    changes said in other words among the top of a ranking (None: the newest-wins rules only)."""
 
-    def __init__(self, config: RetrievalConfig | None = None) -> None:
+    def __init__(self, config: RetrievalConfig | None = None, judge: ConflictJudge | None = None) -> None:
         self.config = config or RetrievalConfig()
-        # how a statement reads as a change (policies.conflict_reading), for changes said in other words
-        self.change_reading = conflict_reading_weights.shipped()
+        self.judge = judge
         self._lex = BM25Index(k1=self.config.k1, b=self.config.b)  # also the slot allocator
         self._before = len(self.config.context_before)
         self._after = len(self.config.context_after)
@@ -97,9 +78,7 @@ class UserIndex:
         self._nbr = np.zeros((0, self._before + self._after), dtype=np.int32)
         self._records: list[Record | None] = []
         self._assertions: list[_Assertions | None] = []  # per slot, once a ranking needed it (for conflicts)
-        # per slot: the embedding of the record's text with its values masked (conflict_subject.masked_subject),
-        # made the first time a ranking compares the record with another as a possible change of the same subject
-        self._subject_vectors: list[np.ndarray | None] = []
+        self._readings: list[Any] = []  # per slot: the judge's reading of the record, once a ranking needed it
         self._seq: dict[str, int] = {}  # id -> order of first insertion (ties within a session)
         self._next_seq = 0
         # ("session", name) or ("timeline", kind) -> its members, sorted (time, seq, slot)
@@ -181,7 +160,7 @@ class UserIndex:
             self._text_bytes -= self._text_size(slot)
             self._records[slot] = None
             self._assertions[slot] = None
-            self._subject_vectors[slot] = None
+            self._readings[slot] = _UNREAD
             self._alive[slot] = False
             self._emb[slot] = 0.0
             self._seq.pop(id, None)
@@ -205,13 +184,13 @@ class UserIndex:
         self._status[slot] = _STATUS_CODE[record.status]
         self._alive[slot] = True
         self._time_words[slot] = -1  # read on the first "when" question (see _stating_times)
-        self._question[slot] = retrieval.is_question(record.text)
+        self._question[slot] = text_features.is_question(record.text)
         # A "Name: ..." label names a speaker in logs and notes; in a fact it is the key in words.
-        speaker = "" if record.kind in (Kind.FACT, Kind.RULE) else retrieval.speaker_name(record.text, record.extra)
+        speaker = "" if record.kind in (Kind.FACT, Kind.RULE) else text_features.speaker_name(record.text, record.extra)
         self._speaker[slot] = self._speakers.setdefault(speaker, len(self._speakers)) if speaker else -1
         self._records[slot] = record
         self._assertions[slot] = None
-        self._subject_vectors[slot] = None
+        self._readings[slot] = _UNREAD
         self._text_bytes += self._text_size(slot)
         if join:
             self._join_session(slot, record)
@@ -243,7 +222,7 @@ class UserIndex:
         self._nbr = grown(self._nbr, -1)
         self._records.extend([None] * (capacity - self._capacity))
         self._assertions.extend([None] * (capacity - self._capacity))
-        self._subject_vectors.extend([None] * (capacity - self._capacity))
+        self._readings.extend([_UNREAD] * (capacity - self._capacity))
         self._capacity = capacity
 
     # -- sessions: each record's neighbours in time, kept as a (slot, before+after) matrix ----
@@ -321,9 +300,7 @@ class UserIndex:
     ) -> list[tuple[str, float]]:
         """The ``k`` best records for ``query`` as ``(id, score)``, best first; ``only``: a test a returned record
         must pass (records failing it still lend their words to their neighbours' context). ``encode`` (the
-        embedding model, texts -> vectors): with it and ``RetrievalConfig.conflict_subject_masked_weight`` above 0,
-        two notes or facts among the top that may be a change of one subject in other words are also compared with
-        their values masked; each record's masked form is encoded once, the first time it is compared, and kept."""
+        embedding model, texts -> vectors) is handed to the judge, which may encode more of a record (once)."""
         if k <= 0 or len(self._lex) == 0:
             return []
         n = self._lex.capacity
@@ -353,9 +330,9 @@ class UserIndex:
         terms = tokenize(query)
         term_weights, term_freqs = self._lex.term_frequencies(terms)
         created = self._created[:n]
-        spans = retrieval.query_date_spans(query, now, cfg.utc_offset_hours)
-        names = retrieval.query_names(query)
-        when = retrieval.is_when_question(query)
+        spans = text_features.query_date_spans(query, now, cfg.utc_offset_hours)
+        names = text_features.query_names(query)
+        when = text_features.is_when_question(query)
         codes = [self._speakers[name] for name in names if name in self._speakers]
         inputs = RankInputs(
             cosine=cosine,
@@ -367,7 +344,7 @@ class UserIndex:
             context_mask=context_mask,
             result_mask=result_mask,
             neighbours=self._nbr[:n],
-            date_match=retrieval.date_match(created, spans, cfg.date_slack_days) if spans else None,
+            date_match=text_features.date_match(created, spans, cfg.date_slack_days) if spans else None,
             time_words=self._stating_times(n) if when else None,
             name_match=np.isin(self._speaker[:n], codes) if codes else None,
             questions=self._question[:n],
@@ -382,7 +359,7 @@ class UserIndex:
         flags = self._time_words[:n]
         for slot in np.flatnonzero(flags < 0):
             record = self._records[slot]
-            flags[slot] = record is not None and retrieval.has_time_words(record.text)
+            flags[slot] = record is not None and text_features.has_time_words(record.text)
         return flags == 1
 
     def _top(
@@ -401,26 +378,22 @@ class UserIndex:
         if len(top) > 1 and self.config.conflict_pool > 1:
             vectors = self._emb[top]
             similarity = np.einsum("ij,kj->ik", vectors, vectors)
-            # changes in other words are judged as the records are, or partly with their values masked (then only
-            # with an encoder to make the masked forms)
-            judged = encode is not None or self.config.conflict_subject_masked_weight == 0
-            claims = self._claims(top, similarity, subject, cosine, judged)
-            masked = self._subject_similarity(top, scores, similarity, claims, encode) if judged else None
-            new = retrieval.demote_conflicts(top, scores, self._created, similarity, claims, self.config, masked)
+            claims = self._claims(top, similarity, subject)
+            judge = self.judge
+            changed = None if judge is None else judge.judge(self._pool(top, scores, similarity, cosine, encode))
+            share = 1.0 if judge is None else judge.change_relevance
+            new = conflicts.demote_conflicts(
+                top, scores, self._created, similarity, claims, self.config, changed, share
+            )
             rescored = dict(zip(top, new.tolist(), strict=True))
             top.sort(key=lambda i: (-rescored[i], self._id(i)))
         else:
             rescored = {i: float(scores[i]) for i in top}
         return [(self._id(i), float(rescored[i])) for i in top[:k]]
 
-    def _claims(
-        self, top: list[int], similarity: np.ndarray, subject: set[str], cosine: np.ndarray, masking: bool = False
-    ) -> list[Claim]:
+    def _claims(self, top: list[int], similarity: np.ndarray, subject: set[str]) -> list[Claim]:
         """What each top record asserts; built only for those that could conflict (a close partner or a key)."""
-        cfg = self.config
-        threshold = min(cfg.conflict_cosine, cfg.conflict_update_cosine, cfg.conflict_paraphrase_cosine)
-        if masking:
-            threshold = min(threshold, cfg.conflict_subject_floor)
+        threshold = min(self.config.conflict_cosine, self.config.conflict_update_cosine)
         has_partner = (similarity >= threshold).sum(axis=1) > 1  # the diagonal counts once
         claims = []
         for position, slot in enumerate(top):
@@ -439,76 +412,42 @@ class UserIndex:
                     subject=frozenset(subject.intersection(said.body_terms)),
                     values=said.values.difference(self._speakers),
                     update_terms=said.update_terms,
-                    state=record.kind in (Kind.NOTE, Kind.FACT),
-                    query_cosine=float(cosine[slot]),
-                    reads_as_change=self._reads_as_change(slot, record.kind),
-                    **said.cues,
                 )
             )
         return claims
 
-    def _reads_as_change(self, slot: int, kind: Kind) -> float:
-        """How likely the record replaces how things stood, read from its embedding (conflict_reading); NaN for
-        records that do not describe how things are, do not read as English (the model's language), or when there
-        is no reading for this embedding model."""
-        record = self._records[slot]
-        if self.change_reading is None or kind not in (Kind.NOTE, Kind.FACT) or record is None:
-            return math.nan
-        if not conflict_reading.reads_english(record.text):
-            return math.nan
-        return self.change_reading.probability(self._emb[slot])
+    def _pool(
+        self, top: list[int], scores: np.ndarray, similarity: np.ndarray, cosine: np.ndarray, encode: Encoder | None
+    ) -> Pool:
+        """The top records as the judge is given them; its reading of each is made on first asking and kept."""
+        judge = self.judge
+        assert judge is not None
+        records: list[Record] = []
+        for slot in top:
+            record = self._records[slot]
+            assert record is not None
+            records.append(record)
 
-    def _subject_similarity(
-        self,
-        top: list[int],
-        scores: np.ndarray,
-        similarity: np.ndarray,
-        claims: list[Claim],
-        encode: Encoder | None,
-    ) -> np.ndarray | None:
-        """Cosines of the value-masked forms of the top records, for the pairs that may be a change of one subject
-        in other words (NaN elsewhere; None when no pair may be). Only those pairs' records are encoded, each once:
-        the vector is kept for the record's slot until the record changes."""
-        cfg = self.config
-        picked = scores[top]
-        best = float(picked.max())
-        floor = best * min(cfg.conflict_relevance, cfg.conflict_change_relevance) if best > 0 else -np.inf
-        created = self._created[top]
-        query_cosine = np.array([c.query_cosine for c in claims])
-        state = np.array([c.state for c in claims])
-        may_be_newer = state & np.array([c.current and c.own_thing and not c.adds for c in claims])
-        candidates = (
-            may_be_newer[:, None]
-            & state[None, :]
-            & (created[:, None] > created[None, :])
-            & (picked >= floor)[None, :]
-            & (similarity >= cfg.conflict_subject_floor)
-            & (query_cosine[:, None] >= query_cosine[None, :] - cfg.conflict_subject_drop)
+        def reading(position: int) -> object:
+            slot = top[position]
+            said = self._readings[slot]
+            if said is _UNREAD:
+                said = self._readings[slot] = judge.read(records[position], self._emb[slot])
+            return said
+
+        picked, created = scores[top], self._created[top]
+        return Pool(
+            records=records,
+            vectors=self._emb[top],
+            similarity=similarity,
+            query_cosine=cosine[top],
+            scores=picked,
+            created_at=created,
+            candidates=conflicts.candidates(picked, created, self.config, judge.change_relevance),
+            speakers=self._speakers.keys(),
+            reading=reading,
+            encode=encode,
         )
-        pairs = [(a, b) for a, b in np.argwhere(candidates).tolist() if retrieval.may_replace(claims[a], claims[b])]
-        if not pairs:
-            return None
-        out = np.full(similarity.shape, np.nan, dtype=np.float64)
-        if cfg.conflict_subject_masked_weight == 0 or encode is None:  # judged as they are: nothing to encode
-            for a, b in pairs:
-                out[a, b] = 0.0
-            return out
-        needed = sorted({top[p] for pair in pairs for p in pair if self._subject_vectors[top[p]] is None})
-        if needed:
-            texts = []
-            for slot in needed:
-                record = self._records[slot]
-                assert record is not None
-                texts.append(conflict_subject.masked_subject(record.text))
-            vectors = np.asarray(encode(texts), dtype=np.float32)
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            for slot, vector in zip(needed, vectors / np.where(norms > 0, norms, 1.0), strict=True):
-                self._subject_vectors[slot] = vector
-        for a, b in pairs:
-            va, vb = self._subject_vectors[top[a]], self._subject_vectors[top[b]]
-            assert va is not None and vb is not None
-            out[a, b] = float(va @ vb)
-        return out
 
     def _text_size(self, slot: int) -> int:
         record = self._records[slot]
@@ -538,7 +477,6 @@ class UserIndex:
         )
         per_record = 600 + 120  # the Record, its id, session entry and feature sets (rough)
         held = self._text_bytes + per_record * len(self)
-        held += sum(v.nbytes for v in self._subject_vectors if v is not None)
         return int(sum(a.nbytes for a in arrays) + held + self._lex.nbytes())
 
 

@@ -86,10 +86,6 @@ class Change:
             stored={**self.stored, **other.stored},
         )
 
-    def live_upserts(self) -> list[Record]:
-        """Upserts the retrieval index holds (archived ones leave it)."""
-        return [r for r in self.upserts if r.status is not Status.ARCHIVED]
-
     def leaving_index(self) -> list[str]:
         """Ids the retrieval index drops: archived upserts, archives and deletes."""
         gone = [r.id for r in self.upserts if r.status is Status.ARCHIVED]

@@ -30,11 +30,6 @@ class DirectoryLock:
         self._fds = fds
         self._users = 0
 
-    @property
-    def holders(self) -> int:
-        """How many Memory objects of this process hold the folder."""
-        return self._users
-
     def release(self) -> None:
         with _guard:
             self._users -= 1

@@ -31,7 +31,7 @@ the gate itself.
 """
 
 from memtend.policies.gate.common import Finding
-from memtend.policies.gate.decision import GateDecision, check_rule, check_write
+from memtend.policies.gate.decision import GateDecision, check_write
 from memtend.policies.gate.injection import looks_like_injection
 from memtend.policies.gate.json_values import json_lines, redact_json
 from memtend.policies.gate.numbers import iban_valid, luhn_valid
@@ -44,7 +44,6 @@ __all__ = [
     "Finding",
     "GateDecision",
     "GatePolicy",
-    "check_rule",
     "check_write",
     "find_sensitive",
     "iban_valid",

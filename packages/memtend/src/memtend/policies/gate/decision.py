@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memtend.errors import InvalidInputError, SensitiveDataError, UntrustedContentError
+from memtend.errors import InvalidInputError, SensitiveDataError
 from memtend.policies.gate.injection import looks_like_injection
 from memtend.policies.gate.injection_similarity import Meaning
 from memtend.policies.gate.policy import GatePolicy
 from memtend.policies.gate.sensitive import find_sensitive, redact_all
 from memtend.records import Source, Status
 
-__all__ = ["GateDecision", "check_rule", "check_write"]
+__all__ = ["GateDecision", "check_write"]
 
 
 @dataclass(frozen=True)
@@ -59,18 +59,3 @@ def check_write(
         flagged=looks_like_injection(text, meaning=meaning if source is Source.EXTERNAL else None),
         redacted_kinds=kinds,
     )
-
-
-def check_rule(source: Source) -> None:
-    """Refuse a rule written directly from an untrusted (external) source.
-
-    Rules steer the agent, so external text may only become a rule after review: store it with
-    ``source=external`` (it is kept as ``pending_review``), then have a user approve it.
-    """
-    source = Source.parse(source)
-    if source is Source.EXTERNAL:
-        raise UntrustedContentError(
-            "a rule cannot be written directly from an external source: external text could be a prompt "
-            "injection. Store it as a memory with source='external' (it is kept as pending_review) and have a "
-            "user approve it, or write the rule with source='user' if the user stated it"
-        )

@@ -49,7 +49,6 @@ class _TokenRule:
     kind: str
     pattern: Pattern[str]
     group: int = 0
-    left_boundary: bool = True  # the character before must not be a letter or digit
     extend: Pattern[str] | None = None  # grow the span over trailing token characters (whole value masked)
     validate: Callable[[str], bool] | None = None
     needles: tuple[str, ...] = ()  # skip the regex unless one of these (lower case) occurs in the text
@@ -79,9 +78,10 @@ def _random_tail(prefix_len: int, min_len: int = 16) -> Callable[[str], bool]:
 def _build_token_rules() -> list[_TokenRule]:
     rules: list[_TokenRule] = []
 
-    def add(kind: str, patterns: list[Pattern[str]], **options: object) -> None:
+    def add(kind: str, patterns: list[Pattern[str]], *, left_boundary: bool = True, **options: object) -> None:
+        """One rule per pattern; ``left_boundary``: the character before a match must not be a letter or digit."""
         for pattern in patterns:
-            if options.get("left_boundary", True):
+            if left_boundary:
                 # Anchor at a token start: besides the boundary itself, this keeps a run like "eyJeyJeyJ..."
                 # from being rescanned from every position (quadratic time).
                 pattern = re.compile(r"(?<![A-Za-z0-9])(?:" + pattern.pattern + ")", pattern.flags)

@@ -1,8 +1,8 @@
 """Cues of a change said in languages other than English, and of the look-alikes beside it: a small lexicon.
 
-The English cues live in ``retrieval`` (``announces_change``) and ``conflict_subject`` (acts, additions, plans, times
+The English cues live in ``words`` (``announces_change``) and ``subject`` (acts, additions, plans, times
 long past, occasions, the first person). The embedding model reads English only (the learned reading of
-``conflict_reading`` is at chance on other languages), so a change said in another language ("Bin letzten Monat nach
+``reading`` is at chance on other languages), so a change said in another language ("Bin letzten Monat nach
 Berlin gezogen", "Ahora trabajo en una escuela", "先月、大阪に引っ越しました") is found by its words here:
 
 - ``change``: the newer statement says how things stand now or that they changed ("jetzt", "désormais", "ya no",
@@ -452,7 +452,7 @@ def _pattern(kind: str, first: str) -> re.Pattern[str]:
     return re.compile(r"(?:" + buckets.get(first, buckets[""]) + r")(?![\w-])", re.IGNORECASE)
 
 
-@functools.lru_cache(maxsize=4096)  # each rule of conflict_subject asks for the cues of the same statement
+@functools.lru_cache(maxsize=4096)  # each rule of subject asks for the cues of the same statement
 def cues_of(text: str) -> frozenset[str]:
     """The kinds of cue a statement holds in a language other than English (``change``, ``adds``, ``plan``,
     ``long_ago``, ``occasion``, ``first_person``); a time long past said beside how things stand now is a change.

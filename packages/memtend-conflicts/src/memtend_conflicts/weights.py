@@ -1,5 +1,5 @@
-"""The shipped weights of the learned reading of a newer statement (``memtend.policies.conflict_reading``): read
-from ``conflict_reading.npz`` beside this module (the policy itself does no I/O), written by
+"""The shipped weights of the learned reading of a newer statement (``memtend_conflicts.reading``): read from
+``reading.npz`` beside this module (the reading itself does no I/O), written by
 ``tests/benchmarks/conflicts_reading_train.py --save``."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from memtend.policies.conflict_reading import ChangeReading
+from memtend_conflicts.reading import ChangeReading
 
 __all__ = ["WEIGHTS", "load", "save", "shipped"]
 
-WEIGHTS = Path(__file__).with_name("conflict_reading.npz")
+WEIGHTS = Path(__file__).with_name("reading.npz")
 
 
 def save(reading: ChangeReading, path: Path = WEIGHTS) -> None:

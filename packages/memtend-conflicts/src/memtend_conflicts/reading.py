@@ -1,21 +1,19 @@
 """Does a statement read as one that replaces how things stood? A learned reading of a note's own embedding.
 
 A change said in other words and the look-alikes beside it (another person's news, a plan, one occasion, a value
-added beside the older) are about equally close in meaning to the older statement and to the question: over the
-tuning pairs the cosine of the two tells them apart no better than chance (area under the curve 0.52). How the
-newer statement itself reads does: "Fully remote now" reads as how things stand, "Tried the new sushi bar" as one
-occasion, "Mum is staying with us for Christmas" as a visit. A logistic regression over the newer statement's
-embedding (the vector the index already holds: nothing more is encoded), trained on the newer statements of the
-tuning pairs (``tests/benchmarks/conflicts_reading_train.py``), gives the probability that it replaces something;
-held out by domain it separates changes from look-alikes with an area under the curve of about 0.82 (0.80 with round 9
-and the other languages of ``conflicts_tune5.jsonl``, at chance, among the tuning sets; round 9 alone 0.79).
+added beside the older) are about equally close in meaning to the older statement and to the question, so their
+closeness cannot tell them apart. How the newer statement itself reads can: "Fully remote now" reads as how things
+stand, "Tried the new sushi bar" as one occasion, "Mum is staying with us for Christmas" as a visit. A logistic
+regression over the newer statement's embedding (the vector the index already holds: nothing more is encoded),
+trained on the newer statements of the tuning pairs (``tests/benchmarks/conflicts_reading_train.py``), gives the
+probability that it replaces something. How well it separates them, held out by domain, is in
+``tests/benchmarks/RESULTS.md``.
 
-The weights ship as ``memtend/conflict_reading.npz``, loaded by ``memtend.conflict_reading_weights`` (this module
+The weights ship as ``memtend_conflicts/reading.npz``, loaded by ``memtend_conflicts.weights`` (this module
 does no I/O). They fit one embedding model (all-MiniLM-L6-v2, 384 dimensions); for vectors of another size the
-reading is NaN and the rules decide alone. That model reads English: on the changes and look-alikes of
-``conflicts_tune4.jsonl`` (16 other languages) the reading held out is no better than chance (area under the curve
-0.52), so text that does not read as English (:func:`reads_english`) is not read either; changes in other languages
-are found by the words of ``conflict_cues`` instead.
+reading is NaN and the rules decide alone. That model reads English, and the reading is at chance on other
+languages, so text that does not read as English (:func:`reads_english`) is not read either; changes in other
+languages are found by the words of ``cues`` instead.
 
 Pure: numpy and the standard library only.
 """
@@ -29,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memtend.policies.conflict_cues import cues_of
+from memtend_conflicts.cues import cues_of
 
 __all__ = ["ChangeReading", "reads_english"]
 
@@ -51,7 +49,7 @@ class ChangeReading:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, logit))))
 
 
-# common English words, of which nearly every English note holds one (1,373 of 1,402 tuning notes); words shared
+# common English words, of which nearly every English note holds one; words shared
 # with other languages' common words ("die", "war", "also" in German) do no harm: the test is only one of two
 _ENGLISH = frozenset(
     """a an the i i'm i've i'd me my mine we we're we've our us you your he his she her it it's its they their them
@@ -64,15 +62,13 @@ _ENGLISH = frozenset(
     instead order favourite favorite usually always never sometimes fully""".split()
 )
 _WORD = re.compile(r"[a-z']+")
-_ENGLISH_SHARE = 0.4  # the share of common English words in half the English tuning notes is 0.5 or more
+_ENGLISH_SHARE = 0.4  # below the share of common English words most English notes hold
 
 
 def reads_english(text: str) -> bool:
     """Does the text read as English, as far as a cheap test tells: at least 90 % of its letters ASCII and one common
-    English word, and, when it holds a cue of another language (``conflict_cues``: "ik", "vorige week", "jetzt"), at
-    least 40 % of its words common English ones. Of the tuning sets' 1,402 English notes 29 fail (mostly fragments:
-    "Gym: Anytime Fitness."); of the 64 notes in 16 other languages of ``conflicts_tune4.jsonl`` 6 passed before the
-    cues were asked ("Ich wohne in Paris."), none now; of the 176 of ``conflicts_tune5.jsonl`` 12."""
+    English word, and, when it holds a cue of another language (``cues``: "ik", "vorige week", "jetzt"), at
+    least 40 % of its words common English ones (how many notes of the tuning sets pass: ``RESULTS.md``)."""
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return False

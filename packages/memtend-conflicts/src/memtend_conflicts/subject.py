@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import re
 
-from memtend.policies.conflict_cues import cues_of
-from memtend.policies.conflict_reading import reads_english
-from memtend.policies.conflict_relations import relations_named
-from memtend.policies.retrieval import announces_change, starts_sentence, statement_body, without_speaker
+from memtend.policies.text_features import starts_sentence, statement_body, without_speaker
+
+from memtend_conflicts.cues import cues_of
+from memtend_conflicts.reading import reads_english
+from memtend_conflicts.relations import relations_named
+from memtend_conflicts.words import announces_change
 
 __all__ = [
     "PLACEHOLDER",
@@ -153,7 +155,7 @@ def not_yet_or_long_ago(text: str) -> bool:
     body = without_speaker(text).replace("\u2019", "'")
     if _NOT_YET.search(body) is not None or _LONG_AGO.search(body) is not None:
         return True
-    return bool(cues_of(body) & {"plan", "long_ago"})  # said in another language (see conflict_cues)
+    return bool(cues_of(body) & {"plan", "long_ago"})  # said in another language (see cues)
 
 
 _OPENS_WITH_ARTICLE = re.compile(
@@ -219,7 +221,7 @@ def only_begins(text: str) -> bool:
 
 def reports_an_act(text: str) -> bool:
     """Does the statement report an act that ends or replaces a state ("rebooked", "traded it in", "signed up",
-    "dropped it", "got engaged")? Beside the change cues of ``retrieval.announces_change``, a cue that a newer
+    "dropped it", "got engaged")? Beside the change cues of ``words.announces_change``, a cue that a newer
     statement about the same subject replaces an older one."""
     body = without_speaker(text)
     return _ACTS.search(body) is not None or "change" in cues_of(body)  # or said in another language
@@ -251,7 +253,7 @@ def tells_an_occasion(text: str) -> bool:
     body = without_speaker(text).replace("\u2019", "'")
     if _PAST_OPENING.search(body) is not None or _OCCASION.search(body) is not None:
         return True
-    return "occasion" in cues_of(body)  # said in another language (see conflict_cues)
+    return "occasion" in cues_of(body)  # said in another language (see cues)
 
 
 _FIRST_PERSON_OR_BACK = re.compile(
@@ -276,7 +278,7 @@ def speaks_of_the_user(text: str) -> bool:
     body = _ACRONYM_IT.sub("X", without_speaker(text).replace("\u2019", "'"))
     if _FIRST_PERSON_OR_BACK.search(body) is not None or _VERB_OPENING.match(body) is not None:
         return True
-    cues = cues_of(body)  # in another language (see conflict_cues)
+    cues = cues_of(body)  # in another language (see cues)
     if "first_person" in cues:
         return True
     # many languages leave the subject out ("Ahora trabajo en una escuela", "Teraz chodzę do dr Kowalskiej"): not
