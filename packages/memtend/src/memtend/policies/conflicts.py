@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from memtend.policies.retrieval import RetrievalConfig
     from memtend.records import Record
 
-__all__ = ["Claim", "ConflictJudge", "Pool", "check_judge", "conflicts", "demote_conflicts"]
+__all__ = ["Claim", "ConflictJudge", "Pool", "candidates", "check_judge", "conflicts", "demote_conflicts"]
 
 PairTest = Callable[[int, int], bool]
 

@@ -182,6 +182,7 @@ def has_time_words(text: str) -> bool:
 
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,2})\s*:\s")
 _CAPITALISED = re.compile(r"\b([A-Z][a-z][\w'-]*)")
+# capitalised words that are no name (question words, pronouns, articles): a query's, or a sentence's first word
 NOT_NAMES = frozenset(
     """what when where which who whom whose why how is are was were did do does can could would should
     will has have had the a an in on at of for and or but if i my me we our you your he she his her they
