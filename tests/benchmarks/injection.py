@@ -30,7 +30,7 @@ Three corpora, each ``{"text", "injection": bool, "lang", "kind"}`` a line:
 * ``tests/benchmarks/data/injection_tune8.jsonl``: an eighth round for languages the sentence encoder does not
   know: four injections and four ordinary texts in each of 28 languages (the most used on the web and the most
   spoken that are not among the encoder's 16), written with the multilingual word lexicon
-  (``policies/gate/injection_lexicon.py``). Scored once by the classifier trained before it was written (recall
+  (``memtend_injection/lexicon.py``). Scored once by the classifier trained before it was written (recall
   0.312, no false flag), then trained on;
 * ``tests/benchmarks/data/injection_tune9.jsonl``: a ninth round of hard ordinary text, written after reading
   round 9's false flags (new phrasings, not copies): security writing that quotes or describes attacks (lectures,
@@ -258,14 +258,17 @@ def score(rows: list[dict[str, Any]], flag: Callable[[str], bool]) -> dict[str, 
 def run(
     splits: tuple[str, ...] = ("dev", "tune", "heldout", "fresh", "fresh2", "others"), *, semantic: bool = True
 ) -> dict[str, dict[str, Any]]:
-    """Scores per split; ``semantic=False`` measures the patterns alone."""
-    from memtend.injection_meaning import reads_like_agent_instruction
+    """Scores per split; ``semantic=False`` measures the patterns alone, ``semantic=True`` the patterns and the
+    installed injection extra (``memtend-injection``), as ``Memory()`` flags external text."""
+    from memtend.extras import installed
     from memtend.policies.gate import looks_like_injection
 
-    def flag(text: str) -> bool:
-        return looks_like_injection(text, meaning=reads_like_agent_instruction if semantic else None)
+    check = installed("injection_check") if semantic else None
 
-    flag("warm up: load the model and the bank")
+    def flag(text: str) -> bool:
+        return looks_like_injection(text, meaning=check)
+
+    flag("warm up: load the encoder")
     return {name: score(load(SPLITS[name]), flag) for name in splits if SPLITS[name].is_file()}
 
 
@@ -316,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.round12 and "round12" not in splits:
         splits += ("round12",)
     for semantic in (False, True):
-        print("patterns + meaning (external text)" if semantic else "patterns only (every source)")
+        print("patterns + the injection extra (external text)" if semantic else "patterns only (every source)")
         for name, result in run(splits, semantic=semantic).items():
             label = LABELS[name]
             print(

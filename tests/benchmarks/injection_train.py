@@ -1,5 +1,5 @@
-"""Train the injection classifier (``memtend.injection_classifier``) from the tuning text, choose its threshold by
-leaving each round written by other hands out in turn, and write ``injection_classifier.npz``.
+"""Train the injection classifier (``memtend_injection.classifier``) from the tuning text, choose its threshold by
+leaving each round written by other hands out in turn, and write its ``classifier.npz``.
 
 Tuning text only: ``injection_tune.jsonl``; ``injection_tune3.jsonl`` (written for this classifier: indirect
 orders, claimed authority, personas, memory poisoning, exfiltration, tool misuse, hidden notes in markup and
@@ -261,7 +261,7 @@ class Featuriser:
         return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
     def __call__(self, texts: list[str]) -> npt.NDArray[np.float64]:
-        from memtend.policies.gate.injection_features import cues
+        from memtend_injection.features import cues
 
         missing = [t for t in dict.fromkeys(texts) if self.key(t) not in self.vectors]
         for start in range(0, len(missing), 64):
@@ -286,7 +286,7 @@ class Featuriser:
 def units(rows: list[dict[str, Any]]) -> tuple[list[str], npt.NDArray[np.float64]]:
     """Training units, read as the gate reads them (``as_read``: quotations left out of text about attacks)."""
     from memtend.policies.gate.injection import as_read
-    from memtend.policies.gate.injection_features import pieces
+    from memtend_injection.features import pieces
 
     texts: list[str] = []
     labels: list[float] = []
@@ -307,7 +307,7 @@ def trained(
     texts: list[str], labels: npt.NDArray[np.float64], features: Featuriser, threshold: float = 0.0,
     threshold_other: float | None = None,
 ) -> Any:  # fmt: skip
-    from memtend.injection_classifier import Weights
+    from memtend_injection.classifier import Weights
 
     x = features(texts)
     nets = [fit_hidden(x, labels, seed=seed) for seed in SEEDS]
@@ -324,7 +324,7 @@ def trained(
 def piece_scores(rows: list[dict[str, Any]], features: Featuriser, weights: Any) -> list[np.ndarray]:
     """The score of each piece of each text (``pieces`` of ``as_read``), in order; empty for a text without one."""
     from memtend.policies.gate.injection import as_read
-    from memtend.policies.gate.injection_features import pieces
+    from memtend_injection.features import pieces
 
     out: list[np.ndarray] = []
     for row in rows:
@@ -379,8 +379,7 @@ def rates(flagged: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
 
 
 def others_flags(rows: list[dict[str, Any]]) -> np.ndarray:
-    """What the gate flags without the classifier: the patterns (the MiniLM bank no longer joins them, see
-    ``memtend.injection_meaning.reads_like_agent_instruction``)."""
+    """What the gate flags without the classifier: the patterns."""
     from memtend.policies.gate import looks_like_injection
 
     return np.array([looks_like_injection(str(r["text"])) for r in rows], dtype=bool)
@@ -416,7 +415,7 @@ def held_out_rounds(
     """Each round written by another hand, held out whole: trained on every other tuning text, scored on the round
     and on others' ordinary text."""
     from memtend.policies.gate.injection import as_read
-    from memtend.policies.gate.injection_features import reads_as_english
+    from memtend_injection.features import reads_as_english
 
     out: list[HeldOut] = []
     for held in rounds:
@@ -532,8 +531,8 @@ def report_rounds(held: list[HeldOut], everyday_other: np.ndarray) -> tuple[tupl
 
 
 def main(argv: list[str] | None = None) -> int:
-    from memtend.injection_classifier import WEIGHTS, save_weights
     from memtend.policies.gate.injection import as_read
+    from memtend_injection.classifier import WEIGHTS, save_weights
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-false-flags", type=float, default=0.03, help="the target of the CV reports")

@@ -37,6 +37,19 @@ def check_callable(value: object, what: str) -> Callable[..., Any]:
     return value
 
 
+def check_injection_check(value: object) -> Any:
+    """``Memory(injection_check=...)``: :data:`memtend.extras.AUTO` (the installed ``memtend-injection``, if any),
+    ``None`` (the patterns alone) or a callable taking the text and answering whether it reads like an injection."""
+    from memtend.extras import AUTO
+
+    if value is AUTO or value is None or callable(value):
+        return value
+    raise InvalidInputError(
+        "injection_check must be memtend.extras.AUTO (the installed memtend-injection extra, if any), None (the "
+        f"patterns alone) or a callable taking a str and returning a bool, got {describe(value)}"
+    )
+
+
 def _days_by_kind(value: object, what: str) -> None:
     """A mapping of record kind -> days (a finite number >= 0) or None."""
     if not isinstance(value, Mapping):

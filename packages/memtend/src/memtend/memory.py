@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from memtend.aio import no_io, run_io
-from memtend.arguments import check_retention, check_retrieval, describe
+from memtend.arguments import check_injection_check, check_retention, check_retrieval, describe
 from memtend.errors import InvalidInputError, MemoryClosedError
 from memtend.extras import AUTO, Auto, resolve
 from memtend.helpers import Helpers
@@ -30,6 +30,7 @@ from memtend.index.user_index import UserIndex
 from memtend.policies import forgetting
 from memtend.policies.changes import Change
 from memtend.policies.conflicts import ConflictJudge, check_judge
+from memtend.policies.gate import InjectionCheck
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.records import check_user_id
 from memtend.results import ChangeEvent, CompactionReport, ErasureReceipt, Event, FactResult, ForgetReport, Hit
@@ -91,6 +92,10 @@ class Memory(Applier):
     ``conflict_judge``: finds changes said in other words among the top of a recall (a
     :class:`~memtend.policies.conflicts.ConflictJudge`); ``AUTO`` uses the installed ``memtend-conflicts``, if any,
     and ``None`` keeps the newest-wins rules only (same fact key, near-duplicates, an update cue).
+
+    ``injection_check``: the second opinion on external text the injection patterns pass (its ``flagged`` bit):
+    ``AUTO`` uses the installed ``memtend-injection`` extra (``pip install memtend[injection]``) if there is one,
+    ``None`` the patterns alone, a callable (:class:`~memtend.policies.gate.InjectionCheck`) replaces it.
     """
 
     def __init__(
@@ -105,6 +110,7 @@ class Memory(Applier):
         max_cached_users: int = 64,
         on_change: ChangeHook | None = None,
         conflict_judge: ConflictJudge | Auto | None = AUTO,
+        injection_check: InjectionCheck | Auto | None = AUTO,
     ) -> None:
         _check_options(
             client=client,
@@ -116,6 +122,7 @@ class Memory(Applier):
             on_change=on_change,
         )
         self.conflict_judge = check_judge(resolve("conflict_judge", conflict_judge))
+        self.injection_check: InjectionCheck | None = resolve("injection_check", check_injection_check(injection_check))
         if client is not None and path is not None:
             raise InvalidInputError("pass either path or client, not both")
         if embedding_function is None:

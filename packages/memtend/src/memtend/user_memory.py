@@ -27,7 +27,6 @@ from memtend.documents.store import DocumentStore
 from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.helpers import Parts
-from memtend.injection_meaning import reads_like_agent_instruction
 from memtend.policies import changes, compaction, forgetting, gate, precedence, recall_filters
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
@@ -115,7 +114,7 @@ class UserMemory:
         session = check_name(session, "session")
         if at is not None:
             at = check_time(at, "at")
-        decision = gate.check_write(text, source, redact=redact, meaning=reads_like_agent_instruction)
+        decision = gate.check_write(text, source, redact=redact, meaning=self.memory.injection_check)
         if session:  # a label names what is stored: refused, never masked
             gate_identifier(session, "the session label")
         extra, masked_extra = gated_metadata(extra, redact=redact)

@@ -10,8 +10,9 @@ Every write passes through :func:`check_write`:
   form of the text (``normalise``: NFKC, invisible characters dropped, digits of any script as ASCII) and
   their spans are mapped back, so a finding always names the original characters.
 * :func:`looks_like_injection` flags text that reads like an instruction to the AI agent rather than to a
-  person (prompt injection). Flagged text is still stored; text from an external source always waits
-  for review.
+  person (prompt injection), by patterns, and for external text also by an :class:`InjectionCheck` when one is
+  given (``Memory`` passes the installed ``memtend-injection`` classifier). Flagged text is still stored; text
+  from an external source always waits for review.
 
 A :class:`Finding` holds a kind and a span, never the value, so findings and errors can be logged. Kinds:
 ``card iban ssn national_id password pin connection_string private_key jwt secret aws_access_key aws_secret_key
@@ -32,7 +33,7 @@ the gate itself.
 
 from memtend.policies.gate.common import Finding
 from memtend.policies.gate.decision import GateDecision, check_write
-from memtend.policies.gate.injection import looks_like_injection
+from memtend.policies.gate.injection import InjectionCheck, looks_like_injection
 from memtend.policies.gate.json_values import json_lines, redact_json
 from memtend.policies.gate.numbers import iban_valid, luhn_valid
 from memtend.policies.gate.policy import AllowList, Detector, GatePolicy
@@ -44,6 +45,7 @@ __all__ = [
     "Finding",
     "GateDecision",
     "GatePolicy",
+    "InjectionCheck",
     "check_write",
     "find_sensitive",
     "iban_valid",

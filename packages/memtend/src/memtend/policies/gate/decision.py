@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memtend.errors import InvalidInputError, SensitiveDataError
-from memtend.policies.gate.injection import looks_like_injection
-from memtend.policies.gate.injection_similarity import Meaning
+from memtend.policies.gate.injection import InjectionCheck, looks_like_injection
 from memtend.policies.gate.policy import GatePolicy
 from memtend.policies.gate.sensitive import find_sensitive, redact_all
 from memtend.records import Source, Status
@@ -30,7 +29,7 @@ def check_write(
     *,
     redact: bool = False,
     policy: GatePolicy | None = None,
-    meaning: Meaning | None = None,
+    meaning: InjectionCheck | None = None,
 ) -> GateDecision:
     """Decide how ``text`` from ``source`` may be stored.
 
@@ -38,8 +37,8 @@ def check_write(
     or sensitive value, unless ``redact=True``, in which case the values are masked as
     ``[REDACTED:<kind>]``. Text from ``Source.EXTERNAL`` is stored as ``PENDING_REVIEW``; other sources as
     ``ACTIVE``. ``flagged`` is set for any source when the text reads like a prompt injection: by patterns, and
-    for external text also by ``meaning`` when given (``memtend.injection_meaning.reads_like_agent_instruction``
-    compares it with instructions aimed at an agent).
+    for external text also by ``meaning`` when given (an :class:`InjectionCheck`, such as the one the optional
+    ``memtend-injection`` distribution provides).
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")

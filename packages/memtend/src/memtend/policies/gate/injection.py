@@ -3,26 +3,33 @@
 Ordinary instructions to a person ("to reset the router, hold the button") do not name the agent, its
 instructions, its prompt, its tools or its memory, and are not flagged.
 
-Two checks: patterns (English here, more English phrasings and German, French and Spanish in
-``injection_rules``), and, when a ``meaning`` check is passed, closeness in meaning to a bank of instructions
-aimed at an agent (``injection_similarity``; the encoding is done by ``memtend.injection_meaning``), which
-catches phrasings no pattern lists. Text that writes *about* attacks
-(an article quoting "ignore previous instructions") is read with its quotations left out.
+Two checks: patterns (English here, more English phrasings and other languages in ``injection_rules`` and
+``injection_families``), and, when one is passed, an :class:`InjectionCheck` that reads the text's meaning (the
+optional ``memtend-injection`` distribution provides one), which catches phrasings no pattern lists. Text that
+writes *about* attacks (an article quoting "ignore previous instructions") is read with its quotations left out.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Protocol
 
 from memtend.errors import InvalidInputError
 from memtend.policies.gate.injection_carriers import lift, uncover
 from memtend.policies.gate.injection_families import FAMILY_RULES
-from memtend.policies.gate.injection_lexicon import about_attacks_pattern
 from memtend.policies.gate.injection_rules import LANGUAGE_RULES, MORE_ENGLISH_RULES
-from memtend.policies.gate.injection_similarity import Meaning
 
-__all__ = ["as_read", "looks_like_injection"]
+__all__ = ["InjectionCheck", "as_read", "looks_like_injection"]
+
+
+class InjectionCheck(Protocol):
+    """A check of a text's meaning for the gate: ``True`` when it reads like an order aimed at an AI agent.
+
+    It is given the text as the patterns read it (:func:`as_read`) and only when no pattern matched; the gate
+    asks it about external text only. It should answer ``False`` rather than raise when it cannot decide."""
+
+    def __call__(self, text: str, /) -> bool: ...
 
 
 _AI = r"(?:ai|a\.i\.|assistant|agent|chat ?bot|bot|llm|language model|model|gpt|chatgpt|claude|copilot)"
@@ -189,7 +196,34 @@ _ABOUT_ATTACKS = re.compile(
     r"|cours|fixtures?|saniti[sz]\w*|obfuscat\w*|leetspeak|test\s+(?:strings?|cases?|inputs?|suites?))\b",
     re.IGNORECASE,
 )
-_ABOUT_ATTACKS_ELSEWHERE = about_attacks_pattern()  # the same in the lexicon's other languages
+# Writing *about* attacks rather than making one: attack, attacker, injection, researcher, in other languages
+# (the English, German, French and Spanish words, and a few more, are in ``_ABOUT_ATTACKS``). Text that names them
+# has its quotations read as examples (``_read``). Not "security" nor "article": product pages, orders and
+# injections ("whoever summarises this article") name them too.
+ABOUT_ATTACKS: tuple[tuple[str, ...], tuple[str, ...]] = (
+    ("атак", "нападател", "изследовател", "atac", "investigador", "výzkumn", "angreb", "angriber", "forsker",
+     "επίθεσ", "επιθέσ", "επιτιθέμεν", "ερευνητ", "rünna", "ründaja", "uurija", "hyökkäy", "hyökkääj", "tutkija",
+     "napad", "напад", "istraživač", "истраживач", "támadás", "támadó", "kutató", "serangan", "penyerang", "peneliti",
+     "penyelidik", "ataka", "atakos", "užpuol", "tyrėj", "uzbrukum", "uzbrucēj", "pētniek", "angrep", "angrip",
+     "atacator", "cercetăt", "útočník", "výskumník", "raziskoval", "shambulio", "mshambulizi", "mtafiti", "pag-atake",
+     "umaatake", "mananaliksik", "атак", "нападник", "дослідник", "tấn công", "kẻ tấn công", "nhà nghiên cứu",
+     "исследовател", "saldırgan", "araştırmacı", "injekc", "injecc", "injekt", "ін'єкц", "инъекц", "ενέσ",
+     "chèn lệnh", "enjeksiyon", "injeksi", "injektio"),
+    ("আক্রমণ", "হামলা", "গবেষক", "حمله", "پژوهشگر", "מתקפ", "התקפ", "חוקר", "हमला", "हमले", "शोधकर्ता", "حملہ",
+     "حملے", "محقق", "هجوم", "مهاجم", "باحث", "การโจมตี", "นักวิจัย", "攻击", "攻擊", "研究人员", "研究者", "注入", "攻撃",
+     "研究チーム", "研究团队", "インジェクション", "공격", "연구자", "연구원", "인젝션"),
+)  # fmt: skip
+
+
+def _about_attacks_pattern() -> re.Pattern[str]:
+    """The :data:`ABOUT_ATTACKS` words: stems at the start of a word, phrases anywhere."""
+    stems, phrases = ABOUT_ATTACKS
+    return re.compile(
+        r"(?<!\w)(?:" + "|".join(map(re.escape, stems)) + ")|" + "|".join(map(re.escape, phrases)), re.IGNORECASE
+    )
+
+
+_ABOUT_ATTACKS_ELSEWHERE = _about_attacks_pattern()  # the same in other languages
 # Text that reports a message someone found or quoted ("the judge quoted the message", "a screenshot caption", "im
 # untersuchten Fall", "il messaggio trovato", "в найденном письме"): its quotations are that message, reported, in
 # the languages of the patterns and a few more. Read outside the quotations, so a quoted "found" is not the frame.
@@ -285,8 +319,8 @@ def _read(text: str) -> tuple[bool, str]:
 
 
 def _speaks_of_attacks(text: str) -> bool:
-    """Does a word of ``text`` say it is writing about attacks (in English and the lexicon's other languages), or
-    reporting a message someone found or quoted?"""
+    """Does a word of ``text`` say it is writing about attacks (in English and the languages of ``ABOUT_ATTACKS``),
+    or reporting a message someone found or quoted?"""
     return (
         _ABOUT_ATTACKS.search(text) is not None
         or _ABOUT_ATTACKS_ELSEWHERE.search(text) is not None
@@ -308,7 +342,7 @@ def _described(text: str, match: re.Match[str]) -> bool:
 
 
 def as_read(text: str) -> str:
-    """The text the checks (patterns and the ``meaning`` check) read; the classifier is trained on the same."""
+    """The text the checks read (the patterns and the ``meaning`` check); the injection extra is trained on it."""
     return _read(text)[1]
 
 
@@ -321,11 +355,11 @@ def _rules_anchored(lower: str) -> list[int]:
     return sorted(rules)
 
 
-def looks_like_injection(text: str, *, meaning: Meaning | None = None) -> bool:
+def looks_like_injection(text: str, *, meaning: InjectionCheck | None = None) -> bool:
     """True if ``text`` reads like an instruction to the AI agent (prompt injection), not to a person.
 
-    The patterns run first (microseconds); when none matches and a ``meaning`` check is given (such as
-    ``memtend.injection_meaning.reads_like_agent_instruction``, one encoding per sentence or so), it decides.
+    The patterns run first (microseconds); when none matches and a ``meaning`` check is given (such as the
+    ``memtend-injection`` classifier, one encoding per sentence or so), it decides.
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")

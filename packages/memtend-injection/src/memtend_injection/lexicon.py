@@ -1,5 +1,5 @@
 """A multilingual lexicon of the words injections use to address an AI agent, written for memtend, so that the
-classifier's word cues (``injection_features``) fire in languages its sentence encoder does not know.
+classifier's word cues (``features``) fire in languages its sentence encoder does not know.
 
 The encoder (Universal Sentence Encoder multilingual) knows 16 languages; a user meets any. The lists below cover
 the languages most used on the web (roughly the first forty of W3Techs' content-language ranking) and the most
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ABOUT_ATTACKS", "LEXICON", "about_attacks_pattern", "lexicon_patterns"]
+__all__ = ["LEXICON", "lexicon_patterns"]
 
 # Stems in alphabetic scripts with spaces (Latin, Cyrillic, Greek): matched at the start of a word.
 # Phrases in other scripts (Arabic, Hebrew, Devanagari, Bengali, Thai, Chinese, Japanese, Korean): matched anywhere.
@@ -164,30 +164,3 @@ def lexicon_patterns() -> dict[str, re.Pattern[str]]:
             parts.append("(?:" + "|".join(map(re.escape, phrases)) + ")")
         out[name] = re.compile("|".join(parts), re.IGNORECASE)
     return out
-
-
-# Writing *about* attacks rather than making one: attack, attacker, injection, researcher, in the same
-# languages (the English, German, French and Spanish words, and a few more, are in ``injection._ABOUT_ATTACKS``).
-# Text that names them has its quotations read as examples (``injection._read``). Not "security" nor "article": product
-# pages, orders and injections ("whoever summarises this article") name them too.
-ABOUT_ATTACKS: tuple[tuple[str, ...], tuple[str, ...]] = (
-    ("атак", "нападател", "изследовател", "atac", "investigador", "výzkumn", "angreb", "angriber", "forsker",
-     "επίθεσ", "επιθέσ", "επιτιθέμεν", "ερευνητ", "rünna", "ründaja", "uurija", "hyökkäy", "hyökkääj", "tutkija",
-     "napad", "напад", "istraživač", "истраживач", "támadás", "támadó", "kutató", "serangan", "penyerang", "peneliti",
-     "penyelidik", "ataka", "atakos", "užpuol", "tyrėj", "uzbrukum", "uzbrucēj", "pētniek", "angrep", "angrip",
-     "atacator", "cercetăt", "útočník", "výskumník", "raziskoval", "shambulio", "mshambulizi", "mtafiti", "pag-atake",
-     "umaatake", "mananaliksik", "атак", "нападник", "дослідник", "tấn công", "kẻ tấn công", "nhà nghiên cứu",
-     "исследовател", "saldırgan", "araştırmacı", "injekc", "injecc", "injekt", "ін'єкц", "инъекц", "ενέσ",
-     "chèn lệnh", "enjeksiyon", "injeksi", "injektio"),
-    ("আক্রমণ", "হামলা", "গবেষক", "حمله", "پژوهشگر", "מתקפ", "התקפ", "חוקר", "हमला", "हमले", "शोधकर्ता", "حملہ",
-     "حملے", "محقق", "هجوم", "مهاجم", "باحث", "การโจมตี", "นักวิจัย", "攻击", "攻擊", "研究人员", "研究者", "注入", "攻撃",
-     "研究チーム", "研究团队", "インジェクション", "공격", "연구자", "연구원", "인젝션"),
-)  # fmt: skip
-
-
-def about_attacks_pattern() -> re.Pattern[str]:
-    """The :data:`ABOUT_ATTACKS` words: stems at the start of a word, phrases anywhere."""
-    stems, phrases = ABOUT_ATTACKS
-    return re.compile(
-        r"(?<!\w)(?:" + "|".join(map(re.escape, stems)) + ")|" + "|".join(map(re.escape, phrases)), re.IGNORECASE
-    )
