@@ -13,8 +13,7 @@ from memtend.policies.gate import looks_like_injection as patterns_only
 from memtend.policies.gate.injection import as_read
 from memtend.records import Source, Status
 from memtend_injection import classifier as injection_classifier
-from memtend_injection import features
-from memtend_injection import reads_like_injection
+from memtend_injection import features, reads_like_injection
 
 
 def looks_like_injection(text: str) -> bool:
