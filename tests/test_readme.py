@@ -186,7 +186,9 @@ def _exists(dotted: str) -> bool:
     return False
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if p.name != "CHANGELOG.md"], ids=lambda p: str(p.relative_to(REPO))
+)  # (the changelog names what was renamed or removed, on purpose)
 def test_every_memtend_name_a_page_mentions_exists(page: Path) -> None:
     named = sorted(set(NAMED.findall(page.read_text(encoding="utf-8"))))
     missing = [dotted for dotted in named if dotted not in FILE_NAMES and not _exists(dotted)]
