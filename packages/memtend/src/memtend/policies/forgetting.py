@@ -18,6 +18,7 @@ class RetentionPolicy:
     ``session_days`` without a write.
     """
 
+    # days a record of each kind may sit unused (not recalled, written or updated) before it is archived; None: never
     idle_days: dict[Kind, float | None] = field(
         default_factory=lambda: {
             Kind.EVENT: 90.0,
@@ -27,9 +28,9 @@ class RetentionPolicy:
             Kind.RULE: None,
         }
     )
-    pending_review_days: float | None = 30.0
-    archive_grace_days: float = 30.0
-    session_days: float = 7.0
+    pending_review_days: float | None = 30.0  # days a record may wait for review before it is archived; None: no limit
+    archive_grace_days: float = 30.0  # days an archived record is kept (and can be restored) before purge deletes it
+    session_days: float = 7.0  # days working memory (session state, side-effect ledger) lives after its last write
 
     def __post_init__(self) -> None:
         check_retention(self)

@@ -55,29 +55,30 @@ def _default_half_lives() -> dict[Kind, float | None]:
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """Every knob of the ranking. Defaults were tuned on part of LoCoMo and checked on the rest."""
+    """Every knob of the ranking. Scores are on the scale of the fused relevance (0..1, see :func:`relevance`):
+    a weight or bonus below is a number added to (or multiplied into) that score."""
 
-    k1: float = 1.2  # BM25 term-frequency saturation
-    b: float = 0.1  # BM25 length normalisation, mostly off: a long memory is not less relevant for being long
+    k1: float = 1.2  # BM25 term-frequency saturation (>= 0; at 0 a word counts once however often it occurs)
+    b: float = 0.1  # BM25 length normalisation (0..1), mostly off: a long memory is not less relevant for being long
     meaning_weight: float = 1.0  # weight of the min-max normalised embedding cosine in the fused relevance
     words_weight: float = 1.0  # weight of the min-max normalised BM25 score in the fused relevance
     context_before: tuple[float, ...] = (1.0, 1.0)  # weights of the window's records before a record, nearest first
     context_after: tuple[float, ...] = (1.0,)  # weights of the window's records after a record, nearest first
-    context_share: float = 0.67  # share of a record's relevance that comes from its context window
+    context_share: float = 0.67  # share (0..1) of a record's relevance that comes from its context window
     timeline_kinds: frozenset[Kind] = frozenset({Kind.EVENT})  # kinds whose records without a session form a timeline
-    context_gap_seconds: float = 1800.0  # on a timeline, the longest step between neighbours of one window
-    half_life_days: Mapping[Kind, float | None] = field(default_factory=_default_half_lives)  # None: never fades
-    recency_weight: float = 0.01  # weight of the recency term (0..1) added to the relevance
-    date_bonus: float = 0.33  # record made on a date the query names (scaled down for month, year)
-    date_slack_days: float = 3.0  # records made this soon after the named span get half the bonus
-    time_words_bonus: float = 0.13  # "when" questions: records that state a time
-    name_bonus: float = 0.02  # query names the record's speaker
-    question_factor: float = 0.9  # relevance kept by records that only ask a question
-    utc_offset_hours: float = 0.0  # the user's clock, for dates named in queries
+    context_gap_seconds: float = 1800.0  # on a timeline, the longest step (seconds) between neighbours of one window
+    half_life_days: Mapping[Kind, float | None] = field(default_factory=_default_half_lives)  # days; None: never fades
+    recency_weight: float = 0.01  # weight of the recency (1 when new, halving every half-life) added to the score
+    date_bonus: float = 0.33  # added for a record made on a date the query names (scaled down for month, year)
+    date_slack_days: float = 3.0  # days after the named span in which a record still gets half the date bonus
+    time_words_bonus: float = 0.13  # added, for a "when" question, to records that state a time
+    name_bonus: float = 0.02  # added when the query names the record's speaker
+    question_factor: float = 0.9  # share of its relevance kept by a record that only asks a question
+    utc_offset_hours: float = 0.0  # the user's clock (hours from UTC), for dates named in queries
     conflict_pool: int = 30  # how many top records are checked against each other for conflicts (0: none)
-    conflict_cosine: float = 0.85  # near-duplicates in meaning stating different values conflict
-    conflict_update_cosine: float = 0.55  # as close as this when the newer announces a change of the subject
-    conflict_relevance: float = 0.6  # both records of a conflict score at least this share of the best score
+    conflict_cosine: float = 0.85  # cosine at which near-duplicates in meaning stating different values conflict
+    conflict_update_cosine: float = 0.55  # cosine enough when the newer announces a change of the subject
+    conflict_relevance: float = 0.6  # both records of a conflict score at least this share (0..1) of the best score
 
     def __post_init__(self) -> None:
         check_retrieval(self)

@@ -24,10 +24,12 @@ IR_VERSION = 8  # what opset 17 shipped with; old enough for any onnxruntime tha
 
 @dataclass(frozen=True)
 class BertConfig:
-    hidden_size: int
-    num_layers: int
-    num_heads: int
-    layer_norm_eps: float
+    """The shape of the BERT encoder to build, read from the model's ``config.json``."""
+
+    hidden_size: int  # numbers per token between layers (384 for all-MiniLM-L6-v2)
+    num_layers: int  # transformer layers
+    num_heads: int  # attention heads per layer (each sees hidden_size / num_heads numbers)
+    layer_norm_eps: float  # the epsilon added to the variance in every layer norm
 
     @classmethod
     def from_json(cls, path: Path) -> BertConfig:

@@ -35,9 +35,9 @@ class AllowList:
     value; ``kinds``: kinds not looked for at all (for example ``{"national_id"}``).
     """
 
-    values: frozenset[str] = field(default_factory=frozenset)
-    patterns: tuple[Pattern[str], ...] = ()
-    kinds: frozenset[str] = field(default_factory=frozenset)
+    values: frozenset[str] = field(default_factory=frozenset)  # exact values allowed
+    patterns: tuple[Pattern[str], ...] = ()  # regular expressions, each matched against a whole value
+    kinds: frozenset[str] = field(default_factory=frozenset)  # finding kinds not looked for at all
 
     def __init__(
         self,
@@ -95,8 +95,8 @@ class GatePolicy:
     detectors is masked once). ``allow`` removes hits on allowed values before anything is refused or masked.
     """
 
-    detectors: tuple[Detector, ...] = ()
-    allow: AllowList = field(default_factory=AllowList)
+    detectors: tuple[Detector, ...] = ()  # custom detectors (text -> findings), run after the built-in ones
+    allow: AllowList = field(default_factory=AllowList)  # values and kinds never treated as sensitive
 
     def __post_init__(self) -> None:
         detectors = self.detectors
