@@ -447,7 +447,7 @@ _BUCKETS = {kind: _by_first_letter(languages) for kind, languages in _SPACED.ite
 
 @functools.cache
 def _pattern(kind: str, first: str) -> re.Pattern[str]:
-    """The compiled forms of one bucket, compiled when first needed (compiling them all costs an import ~30 ms)."""
+    """The compiled forms of one bucket, compiled when first needed (compiling them all would slow the import)."""
     buckets = _BUCKETS[kind]
     return re.compile(r"(?:" + buckets.get(first, buckets[""]) + r")(?![\w-])", re.IGNORECASE)
 

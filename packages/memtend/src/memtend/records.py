@@ -121,8 +121,8 @@ class Record:
         update it alone, by a metadata merge) and ``r``, every other field as one JSON value, fields at their
         default left out (each stored metadata key is a row Chroma writes and indexes; nothing filters on them).
         The text is in ``r`` too, not in Chroma's document: Chroma indexes every document for full-text search,
-        which nothing here uses (a single add: 6.9 ms with the text as a document, 6.3 ms without). Rows written
-        before hold it as their document and read the same.
+        which nothing here uses, so a document would only slow every write down. Rows written before hold it as
+        their document and read the same.
         ``origin``: the record's creation entry, kept in ``r`` while the row is the version it created (see
         ``memtend.storage``). Rows written before (one metadata key per field) read the same (``from_chroma``)."""
         packed: dict[str, Any] = {"kind": self.kind.value, "text": self.text, "created_at": float(self.created_at)}
@@ -149,7 +149,7 @@ class Record:
             "last_used_at": float(self.last_used_at),
             "r": json.dumps(packed),
         }
-        if self.id.startswith("fv:"):  # a fact's claim names its key: a key's claims are one where-read (fact_claims)
+        if self.id.startswith("fv:"):  # a claim names its key: a key's claims are one where-read (consistency.claims)
             meta["fk"] = fact_id(self.user_id, self.key)
         return meta
 

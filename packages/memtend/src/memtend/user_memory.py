@@ -222,8 +222,8 @@ class UserMemory:
         if parts is not None:
             # the gate waits for the first model run to begin: it lets the GIL go only for moments (system calls, as
             # for a new id's random bytes) and takes it back before a waiting thread wakes, so the helper often did
-            # not start before the gate ended (25-27 ms later on 100 texts); a model run holds no GIL, so the gate
-            # beside it costs the embedding nothing
+            # not start before the gate ended (the embedding then waited for the whole gate); a model run holds no
+            # GIL, so the gate beside it costs the embedding nothing
             parts.computing[0].wait()
         checked = []
         for event in items:

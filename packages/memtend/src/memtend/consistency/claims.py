@@ -1,16 +1,11 @@
 """Fact precedence resolved when facts are read: the stored rows of a key (its claims, its checkpoint) and how every
 reader presents them (the slot record, the archive, the derived history).
 
-Why (measured, ``tests/benchmarks/single_write.py --n 200 --runs 2``, which now times each write's Chroma reads):
-on a store other processes may write (a ``chroma run`` server, an in-process client without the folder lock)
-``set_fact`` makes three reads (the key's writes before, the slot with its vector, the key's writes after) and one
-upsert of three rows and a change mark. At a 1-min load of 3-5 on 2 cores: server ``set_fact`` 1.25-1.46 of the raw
-add, its reads 0.32 of the raw add (9.6-10.2 ms); in-process 1.42-1.43, its reads 0.37 (3.3-5.9 ms); ``remember``
-(one new row and the mark, no read) 0.87-0.99 on every backend. Written alone (vectors given, no embedding), a
-set_fact update's rows cost 2.7 ms more than one new row on the server (37.2 -> 39.9 ms) and 0.6 ms in-process
-(2.5 -> 3.1 ms). So the reads are 75-100 % of set_fact's excess over the raw add on the shared stores, the extra
-rows the rest, and the fact's longer text (``raw_add_fact``) 0-7 %. On an embedded folder (slots cached, no read)
-set_fact is 1.01-1.08 of the raw add, 1.00-1.02 of a raw add of its own text: the archived row of the old value.
+Why: on a store other processes may write (a ``chroma run`` server, an in-process client without the folder lock),
+a ``set_fact`` that reads its key before writing needs three Chroma reads (the key's writes before, the slot with
+its vector, the key's writes after) and an upsert of three rows and a change mark; those reads are most of what
+such a write costs beyond a plain add, and the extra rows the rest (``tests/benchmarks/single_write.py`` times
+each part).
 
 What is built: every ``set_fact`` is ONE write of ONE new row (a "claim"); on a shared store it reads nothing;
 precedence is a pure function of a key's rows, applied by every reader.
@@ -60,7 +55,7 @@ Folding (``memtend.consistency.fold``): a change that writes the fact id (forget
 of the key (purge, delete) folds the key's active claims into its checkpoint in the same Chroma call: the slot row
 rewritten with the value, the claims rewritten archived (replaced values as the archive shows them, the others
 marked ``folded`` and left out by readers), the entries they derived stored as one history row; ``forget`` also
-folds every key holding two or more claims older than ``fact_fold.FOLD_AFTER`` (compaction; later claims replay
+folds every key holding two or more claims older than ``fold.FOLD_AFTER`` (compaction; later claims replay
 after the checkpoint), and ``purge`` deletes folded claims past the grace period. Deleting the fact id deletes
 every row of the key. Erasure deletes every row of the user (claims, checkpoints, archives) as before. On a shared
 store a fold keeping the key's value folds only claims older than ``FOLD_AFTER`` (and those up to the one that

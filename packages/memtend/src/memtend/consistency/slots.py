@@ -1,6 +1,6 @@
 """Each fact key as readers see it (its current value, resolved from its claims and checkpoint: see
 :mod:`memtend.consistency.claims`), kept in memory so that ``set_fact`` knows what its claim does without reading the
-key from Chroma (two Chroma gets of a 15-20 ms call).
+key from Chroma (two Chroma gets saved on every call).
 
 Kept only while no other process can write the store (an embedded folder whose lock this process holds): every
 write of the memories collection then goes through :class:`~memtend.storage.store.Storage`, which tells this cache what

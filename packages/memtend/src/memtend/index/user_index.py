@@ -324,8 +324,8 @@ class UserIndex:
         vector = np.asarray(query_vec, dtype=np.float32).reshape(-1)
         if vector.shape[0] != self._dim:
             raise InvalidInputError(f"query vector has {vector.shape[0]} dimensions; this index holds {self._dim}")
-        # einsum keeps this on one thread: a threaded BLAS gemv stalls when the cores are busy
-        # (3-10x slower here under load), and the query encoder already holds a core.
+        # einsum keeps this on one thread: a threaded BLAS gemv stalls when the cores are busy (it waits for
+        # threads that cannot run), and the query encoder already holds a core.
         cosine = np.einsum("ij,j->i", self._emb[:n], vector)
         terms = tokenize(query)
         term_weights, term_freqs = self._lex.term_frequencies(terms)

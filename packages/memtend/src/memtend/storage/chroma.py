@@ -24,7 +24,7 @@ NO_VECTOR = [0.0]
 WRITE_BATCH = 2_000
 MAX_BATCH = 5_000  # rows per Chroma write call at most (Chroma's own limit may be lower)
 UNUSED_GRAPH = {"ef_construction": 16, "max_neighbors": 4}
-SMALL_SYNC_THRESHOLD = 10  # history rows with 35 KB documents: 19 ms per add at 100, 12 ms at 10
+SMALL_SYNC_THRESHOLD = 10  # rows between index saves of the collections without meaning: such a save costs nothing
 SCRUB_BATCH = 100  # record ids per history lookup when scrubbing
 _CHROMA_SYNC_THRESHOLD = 1_000  # Chroma's default, for a collection whose configuration does not say
 _SAVE_ID = "memtend-save-index-"  # ids that never exist: updates of them only make Chroma count log records
@@ -121,8 +121,8 @@ def schema_read_once(collection: Collection) -> Collection:
     """``collection``, reading its schema once instead of on every write.
 
     Chroma's client rebuilds a collection's schema from its JSON on every add, upsert and update (with the embedding
-    function it names, twice) to find metadata keys to fill with sparse embeddings: 0.3 ms a call (a third of what
-    a single write costs beyond Chroma's own work and the embedding). The answer is kept per schema: read again when
+    function it names, twice) to find metadata keys to fill with sparse embeddings, a good part of what a single
+    write costs beyond Chroma's own work and the embedding. The answer is kept per schema: read again when
     this object's schema is replaced (``modify`` assigns a new one). A Chroma without the hook is left as it is."""
     read = getattr(collection, "_get_sparse_embedding_targets", None)
     if read is None or not hasattr(getattr(collection, "_model", None), "serialized_schema"):

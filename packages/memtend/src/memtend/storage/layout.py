@@ -33,8 +33,8 @@ class StoreCollections:
         # save often; the memories' 384-d index is saved every ``sync_threshold`` rows.
         hnsw = {"hnsw": {"sync_threshold": SMALL_SYNC_THRESHOLD, **UNUSED_GRAPH}}
         # Recall ranks from memtend's own per-user index, never from Chroma's HNSW graph; Chroma cannot store
-        # vectors without one, so it is built cheaply (a batch of 100 at 60k records: 130 ms with Chroma's
-        # defaults, 75 ms with these). A direct Chroma query on the collection still works, with coarser neighbours.
+        # vectors without one, so it is built cheaply (few neighbours per node, a small build search), which makes
+        # large writes faster. A direct Chroma query on the collection still works, with coarser neighbours.
         self.memories: Collection = self._collection(
             f"{prefix}_memories",
             embedding_function,

@@ -142,8 +142,8 @@ class RecordRows(StoreCollections):
             metas.append(mark[1])
             embeddings.append(history_vector(mark[0], dim))
         if journal is not None:
-            # the change goes in metadata, not the document: Chroma indexes documents for full-text search (a
-            # 1.2 MB journal of 2,000 events: 200-250 ms as a document, 70-130 ms as a metadata value)
+            # the change goes in metadata, not the document: Chroma indexes documents for full-text search, which
+            # makes writing a large journal much slower
             meta = {JOURNAL_OWNER: user_id, "journal": True, "at": time.time(), "change": journal[1]}
             dim = len(embeddings[0]) if embeddings else self._dimension(user_id)
             ids.insert(0, journal[0])
@@ -151,8 +151,7 @@ class RecordRows(StoreCollections):
             metas.insert(0, meta)
             embeddings.insert(0, history_vector(journal[0], dim))
         calls = 0
-        # rows that are all new are added: Chroma's add skips the look-up of stored rows that an upsert makes (a
-        # batch of 100 records and its history row: 169 ms added, 204 ms upserted, on a loaded 2-core machine)
+        # rows that are all new are added: Chroma's add skips the look-up of stored rows that an upsert makes
         # (a mark row is rewritten with each write: upserted)
         new_rows = fresh and not archives and journal is None and mark is None
         write = self.memories.add if new_rows else self.memories.upsert
@@ -280,8 +279,8 @@ class RecordRows(StoreCollections):
         include: list[Any] = ["documents", "metadatas"]
         if with_embeddings:
             include.append("embeddings")
-        # Only the user clause goes to Chroma: it evaluates each part of an $and on its own, so kind and status
-        # are cheaper to test here (a cold index load took 149 ms with them in the filter, 63 ms without).
+        # Only the user clause goes to Chroma: it evaluates each part of an $and on its own, over every row the part
+        # matches, so kind and status are cheaper to test here on the user's rows.
         if ids is None:
             rows, raw = read_rows(self.memories.get(where=where(user_id), include=include), with_embeddings)
         else:

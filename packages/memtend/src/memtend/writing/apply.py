@@ -239,8 +239,8 @@ class Applier:
         """A single write's gate (``gate()``, which validates and checks the text) run on a helper while this thread
         embeds ``text``; returns the gate's result and {text: vector}, which the write reuses when the gate left
         the text as it is (a masked text is embedded again). The model's run holds no GIL, so the gate runs beside
-        it, and this thread never waits for the helper to start (it starts while the model runs): a remember through
-        a Chroma server keeping its folder in memory, p50 of 300 rounds, 17.30 -> 16.29 ms and 16.23 -> 15.10 ms.
+        it, and this thread never waits for the helper to start (it starts while the model runs): a single write
+        does not wait for its gate after its embedding.
 
         Only with a model that runs in this process: the text has not passed the gate yet and must not leave the
         process (another embedding function may send it away). Otherwise, or when no helper is free, the gate runs
