@@ -360,7 +360,7 @@ class Memory(Applier):
 
     def preload_index(self, user_id: str) -> Future[UserIndex] | None:
         """Start loading the user's index in the background when it is not cached, so that a first recall reads
-        storage while it embeds its query (wait on the future, then use ``_user_index``); None when cached."""
+        storage while it embeds its query (wait on the future, then use ``user_index``); None when cached."""
         # (no wait for the memory's lock here: a stale answer only means the caller loads or catches up itself)
         if user_id in self._indexes or self.lock._is_owned():  # type: ignore[attr-defined]
             return None  # cached; or the caller holds the lock the loader would wait for

@@ -46,7 +46,7 @@ def write_claim(
     written_at = clock()
     write_id = new_id()
     # when it was said (created_at) and when it was written (updated_at): a claim differing in the two was
-    # back-dated (``at=``), which precedence weighs (fact_claims.claim_of)
+    # back-dated (``at=``), which precedence weighs (claims.claim_of)
     claim = replace(
         candidate,
         id=fact_claims.claim_id(user_id, candidate.key, write_id),

@@ -1,6 +1,7 @@
 """Log compaction: keep the newest events verbatim, fold older ones (and earlier summaries) into one summary.
 
-Pure: takes records, returns a plan and summary text. Transcript compaction lives in transcript_compaction.py.
+Pure: takes records, returns a plan and summary text. Transcript compaction lives in
+:mod:`memtend.transcripts.compaction`.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class ChangeMarks:
     user need not move the mark row: it is **folded** into its own record rows, which carry the marks' owner field
     (``FOLD_KEY``), so the call adds those rows alone, as a raw ``add`` would. The same read returns them (readers
     see each flagged row once, by id; a process skips its own). A process's mark row moves at least every
-    ``store_state.FOLD_WINDOW`` writes, listing the folded writes among its recent ones; only then are their flags
+    ``state.FOLD_WINDOW`` writes, listing the folded writes among its recent ones; only then are their flags
     removed (a metadata update in the background, :meth:`Storage.clear_folds`), so a reader sees each folded write
     by its flag or by a mark, never by neither. A flag names the user, not the writer, so an erasure made by
     another process (which deletes the writer's mark row) does not hide the writer's later folded writes. A

@@ -5,7 +5,7 @@ Bad input never raises: an unknown op, a missing key, malformed JSON, wrong type
 write gate refuses all come back as ``"error: ..."`` with what to do instead, and leave the stored state as it
 was. A tool built with ``source="external"`` (it serves an agent reading untrusted content) stores nothing the
 agent reads back before review: its values are held (:meth:`~memtend.working.session.SessionState.set`), and ``get`` and
-``list`` say a value awaits review without showing it. With a :class:`~memtend.working.session.Ledger`, the op ``seen``
+``list`` say a value awaits review without showing it. With a :class:`~memtend.working.ledger.Ledger`, the op ``seen``
 tells the agent whether a side-effecting call (``key`` = tool name, ``value`` = its arguments) was already made in
 this session.
 """

@@ -1,6 +1,6 @@
 """What the per-user parts of working memory (session state, the ledger) need from the user facade, as a protocol:
-they import this low module at run time, never ``memory`` or ``user_memory`` (``session_scope`` -> ``memory`` ->
-``session`` was an import cycle). The store is seen through :class:`~memtend.handle.MemoryHandle`.
+they import this low module at run time, never ``memory`` or ``user_memory`` (``working.scope`` -> ``memory`` ->
+``working.session`` would be an import cycle). The store is seen through :class:`~memtend.handle.MemoryHandle`.
 """
 
 from __future__ import annotations
