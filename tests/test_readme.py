@@ -195,6 +195,16 @@ def test_every_memtend_name_a_page_mentions_exists(page: Path) -> None:
     assert not missing, f"{page.relative_to(REPO)} names what memtend does not have (moved or renamed?): {missing}"
 
 
+SCRIPT = re.compile(r"(?<![\w/])((?:tests|cookbook)/[\w/]+\.py|test_[\w*]+\.py)")  # a script or test a page names
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_script_a_page_names_exists(page: Path) -> None:
+    named = sorted(set(SCRIPT.findall(page.read_text(encoding="utf-8"))))
+    missing = [n for n in named if not ((REPO / n).is_file() if "/" in n else any((REPO / "tests").rglob(n)))]
+    assert not missing, f"{page.relative_to(REPO)} names scripts or tests that are not there: {missing}"
+
+
 # ------------------------------------------------------------------------------------------------ the front door
 def test_the_readme_keeps_the_test_command_ci_runs() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
