@@ -34,6 +34,7 @@ from memtend.errors import (
 )
 
 if TYPE_CHECKING:
+    from memtend.connect import open_memory
     from memtend.documents.keyed import KeyedStore
     from memtend.documents.store import (
         DeleteDocument,
@@ -85,6 +86,7 @@ _LAZY: dict[str, str] = {
     "PutDocument": "memtend.documents.store",
     "SearchDocuments": "memtend.documents.store",
     "KeyedStore": "memtend.documents.keyed",
+    "open_memory": "memtend.connect",
     "Ledger": "memtend.working.ledger",
     "LedgerEntry": "memtend.working.ledger",
     "Memory": "memtend.memory",
@@ -194,4 +196,5 @@ __all__ = [
     "clear_tool_results",
     "compact_transcript",
     "llm_summarizer",
+    "open_memory",
 ]

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         DocumentOp,
         DocumentStore,
         DocumentTooLargeError,
+        ExportReader,
         GateMode,
         GetDocument,
         ListNamespaces,
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
         PutDocument,
         ReservedNamespaceError,
         SearchDocuments,
+        add_export_reader,
     )
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "DocumentOp",
     "DocumentStore",
     "DocumentTooLargeError",
+    "ExportReader",
     "GateMode",
     "GetDocument",
     "ListNamespaces",
@@ -40,6 +43,7 @@ __all__ = [
     "PutDocument",
     "ReservedNamespaceError",
     "SearchDocuments",
+    "add_export_reader",
 ]
 
 

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -77,6 +79,7 @@ __all__ = [
     "DocumentOp",
     "DocumentStore",
     "DocumentTooLargeError",
+    "ExportReader",
     "GateMode",
     "GetDocument",
     "ListNamespaces",
@@ -84,6 +87,7 @@ __all__ = [
     "PutDocument",
     "ReservedNamespaceError",
     "SearchDocuments",
+    "add_export_reader",
 ]
 
 Order = Literal["insertion", "key", "updated"]
@@ -580,17 +584,20 @@ class DocumentStore:
         for r in self._rows.find(self.user_id, self._space, (), at=now()):
             doc = self._document(r)
             value = doc.value
-            out.append(
-                {
-                    "namespace": list(doc.namespace),
-                    "key": doc.key,
-                    "value": base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value,
-                    "type": str(r.fields.get("type", "json")),
-                    "created_at": doc.created_at,
-                    "updated_at": doc.updated_at,
-                    "expires_at": doc.expires_at,
-                }
-            )
+            entry = {
+                "namespace": list(doc.namespace),
+                "key": doc.key,
+                "value": base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value,
+                "type": str(r.fields.get("type", "json")),
+                "created_at": doc.created_at,
+                "updated_at": doc.updated_at,
+                "expires_at": doc.expires_at,
+            }
+            if isinstance(value, bytes) and doc.namespace:
+                readable = _readable(self._memory, doc.namespace, doc.key, value)
+                if readable is not None:
+                    entry["readable"] = readable
+            out.append(entry)
         return out
 
     # ------------------------------------------------------------------ async twins
@@ -675,6 +682,38 @@ class DocumentStore:
 
     async def aexport(self) -> list[dict[str, Any]]:
         return await asyncio.to_thread(self.export)
+
+
+ExportReader = Callable[[Namespace, str, bytes], Any]
+"""Reads one bytes document (namespace, key, value) as JSON-able data a person can read, or None."""
+
+_export_readers: weakref.WeakKeyDictionary[MemoryHandle, dict[str, ExportReader]] = weakref.WeakKeyDictionary()
+_log = logging.getLogger("memtend.documents")
+
+
+def add_export_reader(memory: MemoryHandle, root: str, reader: ExportReader) -> None:
+    """Show the bytes documents under namespace root ``root`` in this Memory's exports as ``reader`` reads them
+    (a ``"readable"`` entry beside the base64 ``"value"``). The core keeps such values opaque (a checkpoint is its
+    framework's serialization); the adapter that wrote them registers the decoder, holding whatever it needs
+    (a serializer, a key). A later reader for the same root replaces the earlier one."""
+    if not isinstance(root, str) or not root:
+        raise InvalidInputError(f"an export reader is registered for a namespace root (a label), got {describe(root)}")
+    if not callable(reader):
+        raise InvalidInputError(f"an export reader is a callable (namespace, key, value), got {describe(reader)}")
+    _export_readers.setdefault(memory, {})[root] = reader
+
+
+def _readable(memory: MemoryHandle, namespace: Namespace, key: str, value: bytes) -> Any:
+    """The registered reader's view of a bytes document; a reader that fails leaves the export without it (the
+    bytes are still exported, so nothing is lost) and is logged by exception type only (never the value)."""
+    reader = _export_readers.get(memory, {}).get(namespace[0])
+    if reader is None:
+        return None
+    try:
+        return reader(namespace, key, value)
+    except Exception as exc:
+        _log.warning("the export reader for %r could not read a document (%s)", namespace[0], type(exc).__name__)
+        return None
 
 
 def core_documents(memory: MemoryHandle, user_id: str) -> DocumentStore:

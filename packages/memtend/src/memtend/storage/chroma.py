@@ -117,6 +117,19 @@ def persistent_client(folder: str) -> ClientAPI:
     return client
 
 
+def http_client(host: str, port: int, *, ssl: bool = False) -> ClientAPI:
+    """A client of a ``chroma run`` server; an unreachable server raises StorageUnavailableError."""
+    import chromadb
+
+    try:
+        return chromadb.HttpClient(host=host, port=port, ssl=ssl)
+    except ValueError as exc:
+        raise StorageUnavailableError(
+            f"no Chroma server answers at {host}:{port} ({type(exc).__name__}). Start it (chroma run --path DIR "
+            "--host HOST --port PORT) or fix the address, then retry"
+        ) from None
+
+
 def schema_read_once(collection: Collection) -> Collection:
     """``collection``, reading its schema once instead of on every write.
 
