@@ -126,4 +126,3 @@ def test_readers_belong_to_their_memory_and_are_checked(ephemeral_memory: Memory
         add_export_reader(ephemeral_memory, "", lambda ns, key, value: None)
     with pytest.raises(InvalidInputError):
         add_export_reader(ephemeral_memory, "blobs", "not callable")  # type: ignore[arg-type]
-

@@ -69,18 +69,30 @@ def _query(text: str | None) -> str | None:
     return text[:MAX_TEXT_CHARS] if text and text[:MAX_TEXT_CHARS].strip() else None
 
 
-def gather(user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = ()) -> MemoryContext:
+def gather(
+    user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = (), exclude: Iterable[str] = ()
+) -> MemoryContext:
+    """What goes into the prompt; ``exclude``: ids of records the prompt already shows (a history's turns)."""
     query = _query(query)
     hits = user.recall(query, k=k, kinds=RECALL_KINDS) if query else []
+    hits = _without(hits, exclude)
     return MemoryContext(user.facts(), _rules(user.list(kinds=[Kind.RULE])), _labels(hits), list(constraints))
 
 
-async def agather(user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = ()) -> MemoryContext:
+async def agather(
+    user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = (), exclude: Iterable[str] = ()
+) -> MemoryContext:
     query = _query(query)
     hits = await user.arecall(query, k=k, kinds=RECALL_KINDS) if query else []
+    hits = _without(hits, exclude)
     facts = await user.afacts()
     rules = await user.alist(kinds=[Kind.RULE])
     return MemoryContext(facts, _rules(rules), _labels(hits), list(constraints))
+
+
+def _without(hits: list[Hit], exclude: Iterable[str]) -> list[Hit]:
+    skip = set(exclude)
+    return [hit for hit in hits if hit.record.id not in skip] if skip else hits
 
 
 def _field(container: Any, name: str) -> Any:

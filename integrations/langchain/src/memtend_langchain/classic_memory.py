@@ -3,6 +3,10 @@
 Needs the ``classic`` extra (``pip install memtend-langchain[classic]``). ``load_memory_variables`` returns the
 user's profile, standing rules and the memories recalled for the input (each labelled with its date);
 ``save_context`` logs the turn (what the user said, what the chain answered) through the core's write gate.
+
+With ``memory_key="history"`` it offers one variable instead, as ``ConversationBufferMemory`` does, so it drops
+into ``ConversationChain``: the same profile, rules and recalled memories, then the session's latest turns
+verbatim (``Human: ...`` / ``AI: ...``, or messages with ``return_messages=True`` for a chat prompt).
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_classic.base_memory import BaseMemory
-from memtend import Event, InvalidInputError, Kind, Memory, Source, UserMemory
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from memtend import Event, InvalidInputError, Kind, Memory, Record, Source, UserMemory
 from pydantic import ConfigDict, Field
 
 from memtend_langchain._context import MemoryContext, agather, gather
@@ -21,7 +26,10 @@ __all__ = ["MemtendMemory"]
 class MemtendMemory(BaseMemory):
     """Chain memory for one user (and optionally one session, which the logged turns carry).
 
-    ``MemtendMemory(memory=Memory(...), user_id="alice", session_id="chat-1")``.
+    ``MemtendMemory(memory=Memory(...), user_id="alice", session_id="chat-1")``: three variables (``profile``,
+    ``rules``, ``memories``) for a prompt that names them. ``memory_key="history"``: one variable for
+    ``ConversationChain`` and other prompts written for ``ConversationBufferMemory``, ending with the session's
+    last ``recent_turns`` logged messages.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -35,24 +43,36 @@ class MemtendMemory(BaseMemory):
     profile_key: str = "profile"
     rules_key: str = "rules"
     memories_key: str = "memories"
+    memory_key: str | None = None
+    return_messages: bool = False
+    recent_turns: int = Field(default=10, ge=0)
+    human_prefix: str = "Human"
+    ai_prefix: str = "AI"
 
     def model_post_init(self, context: Any, /) -> None:
         self._user()  # a bad user id fails here, not at the first chain call
+        if self.memory_key is not None and not (isinstance(self.memory_key, str) and self.memory_key.strip()):
+            raise InvalidInputError("memory_key names the one prompt variable (ConversationChain's is 'history')")
 
     def _user(self) -> UserMemory:
         return self.memory.user(self.user_id)
 
     @property
     def memory_variables(self) -> list[str]:
+        if self.memory_key is not None:
+            return [self.memory_key]
         return [self.profile_key, self.rules_key, self.memories_key]
 
     # ------------------------------------------------------------------ load
-    def _query(self, inputs: dict[str, Any]) -> str:
+    def _query(self, inputs: dict[str, Any], *, optional: bool = False) -> str | None:
+        """The user's message in ``inputs``; with ``optional`` (loading a history) None when there is none."""
         if not isinstance(inputs, dict):
             raise InvalidInputError(f"inputs must be a dict, got {type(inputs).__name__}")
         key = self.input_key
         if key is None:
             candidates = [k for k in inputs if k not in (*self.memory_variables, "stop")]
+            if optional and not candidates:
+                return None
             if len(candidates) != 1:
                 raise InvalidInputError(
                     f"MemtendMemory cannot tell which input is the user's message among {sorted(candidates)}; "
@@ -74,14 +94,46 @@ class MemtendMemory(BaseMemory):
         }
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        return self._variables(gather(self._user(), self._query(inputs), self.k))
+        if self.memory_key is not None:
+            user = self._user()
+            recent = self._recent(user.list(kinds=[Kind.EVENT]))
+            found = gather(user, self._query(inputs, optional=True), self.k, exclude=[r.id for r in recent])
+            return self._history(found, recent)
+        query = self._query(inputs)
+        return self._variables(gather(self._user(), query, self.k))
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        return self._variables(await agather(self._user(), self._query(inputs), self.k))
+        if self.memory_key is not None:
+            user = self._user()
+            recent = self._recent(await user.alist(kinds=[Kind.EVENT]))
+            found = await agather(user, self._query(inputs, optional=True), self.k, exclude=[r.id for r in recent])
+            return self._history(found, recent)
+        query = self._query(inputs)
+        return self._variables(await agather(self._user(), query, self.k))
+
+    # ------------------------------------------------------------------ the one-variable history
+    def _recent(self, events: list[Record]) -> list[Record]:
+        """The session's last ``recent_turns`` logged messages, oldest first."""
+        mine = [e for e in events if e.session == self.session_id and e.source in (Source.USER, Source.AGENT)]
+        return mine[len(mine) - self.recent_turns :] if self.recent_turns else []
+
+    def _history(self, found: MemoryContext, recent: list[Record]) -> dict[str, Any]:
+        assert self.memory_key is not None
+        context = found.render()
+        if self.return_messages:
+            messages: list[BaseMessage] = [SystemMessage(content=context)] if context else []
+            messages.extend(
+                HumanMessage(content=r.text) if r.source is Source.USER else AIMessage(content=r.text) for r in recent
+            )
+            return {self.memory_key: messages}
+        turns = "\n".join(
+            f"{self.human_prefix if r.source is Source.USER else self.ai_prefix}: {r.text}" for r in recent
+        )
+        return {self.memory_key: "\n\n".join(part for part in (context, turns) if part)}
 
     # ------------------------------------------------------------------ save
     def _turn(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[Event]:
-        said = self._query(inputs)
+        said = self._query(inputs) or ""
         if not isinstance(outputs, dict):
             raise InvalidInputError(f"outputs must be a dict, got {type(outputs).__name__}")
         key = self.output_key

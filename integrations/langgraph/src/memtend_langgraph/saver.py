@@ -8,6 +8,7 @@ import random
 import threading
 import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -22,8 +23,10 @@ from langgraph.checkpoint.base import (
     get_checkpoint_id,
     get_checkpoint_metadata,
 )
+from memtend.documents import add_export_reader
 
 from memtend_langgraph.errors import UserNotFoundError
+from memtend_langgraph.opening import Opening, split_options
 from memtend_langgraph.saver_codec import (
     CHECKPOINTS,
     LATEST,
@@ -40,6 +43,8 @@ from memtend_langgraph.saver_codec import (
     write_key,
     writes_ns,
 )
+from memtend_langgraph.saver_readable import ROOTS as READABLE_ROOTS
+from memtend_langgraph.saver_readable import ReadableCheckpoints
 from memtend_langgraph.users import ConfigUser, user_from_config
 
 if TYPE_CHECKING:
@@ -50,6 +55,7 @@ PAGE = 200  # checkpoints read per round trip while listing
 WRITES_PAGE = 1000  # pending writes read per round trip
 LOCK_STRIPES = 64  # puts to one thread compare-and-set its latest pointer under one of these locks
 PREFETCH_WRITES = 32  # a listing of at least this many checkpoints reads all their writes in one pass
+SETUP_PROBE_USER = "memtend-setup-probe"  # setup() reads (never writes) one document of this user
 
 
 class MemtendSaver(BaseCheckpointSaver[str]):
@@ -61,8 +67,14 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     ``copy_thread``, ``prune``) act on the user ``user_resolver`` gives for that thread; without one, on every
     user holding a thread of that id. ``delete_for_runs`` and ``list(None)`` name no thread and
     span the users holding matching checkpoints (administration).
-    Checkpoints are the serializer's bytes, stored opaque (the write gate reads text, not bytes). Thread-safe:
-    it keeps no state of its own, and the async methods run the same code off the event loop.
+    Checkpoints are the serializer's bytes, stored opaque (the write gate reads text, not bytes); the saver
+    registers a reader with its Memory, so ``user.export()`` also shows each checkpoint's messages decoded (see
+    :mod:`memtend_langgraph.saver_readable`). Thread-safe: it keeps no state of its own, and the async methods run
+    the same code off the event loop.
+
+    ``MemtendSaver.from_conn_string(folder_or_url)`` opens its own Memory under ``with`` or ``async with`` (as
+    ``SqliteSaver.from_conn_string`` does); ``setup()`` checks the store answers; ``close()`` closes a Memory the
+    saver opened, and the saver is a context manager itself.
     """
 
     def __init__(
@@ -78,6 +90,67 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         self.user_resolver = user_resolver
         self.default_user = default_user
         self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
+        self._owns_memory = False  # from_conn_string opened the Memory, so close() closes it
+        reader = ReadableCheckpoints(self.serde)
+        for root in READABLE_ROOTS:  # export() shows each checkpoint's messages beside its bytes
+            add_export_reader(memory, root, reader)
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def from_conn_string(cls, conn_string: str | None = None, **options: Any) -> Opening[MemtendSaver]:
+        """A saver on its own Memory, for ``with`` and ``async with``: ``conn_string`` is a folder (embedded
+        Chroma, one process) or a server URL (``http://127.0.0.1:8000``, many processes); None reads
+        ``MEMTEND_URL`` / ``MEMTEND_PATH`` (:func:`memtend.open_memory`). ``options`` go to the saver
+        (``user_resolver``, ``default_user``, ``serde``) or else to the Memory (``embedding_function``,
+        ``collection_prefix``, ...). Leaving the block closes the Memory (and releases a folder's lock)."""
+        return Opening(lambda: cls._opened(conn_string, options))
+
+    @classmethod
+    def _opened(cls, conn_string: str | None, options: dict[str, Any]) -> MemtendSaver:
+        from memtend import open_memory
+
+        own, memory_options = split_options(cls, options)
+        memory = open_memory(conn_string, **memory_options)
+        try:
+            saver = cls(memory, **own)
+        except BaseException:
+            memory.close()
+            raise
+        saver._owns_memory = True
+        return saver
+
+    def setup(self) -> None:
+        """Nothing to create (memtend makes its collections when the Memory opens): reads one document to check
+        the store answers, so a closed Memory or a server that is down fails here, not in the first run."""
+        self._documents(SETUP_PROBE_USER).get(latest_ns(SETUP_PROBE_USER), "probe")
+
+    async def asetup(self) -> None:
+        await asyncio.to_thread(self.setup)
+
+    def close(self) -> None:
+        """Close the Memory if this saver opened it (``from_conn_string``); a Memory passed in stays the caller's."""
+        if self._owns_memory:
+            self.memory.close()
+
+    async def aclose(self) -> None:
+        if self._owns_memory:
+            await self.memory.aclose()
+
+    def __enter__(self) -> MemtendSaver:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MemtendSaver:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
     # ------------------------------------------------------------------ helpers
     def _user(self, config: RunnableConfig | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from collections.abc import Iterable
 from types import TracebackType
@@ -23,6 +24,7 @@ from memtend.errors import InvalidInputError
 
 from memtend_langgraph.embeddings import embeds_with
 from memtend_langgraph.errors import UserNotFoundError
+from memtend_langgraph.opening import Opening, split_options
 from memtend_langgraph.store_ops import Namespace, OpTranslator, prefix_and_suffix, routing_namespace
 from memtend_langgraph.sweeper import Sweeper
 from memtend_langgraph.users import WILDCARD, NamespaceUser, UserInNamespace
@@ -49,7 +51,8 @@ class MemtendStore(BaseStore):
     Memory's model (memtend's own, or a caller's: ``Memory(embedding_function=embedding_function(embed))`` with the
     same ``embed`` in ``index``) and ``search(query=...)`` ranks through the core's vector search.
     ``ttl`` is LangGraph's ``TTLConfig`` (minutes); with ``sweep_interval_minutes`` a sweeper runs until
-    ``close()``.
+    ``close()``. ``MemtendStore.from_conn_string(folder_or_url)`` opens its own Memory under ``with`` or
+    ``async with``; the store is a context manager under both too.
     """
 
     supports_ttl = True
@@ -85,6 +88,7 @@ class MemtendStore(BaseStore):
         refresh_on_read = True if ttl is None else bool(ttl.get("refresh_on_read", True))
         self._ops = OpTranslator(root, fields, refresh_on_read)
         self._sweeper: Sweeper | None = None
+        self._owns_memory = False  # from_conn_string opened the Memory, so close() closes it
         if ttl and ttl.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
 
@@ -112,8 +116,37 @@ class MemtendStore(BaseStore):
     async def asweep_ttl(self) -> int:
         return int(await self.memory.asweep_documents())
 
+    @classmethod
+    def from_conn_string(cls, conn_string: str | None = None, **options: Any) -> Opening[MemtendStore]:
+        """A store on its own Memory, for ``with`` and ``async with``: ``conn_string`` is a folder or a server URL
+        (None reads ``MEMTEND_URL`` / ``MEMTEND_PATH``, see :func:`memtend.open_memory`); ``options`` go to the
+        store (``index``, ``ttl``, ...) or else to the Memory. Leaving the block closes both."""
+        return Opening(lambda: cls._opened(conn_string, options))
+
+    @classmethod
+    def _opened(cls, conn_string: str | None, options: dict[str, Any]) -> MemtendStore:
+        from memtend import open_memory
+
+        own, memory_options = split_options(cls, options)
+        memory = open_memory(conn_string, **memory_options)
+        try:
+            store = cls(memory, **own)
+        except BaseException:
+            memory.close()
+            raise
+        store._owns_memory = True
+        return store
+
     def close(self) -> None:
+        """Stop the TTL sweeper; close the Memory if this store opened it (``from_conn_string``)."""
         self.stop_ttl_sweeper()
+        if self._owns_memory:
+            self.memory.close()
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.stop_ttl_sweeper)
+        if self._owns_memory:
+            await self.memory.aclose()
 
     def __enter__(self) -> MemtendStore:
         return self
@@ -122,6 +155,14 @@ class MemtendStore(BaseStore):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    async def __aenter__(self) -> MemtendStore:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
 
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
