@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import pytest
 from langchain_classic.base_memory import BaseMemory
 from langchain_classic.chains import LLMChain
 from langchain_core.language_models.fake import FakeListLLM
+from langchain_core.messages import AIMessage
 from langchain_core.prompts import PromptTemplate
+from lc_fakes import ScriptedChatModel
 from memtend import InvalidInputError, InvalidUserIdError, Kind, Memory, SensitiveDataError
 from memtend_langchain import MemtendMemory
 
@@ -117,3 +120,81 @@ def test_clear_needs_a_session_and_keeps_other_memories(ephemeral_memory: Memory
     assert [n.text for n in alice.list(kinds=[Kind.NOTE])] == ["Keeps bees"]
     with pytest.raises(InvalidInputError, match="session_id"):
         MemtendMemory(memory=ephemeral_memory, user_id="alice").clear()
+
+
+# ---------------------------------------------------------------------- ConversationChain: the one-variable history
+def conversation(memory: MemtendMemory, *answers: str, **chain_options: Any) -> tuple[Any, ScriptedChatModel]:
+    from langchain_classic.chains import ConversationChain
+
+    model = ScriptedChatModel(responses=[AIMessage(content=a) for a in answers])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConversationChain itself is deprecated upstream
+        return ConversationChain(llm=model, memory=memory, **chain_options), model
+
+
+def test_conversation_chain_needs_the_history_variable(ephemeral_memory: Memory) -> None:
+    with pytest.raises(ValueError, match="prompt input variables"):  # ConversationChain's own check
+        conversation(MemtendMemory(memory=ephemeral_memory, user_id="alice"), "hi")
+    memory = MemtendMemory(memory=ephemeral_memory, user_id="alice", memory_key="history")
+    assert memory.memory_variables == ["history"]
+    conversation(memory, "hi")
+
+
+def test_conversation_chain_sees_the_profile_the_memories_and_the_session_so_far(ephemeral_memory: Memory) -> None:
+    alice = ephemeral_memory.user("alice")
+    alice.set_fact("city", "Lisbon")
+    alice.add_rule("Always answer in one sentence")
+    alice.remember("Alice is allergic to cats")
+    MemtendMemory(memory=ephemeral_memory, user_id="alice", session_id="older").save_context(
+        {"input": "My dog needs a new vet"}, {"response": "I can help you look"}
+    )
+    ephemeral_memory.user("bob").remember("Bob's dog is called Rex")
+    memory = MemtendMemory(memory=ephemeral_memory, user_id="alice", session_id="chat-2", memory_key="history")
+    chain, model = conversation(memory, "What a lovely name!", "Your dog is called Pixel.")
+    chain.invoke({"input": "I adopted a beagle called Pixel"})
+    answer = chain.invoke({"input": "Which vet should my dog see, and what is my dog called?"})
+    assert answer["response"] == "Your dog is called Pixel."
+    prompt = model.calls[1][0].text
+    assert "- city: Lisbon" in prompt and "Always answer in one sentence" in prompt
+    assert "Human: I adopted a beagle called Pixel\nAI: What a lovely name!" in prompt  # the session, verbatim
+    assert "My dog needs a new vet" in prompt  # recalled from another session, with its date
+    assert prompt.count("I adopted a beagle called Pixel") == 1  # a turn shown is not recalled again
+    assert "Rex" not in prompt
+    events = [(e.text, e.source.value, e.session) for e in alice.list(kinds=[Kind.EVENT]) if e.session == "chat-2"]
+    assert events == [
+        ("I adopted a beagle called Pixel", "user", "chat-2"),
+        ("What a lovely name!", "agent", "chat-2"),
+        ("Which vet should my dog see, and what is my dog called?", "user", "chat-2"),
+        ("Your dog is called Pixel.", "agent", "chat-2"),
+    ]
+
+
+def test_recent_turns_bounds_the_verbatim_part(ephemeral_memory: Memory) -> None:
+    memory = MemtendMemory(memory=ephemeral_memory, user_id="alice", session_id="s", memory_key="history",
+                           recent_turns=2)  # fmt: skip
+    for i in range(3):
+        memory.save_context({"input": f"question {i}"}, {"response": f"answer {i}"})
+    history = memory.load_memory_variables({})["history"]
+    assert history.endswith("Human: question 2\nAI: answer 2")
+    assert "Human: question 1" not in history
+
+
+async def test_a_chat_prompt_gets_messages_and_the_async_chain_works(ephemeral_memory: Memory) -> None:
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+
+    ephemeral_memory.user("alice").set_fact("city", "Lisbon")
+    prompt = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{input}")])
+    memory = MemtendMemory(memory=ephemeral_memory, user_id="alice", session_id="s", memory_key="history",
+                           return_messages=True)  # fmt: skip
+    chain, model = conversation(memory, "Hello Alice", "Lisbon", prompt=prompt)
+    await chain.ainvoke({"input": "hi, I am Alice"})
+    await chain.ainvoke({"input": "where do I live?"})
+    sent = model.calls[1]
+    assert [m.type for m in sent] == ["system", "human", "ai", "human"]
+    assert "- city: Lisbon" in sent[0].text
+    assert [m.text for m in sent[1:]] == ["hi, I am Alice", "Hello Alice", "where do I live?"]
+
+
+def test_a_blank_memory_key_is_refused(ephemeral_memory: Memory) -> None:
+    with pytest.raises(ValueError, match="memory_key"):  # pydantic wraps the InvalidInputError, as for user_id
+        MemtendMemory(memory=ephemeral_memory, user_id="alice", memory_key=" ")
