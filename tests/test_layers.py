@@ -39,6 +39,7 @@ FACADE = (
     "memtend",
     "memtend.memory",
     "memtend.user_memory",
+    "memtend.connect",  # open_memory: a Memory from a folder or server URL, for applications and adapters
     "memtend.cli",
     "memtend.prompt_context",
     "memtend.testing.",

@@ -26,7 +26,7 @@ C = TypeVar("C", bound=Closable)
 
 def split_options(cls: type, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``options`` of ``from_conn_string`` as (the class's own keyword arguments, the Memory's)."""
-    own = set(inspect.signature(cls.__init__).parameters) - {"self", "memory"}
+    own = set(inspect.signature(cls).parameters) - {"memory"}
     return {k: v for k, v in options.items() if k in own}, {k: v for k, v in options.items() if k not in own}
 
 
