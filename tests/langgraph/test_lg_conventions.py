@@ -168,6 +168,7 @@ def test_export_shows_each_checkpoints_messages_readable(lg_memory: Memory) -> N
     json.dumps(exported)  # still JSON
     checkpoints = [d for d in exported["documents"] if d["namespace"][0] == CHECKPOINTS]
     assert checkpoints and all(d["value"] and d["readable"]["thread_id"] == "1" for d in checkpoints)
+    assert all("user_id" not in d["readable"]["metadata"] for d in checkpoints)  # the export names its user once
     latest = max(checkpoints, key=lambda d: d["readable"]["metadata"]["step"])["readable"]
     assert [(m["role"], m["content"]) for m in latest["messages"]] == [
         ("user", "Weather in Lisbon?"),

@@ -22,7 +22,11 @@ ROOTS = (CHECKPOINTS, WRITES)
 
 
 class ReadableCheckpoints:
-    """The export reader for a saver's checkpoints and pending writes; it holds the serializer only."""
+    """The export reader for a saver's checkpoints and pending writes; it holds the serializer only.
+
+    A checkpoint's metadata copies the run's ``configurable``, ``user_id`` included, as LangGraph cleans it (NUL
+    characters dropped): the copy is left out, so an export names its user once, as the owner it is stored under.
+    """
 
     def __init__(self, serde: SerializerProtocol) -> None:
         self.serde = serde
@@ -51,7 +55,7 @@ class ReadableCheckpoints:
             "checkpoint_ns": checkpoint_ns_of(namespace[2]),
             "checkpoint_id": key,
             "parent_checkpoint_id": stored.parent_id,
-            "metadata": plain(metadata),
+            "metadata": plain({k: v for k, v in metadata.items() if k != "user_id"}),
             "messages": messages,
             "values": values,
         }
