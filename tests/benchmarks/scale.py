@@ -416,9 +416,9 @@ def _count_index_loads() -> Iterator[list[str]]:
     original = synced.__dict__["load"]
     loads: list[str] = []
 
-    def load(cls: type, storage: Any, user_id: str, config: Any) -> Any:
+    def load(cls: type, storage: Any, user_id: str, config: Any, judge: Any = None) -> Any:
         loads.append(user_id)
-        return original.__func__(cls, storage, user_id, config)
+        return original.__func__(cls, storage, user_id, config, judge)
 
     synced.load = classmethod(load)  # type: ignore[method-assign,assignment]
     try:

@@ -55,7 +55,9 @@ def test_auto_finds_the_installed_judge_and_none_keeps_the_plain_rules(embedding
         assert isinstance(mem.conflict_judge, ConflictJudge)
     with memory(embedding_function, None) as mem:
         assert mem.conflict_judge is None
-    with Memory(client=chromadb.EphemeralClient(), embedding_function=embedding_function) as mem:
+    with Memory(
+        client=chromadb.EphemeralClient(), embedding_function=embedding_function, collection_prefix=unique_prefix()
+    ) as mem:
         assert isinstance(mem.conflict_judge, ParaphraseJudge)  # AUTO is the default
 
 

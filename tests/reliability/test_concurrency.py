@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import memtend.memory
+import memtend.writing.apply
 import pytest
 from conftest import ChromaServer, unique_prefix
 from memtend import Event, Memory, Source, Status
@@ -299,7 +300,7 @@ def test_other_process_sees_a_write_that_landed_late(
     """A write is stamped (history ``at``) before its embedding is computed; a big batch or a slow machine
     lands it seconds later. A reader that syncs in between must still pick it up afterwards."""
     clock = [time.time()]
-    monkeypatch.setattr(memtend.memory, "now", lambda: clock[0])
+    monkeypatch.setattr(memtend.writing.apply, "now", lambda: clock[0])  # the write path's clock
     writer, reader = two_processes
     wu, ru = writer.user("u"), reader.user("u")
     assert ru.recall("kayak", k=5) == []

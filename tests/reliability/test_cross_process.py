@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-import memtend.memory
 import memtend.user_memory
+import memtend.writing.apply
 import pytest
 from memtend import Memory
 
@@ -21,7 +21,7 @@ T = TypeVar("T")
 def _skewed(monkeypatch: pytest.MonkeyPatch, seconds: float, call: Callable[[], T]) -> T:
     """Run ``call`` as a process whose clock is ``seconds`` off would."""
     with monkeypatch.context() as m:
-        for module in (memtend.memory, memtend.user_memory):
+        for module in (memtend.writing.apply, memtend.user_memory):  # the write path and the facade read the clock
             m.setattr(module, "now", lambda: time.time() + seconds)
         return call()
 
