@@ -78,7 +78,7 @@ class Applier:
     @property
     def exclusive(self) -> bool:
         """True when no other process can write the store: an embedded folder whose lock this process holds (its
-        handles share one index cache). Its indexes need no catching up and its recall results no re-check."""
+        handles share one index cache). Its indexes need no catching up."""
         return self._state.exclusive
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -398,7 +398,7 @@ class Applier:
         in the same Chroma call: a reader sees the write and its mark together or neither)."""
         uid = change.user_id
         with self.lock:
-            # stamped as they are written, so another process catching up by time cannot miss them
+            # history entries are stamped when they are written
             stamp = now()
             history = [replace(h, at=stamp) if not h.at else h for h in change.history]  # (a fold keeps its own)
             # on a shared store, a write of new rows in one call may carry its mark in its own rows (folded)
