@@ -1,7 +1,7 @@
 """Ids a tool call or its result names (orders, tickets, PRs, uuids, references): the one place that reads them.
 
-* :func:`extract_ids`: broad, for summaries' side effects (id-named fields, URLs, keyed text, any id-shaped
-  token), so nothing a later turn may need is lost;
+* :func:`extract_ids`: broad, for summaries' side effects: first the values of the result's structure
+  (:func:`result_values`), then id-shaped tokens of its prose, so nothing a later turn may need is lost;
 * :func:`result_ids`: strict, for the side-effect ledger (id fields, uuids, ``#123``, ``PR-45``), without
   sensitive values.
 """
@@ -18,7 +18,7 @@ from memtend.errors import InvalidInputError
 from memtend.policies.precedence import canonical_key
 from memtend.transcripts.summary.schema import dedupe
 
-__all__ = ["SECRET_KEY_RE", "URL_RE", "extract_ids", "id_shaped", "json_strings", "result_ids"]
+__all__ = ["SECRET_KEY_RE", "URL_RE", "extract_ids", "id_shaped", "json_strings", "result_ids", "result_values"]
 
 _ID_KEY_RE = re.compile(
     r"(^|_)(id|ids|uuid|number|no|ref|reference|confirmation|confirmation_code|booking_code|"
@@ -89,10 +89,62 @@ def _loose_ids(data: Any, plain: str) -> list[str]:
     return found
 
 
-def extract_ids(text: str, arguments: Mapping[str, Any] | None = None, limit: int = 16) -> list[str]:
+MAX_VALUES = 40  # of one result's structure: a created object has a handful; a listing is not an id
+_URL_END = ".,;:!?)]}>'\""
+
+
+def _urls(text: str) -> list[str]:
+    return [url.rstrip(_URL_END) for url in URL_RE.findall(text)]
+
+
+def result_values(text: str) -> list[str]:
+    """The values of a tool result that may name what the call made, taken from its structure, not its prose.
+
+    The rule: in a JSON result (object or list, nested), every scalar that is not prose is kept verbatim: an
+    integer, or a string of one token (no whitespace, no comma; at most 200 characters); a URL inside a longer
+    string is kept whole (query string and all). Values under secret-looking keys, booleans, nulls and
+    fractional numbers (amounts, measures) are not names and are left out. A plain-text result has no structure
+    but its URLs, kept whole. Values of id-named keys come first, then the others in document order, at most
+    ``MAX_VALUES``.
+    """
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, (dict, list)):
+        return _urls(text)
+    named: list[str] = []
+    other: list[str] = []
+    _values_in(data, named, other, "", 0)
+    return dedupe([*named, *other], fold=False)[:MAX_VALUES]
+
+
+def _values_in(data: Any, named: list[str], other: list[str], key: str, depth: int) -> None:
+    if depth > 8 or len(named) + len(other) > 4 * MAX_VALUES:
+        return
+    if isinstance(data, Mapping):
+        for name, value in data.items():
+            if not SECRET_KEY_RE.search(str(name)):
+                _values_in(value, named, other, str(name), depth + 1)
+    elif isinstance(data, list):
+        for item in data[:50]:
+            _values_in(item, named, other, key, depth + 1)
+    elif isinstance(data, int) and not isinstance(data, bool):
+        (named if _ID_KEY_RE.search(key) else other).append(str(data))
+    elif isinstance(data, str):
+        value = data.strip()
+        if value and len(value) <= 200 and not re.search(r"[\s,]", value):
+            (named if _ID_KEY_RE.search(key) else other).append(value)
+        else:
+            other.extend(_urls(value[:10_000]))
+
+
+def extract_ids(text: str, arguments: Mapping[str, Any] | None = None, limit: int = MAX_VALUES) -> list[str]:
     """Ids found in a tool result (and the id-like arguments of its call), the surest first.
 
-    Looked for: id-named JSON fields (``id``, ``order_id``, ``ticketNumber``, ``url``...), uuids,
+    First the id-named arguments of the call and the values of the result's structure (:func:`result_values`:
+    every one-token scalar of a JSON result, URLs whole); then, for prose, id-named JSON fields (``id``,
+    ``order_id``, ``ticketNumber``, ``url``...), uuids,
     ``#123``, ``PR-45``-style keys, prefixed ids (``ord_abc``, ``ch_3Nx9``), and ``key=value`` /
     ``reference: X`` / ``id is X`` in text; then any other id-shaped token (:func:`id_shaped`: lowercase
     words joined by hyphens with a number, dotted and slashed ids, URLs, paths, long numbers, mixed
@@ -105,6 +157,7 @@ def extract_ids(text: str, arguments: Mapping[str, Any] | None = None, limit: in
         data = json.loads(text)
     except ValueError:
         data = None
+    found.extend(result_values(text))
     if isinstance(data, (dict, list)):
         _ids_from_json(data, found, depth=0)
     plain = URL_RE.sub(" ", "\n".join(json_strings(data)) if isinstance(data, (dict, list)) else text)
