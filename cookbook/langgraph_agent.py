@@ -46,14 +46,14 @@ def remember(state: MessagesState, config: RunnableConfig, *, store: BaseStore) 
     user_id = config["configurable"]["user_id"]
     said = str(state["messages"][-1].content)
     if said.lower().startswith("i prefer "):
-        store.put((user_id, "preferences"), "answers", {"text": said})
+        store.put(("memories", user_id), "answers", {"text": said})  # LangGraph's how-to layout
     return {}
 
 
 def respond(state: MessagesState, config: RunnableConfig, *, store: BaseStore) -> dict[str, Any]:
     """Answer with the user's remembered preferences in the system prompt."""
     user_id = config["configurable"]["user_id"]
-    preferences = store.search((user_id, "preferences"), query=str(state["messages"][-1].content), limit=3)
+    preferences = store.search(("memories", user_id), query=str(state["messages"][-1].content), limit=3)
     system = "You are a helpful assistant. " + " ".join(str(p.value["text"]) for p in preferences)
     reply = MODEL.invoke([SystemMessage(system), *state["messages"]])
     return {"messages": [reply]}

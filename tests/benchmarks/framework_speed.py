@@ -103,7 +103,7 @@ def graph_cases(stack: ExitStack, folder: Path, nodes: int) -> dict[tuple[str, s
 
     memory = stack.enter_context(Memory(path=folder / "memtend-graph"))
     backends: dict[str, tuple[Any, Any]] = {
-        "memtend": (MemtendSaver(memory), MemtendStore(memory)),
+        "memtend": (MemtendSaver(memory), MemtendStore(memory, user_label=0)),  # the user first: (USER, "notes")
         "sqlite": (stack.enter_context(SqliteSaver.from_conn_string(str(folder / "saver.sqlite"))), None),
         "in_memory": (InMemorySaver(), InMemoryStore()),
     }

@@ -179,7 +179,7 @@ def run(checkpoints_n: int = 1000, items_n: int = 10_000, messages: int = 20, se
         rows = items(items_n, seed)
         stores: dict[str, dict[str, float]] = {}
         with Memory(path=folder / "memtend-store", embedding_function=embedding_function) as memory:
-            store = MemtendStore(memory, index={"dims": 384, "fields": ["text"]})  # type: ignore[typeddict-item]
+            store = MemtendStore(memory, user_label=0, index={"dims": 384, "fields": ["text"]})  # type: ignore[typeddict-item]
             stores["memtend"] = bench_store(store, rows, query=True)
         embeddings = type("ModelEmbeddingsLC", (ModelEmbeddings, Embeddings), {})(embedding_function)
         stores["in_memory"] = bench_store(

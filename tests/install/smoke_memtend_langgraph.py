@@ -16,7 +16,7 @@ from memtend_langgraph import MemtendSaver, MemtendStore
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder, Memory(path=Path(folder) / "store") as mem:
-        store = MemtendStore(mem, index={"dims": 384, "fields": ["text"]})
+        store = MemtendStore(mem, user_label=0, index={"dims": 384, "fields": ["text"]})
         store.put(("alice", "memories"), "drink", {"text": "Prefers green tea over coffee"})
         store.put(("alice", "memories"), "trip", {"text": "Is flying to Lisbon in May"})
         store.put(("bob", "memories"), "pet", {"text": "Bob's dog is called Biscuit"})

@@ -56,7 +56,7 @@ def build(saver: BaseCheckpointSaver, store: BaseStore):  # type: ignore[no-unty
         thread = config["configurable"]["thread_id"]
         said = state["messages"][-1].text
         turn = sum(1 for m in state["messages"] if m.type == "human")
-        await get_store().aput((user, "memories"), f"{thread}-{turn}", {"text": f"{user} said {said}"})
+        await get_store().aput(("memories", user), f"{thread}-{turn}", {"text": f"{user} said {said}"})
         return {"messages": [AIMessage(content=f"{user} heard {said}")]}
 
     builder = StateGraph(Chat)
@@ -96,7 +96,7 @@ async def main() -> None:
                     "checkpoints": len(history),
                     "owners": sorted({t.metadata.get("user_id") for t in history}),
                 }
-            items = await store.asearch((user, "memories"), limit=100)
+            items = await store.asearch(("memories", user), limit=100)
             seen["store"] = sorted(item.value["text"] for item in items)
             result[user] = seen
     print("RESULT " + json.dumps(result), flush=True)

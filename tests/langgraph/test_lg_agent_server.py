@@ -110,4 +110,4 @@ def test_several_worker_processes_share_one_server_and_nothing_is_lost_or_crosse
                     assert latest is not None
                     texts = [m.text for m in latest.checkpoint["channel_values"]["messages"]]
                     assert texts == expected_messages(user, thread)
-                assert len(store.search((user, "memories"), limit=100)) == 2 * TURNS
+                assert len(store.search(("memories", user), limit=100)) == 2 * TURNS

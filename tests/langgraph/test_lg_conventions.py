@@ -103,11 +103,11 @@ async def test_async_from_conn_string_on_a_server_url(chroma_server: ChromaServe
         await saver.asetup()
         graph = weather_graph(saver, store)
         await graph.ainvoke({"messages": [HumanMessage("Weather in Oslo?")]}, config("t", "bob"))
-        await store.aput(("bob", "memories"), "city", {"text": "lives in Oslo"})
+        await store.aput(("memories", "bob"), "city", {"text": "lives in Oslo"})
     with pytest.raises(MemoryClosedError):
         await saver.aget_tuple(config("t", "bob"))
     with pytest.raises(MemoryClosedError):
-        await store.aget(("bob", "memories"), "city")
+        await store.aget(("memories", "bob"), "city")
     async with (
         MemtendSaver.from_conn_string(url, **options) as again,
         MemtendStore.from_conn_string(url, **options) as store2,
@@ -115,7 +115,7 @@ async def test_async_from_conn_string_on_a_server_url(chroma_server: ChromaServe
         state = await weather_graph(again).aget_state(config("t", "bob"))
         assert [m.type for m in state.values["messages"]] == ["human", "ai", "tool", "ai"]
         assert state.values["messages"][-1].text == "It is rainy, 9C."
-        item = await store2.aget(("bob", "memories"), "city")
+        item = await store2.aget(("memories", "bob"), "city")
         assert item is not None and item.value == {"text": "lives in Oslo"}
 
 
@@ -124,17 +124,17 @@ def test_a_saver_and_a_store_over_the_callers_memory_leave_it_open(lg_memory: Me
         saver.setup()
         weather_graph(saver).invoke({"messages": [HumanMessage("Weather in Lisbon?")]}, config("1", "alice"))
     with MemtendStore(lg_memory) as store:
-        store.put(("alice", "memories"), "k", {"text": "likes sun"})
+        store.put(("memories", "alice"), "k", {"text": "likes sun"})
     assert MemtendSaver(lg_memory).get_tuple(config("1", "alice")) is not None  # the Memory is still open
-    assert lg_memory.user("alice").documents().get(("langgraph_store", "alice", "memories"), "k") is not None
+    assert lg_memory.user("alice").documents().get(("langgraph_store", "memories", "alice"), "k") is not None
 
 
 async def test_async_with_a_store_and_a_saver(lg_memory: Memory) -> None:
     async with MemtendStore(lg_memory) as store, MemtendSaver(lg_memory) as saver:
-        await store.aput(("alice", "memories"), "k", {"text": "likes sun"})
+        await store.aput(("memories", "alice"), "k", {"text": "likes sun"})
         await weather_graph(saver, store).ainvoke({"messages": [HumanMessage("Weather in Lisbon?")]},
                                                   config("1", "alice"))  # fmt: skip
-        assert (await store.aget(("alice", "memories"), "k")) is not None
+        assert (await store.aget(("memories", "alice"), "k")) is not None
     assert (await MemtendSaver(lg_memory).aget_tuple(config("1", "alice"))) is not None
 
 

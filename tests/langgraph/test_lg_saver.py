@@ -12,7 +12,7 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, StateGraph
 from lg_fixtures import lg_memory_fixture  # noqa: F401  (the lg_memory fixture)
-from memtend_langgraph import MemtendSaver, UserNotFoundError
+from memtend_langgraph import MemtendSaver, UserMismatchError, UserNotFoundError
 from typing_extensions import TypedDict
 
 
@@ -91,15 +91,22 @@ def test_a_checkpoint_belongs_to_its_user_and_goes_with_erasure(lg_memory) -> No
     assert graph.get_state(config("shared-id", "bob")).values["notes"][0] == "bob's"
 
 
-def test_thread_only_calls_reach_every_owner(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
+def test_thread_only_calls_reach_one_users_thread(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
     saver = MemtendSaver(ephemeral_memory)
     graph = build_graph(saver)
     graph.invoke({"notes": ["x"], "blob": ""}, config("t-del", "alice"))
     graph.invoke({"notes": ["y"], "blob": ""}, config("t-del", "bob"))
     graph.invoke({"notes": ["z"], "blob": ""}, config("t-keep", "bob"))
-    assert {t.config["configurable"]["thread_id"] for t in saver.list(None)} == {"t-del", "t-keep"}
-    saver.delete_thread("t-del")
+    with pytest.raises(UserNotFoundError, match="admin=True"):
+        saver.delete_thread("t-del")  # names no user: refused, not applied to every user holding "t-del"
+    with pytest.raises(UserNotFoundError):
+        list(saver.list(None))
+    saver.for_user("alice").delete_thread("t-del")
     assert list(saver.list(config("t-del", "alice"))) == []
+    assert len(list(saver.list(config("t-del", "bob")))) == 4  # bob's thread of the same id is untouched
+    admin = MemtendSaver(ephemeral_memory, admin=True)
+    assert {t.config["configurable"]["thread_id"] for t in admin.list(None)} == {"t-del", "t-keep"}
+    admin.delete_thread("t-del")  # an operator's sweep reaches every owner
     assert list(saver.list(config("t-del", "bob"))) == []
     assert len(list(saver.list(config("t-keep", "bob")))) == 4
 
@@ -174,9 +181,9 @@ def test_latest_is_the_newest_id_whatever_the_order_of_puts(ephemeral_memory) ->
         newer,
         older,
     ]
-    saver.delete_for_runs(["run-new"])  # the newest goes: the next newest is the latest again
+    saver.for_user("alice").delete_for_runs(["run-new"])  # the newest goes: the next newest is the latest again
     assert saver.get_tuple(base).checkpoint["id"] == older  # type: ignore[union-attr]
-    saver.prune(["order"], strategy="delete")
+    saver.for_user("alice").prune(["order"], strategy="delete")
     assert saver.get_tuple(base) is None
 
 
@@ -191,5 +198,6 @@ def test_a_resolver_scopes_thread_only_calls_to_its_user(ephemeral_memory) -> No
     by_prefix.delete_thread("ann-1")
     assert by_prefix.get_tuple({"configurable": {"thread_id": "ann-1"}}) is None
     assert plain.get_tuple({"configurable": {"thread_id": "ann-1", "user_id": "zed"}}) is not None  # not ann's
-    by_prefix.copy_thread("ann-1", "bea-1")  # nothing of ann's left to copy, and zed's is not reached
+    with pytest.raises(UserMismatchError):
+        by_prefix.copy_thread("ann-1", "bea-1")  # the resolver puts "bea-1" under another user: refused
     assert ephemeral_memory.document_owners(("langgraph_checkpoints", "bea-1")) == []

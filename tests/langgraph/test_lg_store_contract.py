@@ -29,7 +29,7 @@ from memtend_langgraph import MemtendStore
 
 @pytest.fixture
 def store(lg_memory):  # type: ignore[no-untyped-def]
-    with MemtendStore(lg_memory, cross_user=True) as opened:
+    with MemtendStore(lg_memory, user_label=0, cross_user=True) as opened:
         yield opened
 
 

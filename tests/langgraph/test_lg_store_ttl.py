@@ -12,7 +12,7 @@ ONE_SECOND = 1 / 60  # LangGraph TTLs are minutes
 
 
 def test_an_expired_item_is_gone(lg_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(lg_memory, ttl={"default_ttl": ONE_SECOND})
+    store = MemtendStore(lg_memory, user_label=0, ttl={"default_ttl": ONE_SECOND})
     store.put(("u", "t"), "short", {"v": "apple"})
     store.put(("u", "t"), "forever", {"v": "apple"}, ttl=None)
     store.put(("u2",), "unread", {"v": "apple"})
@@ -27,7 +27,7 @@ def test_an_expired_item_is_gone(lg_memory) -> None:  # type: ignore[no-untyped-
 
 
 def test_reading_refreshes_the_ttl(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory, ttl={"default_ttl": 1.0, "refresh_on_read": True})
+    store = MemtendStore(ephemeral_memory, user_label=0, ttl={"default_ttl": 1.0, "refresh_on_read": True})
     started = time.time()
     for key in ("read", "searched", "untouched", "read-no-refresh"):
         store.put(("u",), key, {"k": key})
@@ -42,7 +42,7 @@ def test_reading_refreshes_the_ttl(ephemeral_memory) -> None:  # type: ignore[no
 
 
 def test_no_refresh_when_the_config_says_so(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory, ttl={"default_ttl": 1.0, "refresh_on_read": False})
+    store = MemtendStore(ephemeral_memory, user_label=0, ttl={"default_ttl": 1.0, "refresh_on_read": False})
     started = time.time()
     store.put(("u",), "k", {"v": 1})
     time.sleep(1.1)
@@ -51,7 +51,7 @@ def test_no_refresh_when_the_config_says_so(ephemeral_memory) -> None:  # type: 
 
 
 def test_item_ttl_overrides_the_default(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory, ttl={"default_ttl": 5.0})
+    store = MemtendStore(ephemeral_memory, user_label=0, ttl={"default_ttl": 5.0})
     started = time.time()
     store.put(("u",), "one-minute", {"v": 1}, ttl=1.0)
     store.put(("u",), "default", {"v": 2})
@@ -72,7 +72,9 @@ def test_the_sweeper_runs_with_the_store(ephemeral_memory, monkeypatch: pytest.M
         return swept
 
     monkeypatch.setattr(ephemeral_memory, "sweep_documents", counted)
-    with MemtendStore(ephemeral_memory, ttl={"default_ttl": ONE_SECOND, "sweep_interval_minutes": 0.3 / 60}) as store:
+    with MemtendStore(
+        ephemeral_memory, user_label=0, ttl={"default_ttl": ONE_SECOND, "sweep_interval_minutes": 0.3 / 60}
+    ) as store:
         store.put(("u",), "k", {"v": 1})
         deadline = time.monotonic() + 20
         while sum(sweeps) < 1 and time.monotonic() < deadline:
@@ -87,7 +89,7 @@ def test_the_sweeper_runs_with_the_store(ephemeral_memory, monkeypatch: pytest.M
 async def test_async_reads_refresh_and_expire(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
     import asyncio
 
-    store = MemtendStore(ephemeral_memory, ttl={"default_ttl": 1.0, "refresh_on_read": True})
+    store = MemtendStore(ephemeral_memory, user_label=0, ttl={"default_ttl": 1.0, "refresh_on_read": True})
     started = time.time()
     await store.aput(("u",), "read", {"v": 1})
     await store.aput(("u",), "searched", {"v": 2})

@@ -56,7 +56,7 @@ def test_operations_naming_no_user_are_refused(ephemeral_memory) -> None:  # typ
 
 
 def test_a_refused_batch_writes_nothing(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory)
+    store = MemtendStore(ephemeral_memory, user_label=0)
     store.put(("alice",), "kept", {"v": "before"})
     with pytest.raises(SensitiveDataError) as refused:
         store.batch(
@@ -72,7 +72,7 @@ def test_a_refused_batch_writes_nothing(ephemeral_memory) -> None:  # type: igno
 
 
 def test_a_refused_batch_across_users_writes_nothing(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory)
+    store = MemtendStore(ephemeral_memory, user_label=0)
     store.put(("alice",), "kept", {"v": "before"})
     with pytest.raises(SensitiveDataError):
         store.batch(
@@ -93,14 +93,14 @@ def test_a_refused_batch_across_users_writes_nothing(ephemeral_memory) -> None: 
 
 
 def test_redact_masks_instead_of_refusing(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory, redact=True)
+    store = MemtendStore(ephemeral_memory, user_label=0, redact=True)
     store.put(("alice",), "note", {"text": SECRET})
     stored = store.get(("alice",), "note").value["text"]  # type: ignore[union-attr]
     assert "AKIAIOSFODNN7EXAMPLE" not in stored and stored.startswith("my AWS key is")
 
 
 def test_erasure_and_export_cover_store_items(lg_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(lg_memory)
+    store = MemtendStore(lg_memory, user_label=0)
     store.put(("alice", "prefs"), "tone", {"v": "brief"})
     store.put(("bob", "prefs"), "tone", {"v": "chatty"})
     exported = lg_memory.user("alice").export()["documents"]

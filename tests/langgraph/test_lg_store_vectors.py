@@ -11,7 +11,7 @@ INDEX = {"dims": 384, "fields": ["text"]}
 
 @pytest.fixture
 def indexed(lg_memory):  # type: ignore[no-untyped-def]
-    store = MemtendStore(lg_memory, index=INDEX)  # type: ignore[arg-type]
+    store = MemtendStore(lg_memory, user_label=0, index=INDEX)  # type: ignore[arg-type]
     rows = {
         "hike": "Loves hiking in the mountains on weekends",
         "sushi": "Favourite food is sushi, especially salmon nigiri",
@@ -55,7 +55,7 @@ def test_update_reembeds_and_index_false_skips(indexed: MemtendStore) -> None:
 
 
 def test_fields_decide_what_is_embedded(lg_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(lg_memory, index={"dims": 384, "fields": ["title"]})  # type: ignore[typeddict-item]
+    store = MemtendStore(lg_memory, user_label=0, index={"dims": 384, "fields": ["title"]})  # type: ignore[typeddict-item]
     store.put(("bob",), "a", {"title": "Quarterly budget review", "body": "volcano eruption lava"})
     store.put(("bob",), "b", {"title": "Volcano eruption in Iceland", "body": "budget spreadsheet"})
     assert store.search(("bob",), query="volcano lava", limit=1)[0].key == "b"
@@ -64,14 +64,14 @@ def test_fields_decide_what_is_embedded(lg_memory) -> None:  # type: ignore[no-u
 
 
 def test_query_without_index_config_returns_matches_unscored(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory)
+    store = MemtendStore(ephemeral_memory, user_label=0)
     store.put(("carl",), "k", {"text": "anything"})
     found = store.search(("carl",), query="anything")
     assert [(i.key, i.score) for i in found] == [("k", None)]
 
 
 def test_non_ascii_queries(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory, index={"dims": 384, "fields": ["text"]})  # type: ignore[typeddict-item]
+    store = MemtendStore(ephemeral_memory, user_label=0, index={"dims": 384, "fields": ["text"]})  # type: ignore[typeddict-item]
     texts = {"zh": "这是中文", "ru": "Это русский", "de": "Grüße aus München"}
     for key, text in texts.items():
         store.put(("dana",), key, {"text": text})
@@ -114,7 +114,7 @@ def test_a_callers_embedding_model(tmp_path) -> None:  # type: ignore[no-untyped
         embedding_function=embedding_function(letters),
         collection_prefix="emb" + uuid.uuid4().hex[:8],
     ) as memory:
-        store = MemtendStore(memory, index={"dims": 26, "embed": letters, "fields": ["text"]})
+        store = MemtendStore(memory, user_label=0, index={"dims": 26, "embed": letters, "fields": ["text"]})
         rows = {"d1": ("red apple", 4.5), "d2": ("red car", 3.0), "d3": ("green apple", 4.0), "d4": ("blue car", 3.5)}
         for key, (text, score) in rows.items():
             store.put(("eve",), key, {"text": text, "score": score})
@@ -123,4 +123,4 @@ def test_a_callers_embedding_model(tmp_path) -> None:  # type: ignore[no-untyped
         assert found[0].key == "d4" and len(found) == 3
         assert store.search(("eve",), query="ppppaaallle", limit=1)[0].key in {"d1", "d3"}
         with pytest.raises(InvalidInputError, match="embedding_function"):
-            MemtendStore(memory, index={"dims": 26, "embed": LetterEmbeddings()})  # type: ignore[typeddict-item]
+            MemtendStore(memory, user_label=0, index={"dims": 26, "embed": LetterEmbeddings()})  # type: ignore[typeddict-item]

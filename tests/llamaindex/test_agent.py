@@ -121,17 +121,19 @@ async def test_ids_survive_context_serialisation(ephemeral_memory: Memory) -> No
     assert [m.content for m in await memory.aget_all() if m.role == MessageRole.USER] == ["hello", "hello again"]
 
 
-async def test_restored_context_without_its_memory_registered_fails_clearly(ephemeral_memory: Memory) -> None:
+async def test_a_restored_context_uses_its_own_store_and_refuses_once_that_is_closed(ephemeral_memory: Memory) -> None:
     agent, _ = make_agent(ephemeral_memory, "alice")
     memory = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
     ctx = Context(agent)
     await agent.run("hello", memory=memory, ctx=ctx)
     payload = json.dumps(ctx.to_dict(serializer=JsonSerializer()))
-    unregister_memory()
+    unregister_memory()  # no registry is involved: the restored handle knows its store
+    await agent.run("again", ctx=Context.from_dict(agent, json.loads(payload), serializer=JsonSerializer()))
+    assert [m.content for m in await memory.aget_all() if m.role == MessageRole.USER] == ["hello", "again"]
+    ephemeral_memory.close()
     restored = Context.from_dict(agent, json.loads(payload), serializer=JsonSerializer())
-    with pytest.raises(Exception, match="register_memory"):
+    with pytest.raises(Exception, match="no open Memory"):
         await agent.run("lost?", ctx=restored)
-    assert [m.content for m in await memory.aget_all() if m.role == MessageRole.USER] == ["hello"]
 
 
 def _numbered(n: int) -> list[ChatMessage]:

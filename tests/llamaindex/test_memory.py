@@ -11,7 +11,7 @@ import pytest
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.memory.types import BaseMemory
 from memtend import InvalidInputError, InvalidUserIdError, Memory, SensitiveDataError
-from memtend_llamaindex import MemtendMemory, register_memory, unregister_memory
+from memtend_llamaindex import MemtendMemory
 
 
 def user(text: str) -> ChatMessage:
@@ -232,16 +232,14 @@ def test_redact_masks_secrets_instead_of_refusing(memory: Memory) -> None:
 def test_ids_survive_serialisation(mem: MemtendMemory, memory: Memory) -> None:
     mem.put(user("before"))
     data = json.loads(json.dumps(mem.to_dict()))
-    assert data["user_id"] == "alice" and data["session_id"] == "s1"
+    assert data["user_id"] == "alice" and data["session_id"] == "s1" and data["store_id"] == memory.store_id
     restored = MemtendMemory.from_dict(data)
-    assert [m.content for m in restored.get_all()] == ["before"]  # the backend was registered by from_defaults
+    assert [m.content for m in restored.get_all()] == ["before"]  # its own store, found by id: nothing registered
     unpickled = pickle.loads(pickle.dumps(mem))
     assert unpickled.session_id == "s1" and [m.content for m in unpickled.get_all()] == ["before"]
-    unregister_memory()
-    with pytest.raises(InvalidInputError, match="register_memory"):
-        MemtendMemory.from_dict(data).get_all()
-    register_memory(memory)
-    assert [m.content for m in MemtendMemory.from_dict(data).get_all()] == ["before"]
+    memory.close()
+    with pytest.raises(InvalidInputError, match="no open Memory"):
+        MemtendMemory.from_dict(data).get_all()  # its store is not open: refused, not pointed at another
 
 
 async def test_sync_calls_work_inside_a_running_loop(mem: MemtendMemory) -> None:

@@ -10,10 +10,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memtend import Hit, InvalidUserIdError, Kind, UserMemory
+from memtend import Hit, Kind, UserMemory
+from memtend.identity import field_of, resolve_user
 from memtend.records import MAX_TEXT_CHARS
 
-__all__ = ["MemoryContext", "agather", "gather", "thread_id_of", "user_id_of"]
+__all__ = ["MemoryContext", "agather", "gather", "run_config", "thread_id_of", "user_id_of"]
 
 RECALL_KINDS = (Kind.NOTE, Kind.EVENT, Kind.SUMMARY)  # profile facts and rules are listed whole, not recalled
 
@@ -96,26 +97,29 @@ def _without(hits: list[Hit], exclude: Iterable[str]) -> list[Hit]:
 
 
 def _field(container: Any, name: str) -> Any:
-    if container is None:
+    return field_of(container, name)
+
+
+def user_id_of(context: Any, field_name: str, who: str, config: Mapping[str, Any] | None = None) -> str:
+    """The user of a LangChain run by memtend's one identity rule: the runtime context's field (a dict, dataclass
+    or pydantic model) first, then the run config's ``configurable.user_id``; two that disagree are refused."""
+    configurable = (config or {}).get("configurable") or {}
+    places = [
+        (f"the run's context ({field_name})", field_of(context, field_name)),
+        ("configurable.user_id", configurable.get("user_id")),
+    ]
+    fix = f"invoke the agent with context={{{field_name!r}: '<user id>'}} (or a context_schema object with that field)"
+    return resolve_user(places, who=who, fix=fix)
+
+
+def run_config() -> Mapping[str, Any] | None:
+    """The config of the graph run this is called from (a middleware hook runs as a node), or None."""
+    from langgraph.config import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:
         return None
-    if isinstance(container, Mapping):
-        return container.get(name)
-    return getattr(container, name, None)
-
-
-def user_id_of(context: Any, field_name: str, who: str) -> str:
-    """The user id in a LangChain runtime context (a dict, dataclass or pydantic model), or a clear error."""
-    value = _field(context, field_name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise InvalidUserIdError(
-            f"{who} needs the user id in the runtime context field {field_name!r}: invoke the agent with "
-            f"context={{{field_name!r}: '<user id>'}} (or a context_schema object with that field)"
-        )
-    if not isinstance(value, str):
-        raise InvalidUserIdError(
-            f"{who}: runtime context field {field_name!r} must be a string user id, got {type(value).__name__}"
-        )
-    return value
 
 
 def thread_id_of(execution_info: Any, config: Mapping[str, Any] | None) -> str | None:

@@ -38,7 +38,7 @@ from memtend import (
 from memtend.records import MAX_TEXT_CHARS, check_text
 from typing_extensions import NotRequired
 
-from memtend_langchain._context import MemoryContext, agather, gather, thread_id_of, user_id_of
+from memtend_langchain._context import MemoryContext, agather, gather, run_config, thread_id_of, user_id_of
 from memtend_langchain._messages import from_memtend, is_summary, to_memtend
 from memtend_langchain.tools import memtend_tools
 
@@ -125,7 +125,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     # ------------------------------------------------------------------ helpers
     def _user(self, runtime: Any) -> UserMemory:
         context = getattr(runtime, "context", None)
-        return self.memory.user(user_id_of(context, self.user_field, "MemtendMiddleware"))
+        return self.memory.user(user_id_of(context, self.user_field, "MemtendMiddleware", run_config()))
 
     @property
     def _compacts(self) -> bool:

@@ -30,7 +30,7 @@ _RECALL = "Search what you remembered about the user in earlier conversations; r
 
 
 def _user(memory: Memory, runtime: ToolRuntime[Any, Any], user_field: str, tool: str) -> UserMemory:
-    return memory.user(user_id_of(runtime.context, user_field, f"the {tool!r} tool"))
+    return memory.user(user_id_of(runtime.context, user_field, f"the {tool!r} tool", runtime.config))
 
 
 def _thread(runtime: ToolRuntime[Any, Any]) -> str | None:

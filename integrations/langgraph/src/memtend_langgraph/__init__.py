@@ -6,8 +6,8 @@ Swap them in with one line each::
 """
 
 from memtend_langgraph.embeddings import embedding_function
-from memtend_langgraph.errors import UserNotFoundError
+from memtend_langgraph.errors import UserMismatchError, UserNotFoundError
 from memtend_langgraph.saver import MemtendSaver
 from memtend_langgraph.store import MemtendStore
 
-__all__ = ["MemtendSaver", "MemtendStore", "UserNotFoundError", "embedding_function"]
+__all__ = ["MemtendSaver", "MemtendStore", "UserMismatchError", "UserNotFoundError", "embedding_function"]

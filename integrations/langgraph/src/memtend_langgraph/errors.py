@@ -1,13 +1,11 @@
-"""The errors the LangGraph adapters raise on top of memtend's own (each says how to fix it)."""
+"""The errors the LangGraph adapters raise on top of memtend's own (each says how to fix it).
+
+``UserNotFoundError`` (a call names no user) and ``UserMismatchError`` (two places name different users) are the
+core's identity errors, re-exported here where the adapters' users have imported them from.
+"""
 
 from __future__ import annotations
 
-from memtend.errors import InvalidInputError
+from memtend.errors import UserMismatchError, UserNotFoundError
 
-
-class UserNotFoundError(InvalidInputError):
-    """An operation names no user (its namespace stops short of the user label, or the config has no user id).
-
-    memtend keeps every item under one user so that isolation, export and erasure cover it. Name the user in the
-    namespace (or in ``configurable.user_id``), or open the store with ``cross_user=True`` for administration.
-    """
+__all__ = ["UserMismatchError", "UserNotFoundError"]

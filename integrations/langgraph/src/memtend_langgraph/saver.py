@@ -7,7 +7,7 @@ import builtins
 import random
 import threading
 import zlib
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +24,10 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from memtend.documents import add_export_reader
+from memtend.errors import InvalidInputError, UserMismatchError, UserNotFoundError
+from memtend.identity import Place, user_in_places
+from memtend.records import check_user_id
 
-from memtend_langgraph.errors import UserNotFoundError
 from memtend_langgraph.opening import Opening, split_options
 from memtend_langgraph.saver_codec import (
     CHECKPOINTS,
@@ -45,7 +47,7 @@ from memtend_langgraph.saver_codec import (
 )
 from memtend_langgraph.saver_readable import ROOTS as READABLE_ROOTS
 from memtend_langgraph.saver_readable import ReadableCheckpoints
-from memtend_langgraph.users import ConfigUser, user_from_config
+from memtend_langgraph.users import ConfigUser, current_config, run_places
 
 if TYPE_CHECKING:
     from memtend import Memory
@@ -56,17 +58,37 @@ WRITES_PAGE = 1000  # pending writes read per round trip
 LOCK_STRIPES = 64  # puts to one thread compare-and-set its latest pointer under one of these locks
 PREFETCH_WRITES = 32  # a listing of at least this many checkpoints reads all their writes in one pass
 SETUP_PROBE_USER = "memtend-setup-probe"  # setup() reads (never writes) one document of this user
+WHO = "MemtendSaver"
+CONFIG_FIX = (
+    "invoke the graph with context={'user_id': ...} or config={'configurable': {'thread_id': ..., 'user_id': ...}} "
+    "(graph.get_state too), or give MemtendSaver(user_resolver=...) or MemtendSaver(default_user=...)"
+)
+THREAD_FIX = (
+    "call it on saver.for_user(user_id), give MemtendSaver(user_resolver=...) or default_user=..., or open a "
+    "saver with admin=True for a sweep across users"
+)
+LIST_FIX = (
+    "pass config={'configurable': {'user_id': ...}} (with a thread_id for one thread), call it on "
+    "saver.for_user(user_id), or open MemtendSaver(..., admin=True) to list every user's checkpoints"
+)
 
 
 class MemtendSaver(BaseCheckpointSaver[str]):
     """Checkpoints of LangGraph threads, stored in memtend under the thread's user.
 
-    The user of a call is ``user_resolver(config)`` if given, else ``config["configurable"]["user_id"]``, else
-    ``default_user``; with none of them a call raises ``UserNotFoundError``. So ``Memory.erase_user`` removes a
-    user's threads and ``export()`` lists them. The calls that name only a thread (``delete_thread``,
-    ``copy_thread``, ``prune``) act on the user ``user_resolver`` gives for that thread; without one, on every
-    user holding a thread of that id. ``delete_for_runs`` and ``list(None)`` name no thread and
-    span the users holding matching checkpoints (administration).
+    The user of a call is read by memtend's one identity rule (:mod:`memtend.identity`) from the run first: the
+    ``context=`` the graph was invoked with (field ``context_field``, an attribute or a key), then
+    ``configurable.user_id``, then ``user_resolver(config)`` and the user of a ``for_user`` view; places that name
+    different users refuse the call (``UserMismatchError``); with none, ``default_user``, else
+    ``UserNotFoundError``. So ``Memory.erase_user`` removes a user's threads and ``export()`` lists them. Outside a
+    run (``graph.get_state``), name the user in ``configurable.user_id``; a subgraph's state read by
+    ``get_state(config, subgraphs=True)`` belongs to the user holding that subgraph's checkpoints (its namespace
+    carries task ids no other thread has).
+
+    Thread-level calls (``delete_thread``, ``copy_thread``, ``prune``, ``delete_for_runs``, and ``list`` with no
+    thread) reach one user's threads only: the user of the run they are called from, ``user_resolver`` for the
+    thread, a ``for_user(user_id)`` view or ``default_user``; naming none is refused. A saver-wide view
+    (``list(None)`` over every user, an operator's sweep) exists only on a saver opened with ``admin=True``.
     Checkpoints are the serializer's bytes, stored opaque (the write gate reads text, not bytes); the saver
     registers a reader with its Memory, so ``user.export()`` also shows each checkpoint's messages decoded (see
     :mod:`memtend_langgraph.saver_readable`). Thread-safe: it keeps no state of its own, and the async methods run
@@ -83,12 +105,19 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         *,
         user_resolver: ConfigUser | None = None,
         default_user: str | None = None,
+        context_field: str = "user_id",
+        admin: bool = False,
         serde: SerializerProtocol | None = None,
     ) -> None:
         super().__init__(serde=serde)
+        if not isinstance(context_field, str) or not context_field:
+            raise InvalidInputError("context_field names the field of the run's context holding the user id")
         self.memory = memory
         self.user_resolver = user_resolver
-        self.default_user = default_user
+        self.default_user = None if default_user is None else check_user_id(default_user)
+        self.context_field = context_field
+        self.admin = bool(admin)
+        self._bound: str | None = None
         self._locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
         self._owns_memory = False  # from_conn_string opened the Memory, so close() closes it
         reader = ReadableCheckpoints(self.serde)
@@ -101,7 +130,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         """A saver on its own Memory, for ``with`` and ``async with``: ``conn_string`` is a folder (embedded
         Chroma, one process) or a server URL (``http://127.0.0.1:8000``, many processes); None reads
         ``MEMTEND_URL`` / ``MEMTEND_PATH`` (:func:`memtend.open_memory`). ``options`` go to the saver
-        (``user_resolver``, ``default_user``, ``serde``) or else to the Memory (``embedding_function``,
+        (``user_resolver``, ``default_user``, ``admin``, ``serde``) or else to the Memory (``embedding_function``,
         ``collection_prefix``, ...). Leaving the block closes the Memory (and releases a folder's lock)."""
         return Opening(lambda: cls._opened(conn_string, options))
 
@@ -152,21 +181,76 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     ) -> None:
         await self.aclose()
 
+    def for_user(self, user_id: str) -> MemtendSaver:
+        """A view of this saver for one user: every call is that user's (a config naming another is refused), so
+        ``saver.for_user("alice").delete_thread("1")`` deletes alice's thread "1" and no one else's."""
+        view = MemtendSaver(
+            self.memory, user_resolver=self.user_resolver, context_field=self.context_field, serde=self.serde
+        )
+        view._bound = check_user_id(user_id)
+        view._locks = self._locks  # puts to one thread through either object are ordered by the same locks
+        return view
+
     # ------------------------------------------------------------------ helpers
-    def _user(self, config: RunnableConfig | None) -> str:
-        return user_from_config(config, self.user_resolver, self.default_user)
+    def _places(self, config: RunnableConfig | Mapping[str, Any] | None) -> builtins.list[Place]:
+        places = run_places(config, self.context_field)
+        if self.user_resolver is not None and config is not None:
+            places.append(("the saver's user_resolver", self.user_resolver(config)))
+        if self._bound is not None:
+            places.append(("the saver's for_user view", self._bound))
+        return places
+
+    def _user_or_none(self, config: RunnableConfig | Mapping[str, Any] | None) -> str | None:
+        return user_in_places(self._places(config), who=WHO) or self.default_user
+
+    def _user(self, config: RunnableConfig) -> str:
+        user = self._user_or_none(config)
+        if user is not None:
+            return user
+        owners = self._subgraph_owners(config)
+        if len(owners) == 1:
+            return owners[0]
+        raise UserNotFoundError(f"{WHO}: the checkpoint's config names no user; {CONFIG_FIX}")
+
+    def _subgraph_owners(self, config: RunnableConfig) -> builtins.list[str]:
+        """Who holds a subgraph's checkpoints read by ``get_state(..., subgraphs=True)``: LangGraph builds that
+        config from the thread and the subgraph's namespace only. The namespace holds the ids of the tasks that
+        ran the subgraph, which no other thread has, so the one user holding checkpoints there is its owner."""
+        configurable = config.get("configurable") or {}
+        checkpoint_ns = configurable.get("checkpoint_ns") or ""
+        thread_id = configurable.get("thread_id")
+        if thread_id is None or not _has_task_ids(checkpoint_ns):
+            return []
+        return self.memory.document_owners(checkpoints_ns(str(thread_id), checkpoint_ns))
 
     def _documents(self, user: str) -> DocumentStore:
         return self.memory.documents(user, gate="off")
 
-    def _thread_owners(self, thread_id: str) -> list[str]:
-        """Whose thread a thread-only call (delete, copy, prune) reaches: the user the resolver names for the
-        thread, else every user holding a thread of that id (LangGraph's call names no user)."""
+    def _scope_user(self) -> str | None:
+        """The user a call naming no config is for: the run it is called from, the view's user, the default."""
+        places = run_places(current_config(), self.context_field)
+        if self._bound is not None:
+            places.append(("the saver's for_user view", self._bound))
+        return user_in_places(places, who=WHO) or self.default_user
+
+    def _thread_user(self, thread_id: str) -> str | None:
+        """The user a thread-only call (delete, copy, prune) is for, or None when nothing names one."""
+        config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
+        places = run_places(current_config(), self.context_field)
         if self.user_resolver is not None:
-            try:
-                return [user_from_config({"configurable": {"thread_id": thread_id}}, self.user_resolver, None)]
-            except UserNotFoundError:
-                pass
+            places.append(("the saver's user_resolver", self.user_resolver(config)))
+        if self._bound is not None:
+            places.append(("the saver's for_user view", self._bound))
+        return user_in_places(places, who=WHO) or self.default_user
+
+    def _thread_owners(self, thread_id: str, what: str) -> builtins.list[str]:
+        """Whose thread a thread-only call reaches: its one user, or (an admin saver only) every user holding a
+        thread of that id."""
+        user = self._thread_user(thread_id)
+        if user is not None:
+            return [user]
+        if not self.admin:
+            raise UserNotFoundError(f"{WHO}.{what} names only a thread, and no user; {THREAD_FIX}")
         owners = set(self.memory.document_owners(checkpoints_ns(thread_id)))
         owners.update(self.memory.document_owners(writes_ns(thread_id)))
         return sorted(owners)
@@ -201,7 +285,15 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         configurable = config["configurable"]
         thread_id = str(configurable["thread_id"])
         checkpoint_ns = configurable.get("checkpoint_ns", "")
-        docs = self._documents(self._user(config))
+        user = self._user_or_none(config)
+        if user is None:
+            owners = self._subgraph_owners(config)
+            if not owners and _has_task_ids(checkpoint_ns):
+                return None  # a subgraph's state asked for before the subgraph ran: no one holds checkpoints there
+            if len(owners) != 1:
+                raise UserNotFoundError(f"{WHO}: the checkpoint's config names no user; {CONFIG_FIX}")
+            user = owners[0]
+        docs = self._documents(user)
         if checkpoint_id := get_checkpoint_id(config):
             doc = docs.get(checkpoints_ns(thread_id, checkpoint_ns), checkpoint_id)
         else:
@@ -272,11 +364,20 @@ class MemtendSaver(BaseCheckpointSaver[str]):
 
     def _list_scopes(self, config: RunnableConfig | None) -> builtins.list[tuple[str, tuple[str, ...], str | None]]:
         configurable = (config or {}).get("configurable") or {}
-        if "thread_id" not in configurable:
-            return [(user, (CHECKPOINTS,), None) for user in self.memory.document_owners((CHECKPOINTS,))]
-        thread_id = str(configurable["thread_id"])
-        prefix = checkpoints_ns(thread_id, configurable.get("checkpoint_ns"))
-        return [(self._user(config), prefix, configurable.get("checkpoint_id"))]
+        if "thread_id" in configurable:
+            thread_id = str(configurable["thread_id"])
+            prefix = checkpoints_ns(thread_id, configurable.get("checkpoint_ns"))
+            only_id = configurable.get("checkpoint_id")
+            user = self._user_or_none(config)
+            if user is None and self.admin:  # an operator's view of every user's thread of that id
+                return [(owner, prefix, only_id) for owner in self._thread_owners(thread_id, "list")]
+            return [(self._user(config or {}) if user is None else user, prefix, only_id)]  # type: ignore[arg-type]
+        user = self._user_or_none(config)
+        if user is not None:  # one user's checkpoints, every thread
+            return [(user, (CHECKPOINTS,), None)]
+        if not self.admin:
+            raise UserNotFoundError(f"{WHO}.list names no thread and no user; {LIST_FIX}")
+        return [(owner, (CHECKPOINTS,), None) for owner in self.memory.document_owners((CHECKPOINTS,))]
 
     def _order(self, docs: DocumentStore, prefix: tuple[str, ...]) -> str:
         """Newest first is the insertion order backwards when one (thread, namespace) got its checkpoints in id
@@ -377,7 +478,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
 
     def delete_thread(self, thread_id: str) -> None:
         thread_id = str(thread_id)
-        for user in self._thread_owners(thread_id):
+        for user in self._thread_owners(thread_id, "delete_thread"):
             docs = self._documents(user)
             for namespace in docs.list_namespaces(prefix=(RUNS, "*", thread_id), limit=1_000_000):
                 docs.delete_prefix(namespace)
@@ -389,9 +490,12 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         from memtend.documents import DeleteDocument
 
+        user = self._scope_user()
+        if user is None and not self.admin:
+            raise UserNotFoundError(f"{WHO}.delete_for_runs names runs, and no user; {THREAD_FIX}")
         for run_id in dict.fromkeys(str(r) for r in run_ids):
-            for user in self.memory.document_owners(runs_ns(run_id)):
-                docs = self._documents(user)
+            for owner in [user] if user is not None else self.memory.document_owners(runs_ns(run_id)):
+                docs = self._documents(owner)
                 deletes: list[Any] = []
                 write_prefixes: list[tuple[str, ...]] = []
                 for entry in _all(docs, runs_ns(run_id)):
@@ -406,29 +510,38 @@ class MemtendSaver(BaseCheckpointSaver[str]):
                     docs.batch(deletes)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        source, target = str(source_thread_id), str(target_thread_id)
+        for owner in self._thread_owners(source, "copy_thread"):
+            target_user = self._target_user(target) or owner
+            if target_user != owner and not self.admin:
+                raise UserMismatchError(
+                    f"{WHO}.copy_thread: the source thread's user and the user_resolver's user of the target thread "
+                    "differ; a thread is copied within its user (open the saver with admin=True to copy across users)",
+                    ("the source thread's user", "the saver's user_resolver"),
+                )
+            self._copy(owner, source, target_user, target)
+
+    def _copy(self, owner: str, source: str, target_user: str, target: str) -> None:
         from memtend.documents import PutDocument
 
-        source, target = str(source_thread_id), str(target_thread_id)
-        for owner in self._thread_owners(source):
-            docs = self._documents(owner)
-            target_user = self._target_user(target, owner)
-            copies: list[Any] = []
-            for prefix in (checkpoints_ns(source), writes_ns(source), latest_ns(source)):
-                for doc in _all(docs, prefix):
-                    moved = (doc.namespace[0], target, *doc.namespace[2:])
-                    copies.append(PutDocument(moved, doc.key, doc.value))
-            for namespace in docs.list_namespaces(prefix=(RUNS, "*", source), limit=1_000_000):
-                for doc in _all(docs, namespace):
-                    copies.append(PutDocument((RUNS, namespace[1], target, namespace[3]), doc.key, doc.value))
-            if copies:
-                self._documents(target_user).put_many(copies)
+        docs = self._documents(owner)
+        copies: list[Any] = []
+        for prefix in (checkpoints_ns(source), writes_ns(source), latest_ns(source)):
+            for doc in _all(docs, prefix):
+                moved = (doc.namespace[0], target, *doc.namespace[2:])
+                copies.append(PutDocument(moved, doc.key, doc.value))
+        for namespace in docs.list_namespaces(prefix=(RUNS, "*", source), limit=1_000_000):
+            for doc in _all(docs, namespace):
+                copies.append(PutDocument((RUNS, namespace[1], target, namespace[3]), doc.key, doc.value))
+        if copies:
+            self._documents(target_user).put_many(copies)
 
-    def _target_user(self, target_thread_id: str, source_owner: str) -> str:
-        """The owner of a copied thread: whom the config of the target names, else the source's owner."""
-        try:
-            return user_from_config({"configurable": {"thread_id": target_thread_id}}, self.user_resolver, None)
-        except ValueError:
-            return source_owner
+    def _target_user(self, target_thread_id: str) -> str | None:
+        """Whom the user_resolver names for the target thread of a copy (None: the source's user)."""
+        if self.user_resolver is None:
+            return None
+        config = {"configurable": {"thread_id": target_thread_id}}
+        return user_in_places([("the saver's user_resolver", self.user_resolver(config))], who=WHO)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         if strategy == "delete":
@@ -438,7 +551,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         if strategy != "keep_latest":
             raise ValueError(f"unknown prune strategy {strategy!r}: use 'keep_latest' or 'delete'")
         for thread_id in map(str, thread_ids):
-            for user in self._thread_owners(thread_id):
+            for user in self._thread_owners(thread_id, "prune"):
                 self._keep_latest(self._documents(user), thread_id)
 
     def _keep_latest(self, docs: DocumentStore, thread_id: str) -> None:
@@ -525,6 +638,11 @@ def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str, user_id: Any
     if user_id is not None:
         configurable["user_id"] = user_id
     return {"configurable": configurable}
+
+
+def _has_task_ids(checkpoint_ns: str) -> bool:
+    """Whether a checkpoint namespace is a subgraph's as LangGraph names it, each level ``node:task_id``."""
+    return bool(checkpoint_ns) and all(":" in part for part in checkpoint_ns.split("|"))
 
 
 def _all(docs: DocumentStore, prefix: tuple[str, ...], **order: Any) -> Iterator[Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -20,14 +20,14 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
 )
-from memtend.errors import InvalidInputError
+from memtend.errors import InvalidInputError, UserMismatchError, UserNotFoundError
+from memtend.identity import SHARED_OWNER, USER_PLACEHOLDER, filled_namespace, user_in_places
 
 from memtend_langgraph.embeddings import embeds_with
-from memtend_langgraph.errors import UserNotFoundError
 from memtend_langgraph.opening import Opening, split_options
 from memtend_langgraph.store_ops import Namespace, OpTranslator, prefix_and_suffix, routing_namespace
 from memtend_langgraph.sweeper import Sweeper
-from memtend_langgraph.users import WILDCARD, NamespaceUser, UserInNamespace
+from memtend_langgraph.users import WILDCARD, NamespaceUser, UserInNamespace, current_config, run_places
 
 if TYPE_CHECKING:
     from memtend import Memory
@@ -39,13 +39,21 @@ DEFAULT_ROOT = "langgraph_store"
 class MemtendStore(BaseStore):
     """LangGraph's long-term memory store, kept in memtend under the user each namespace names.
 
-    ``MemtendStore(memory)`` takes the user from label 0 of every namespace (``("alice", "memories")``);
-    ``user_label=1`` reads ``("memories", "alice")``; ``user_of=fn`` lets a function decide (None = no user).
-    Every operation runs on that user's documents only, so isolation, export and ``Memory.erase_user`` cover the
-    items. A search or listing whose prefix stops short of the user label is refused with ``UserNotFoundError``
-    unless the store was opened with ``cross_user=True`` (administration: it then spans every user holding
-    matching items). Text values pass memtend's write gate (a secret raises ``SensitiveDataError`` and nothing of
-    the batch is written, or is masked with ``redact=True``).
+    A namespace names its user by a template, as LangMem's tools write them: ``namespaces=[("memories",
+    "{user_id}")]`` (the default: LangGraph's memory how-to and LangMem both write ``("memories", user_id)``) puts
+    ``("memories", "alice", ...)`` among alice's documents, so isolation, export and ``Memory.erase_user`` cover
+    it. A ``"{user_id}"`` label in an op's namespace is filled with the run's user. ``shared_namespaces=[("app",)]``
+    declares prefixes whose items are no one user's (kept under ``memtend.identity.SHARED_OWNER``; a user's
+    ``export()`` and erasure receipt say what shared data there is). A namespace no template matches, not shared,
+    is refused with ``UserNotFoundError``. The earlier layouts: ``user_label=0`` reads ``("alice", "memories")``,
+    ``user_label=1`` ``("memories", "alice")``, ``user_of=fn`` lets a function decide (None = no user).
+
+    Inside a graph run the namespace's user must be the run's (its ``context`` field ``context_field``, or
+    ``configurable.user_id``): a namespace naming another user is refused with ``UserMismatchError``. A search or
+    listing whose prefix stops short of the user label is refused unless the store was opened with
+    ``cross_user=True`` (administration: it then spans every user holding matching items, and is not checked
+    against a run's user). Text values pass memtend's write gate (a secret raises ``SensitiveDataError`` and
+    nothing of the batch is written, or is masked with ``redact=True``).
 
     ``index`` is LangGraph's ``IndexConfig``: ``fields`` (JSON paths, default ``["$"]``) are embedded with the
     Memory's model (memtend's own, or a caller's: ``Memory(embedding_function=embedding_function(embed))`` with the
@@ -61,16 +69,21 @@ class MemtendStore(BaseStore):
         self,
         memory: Memory,
         *,
-        user_label: int = 0,
+        namespaces: Sequence[Sequence[str]] | None = None,
+        shared_namespaces: Sequence[Sequence[str]] = (),
+        user_label: int | None = None,
         user_of: NamespaceUser | None = None,
         cross_user: bool = False,
+        context_field: str = "user_id",
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         redact: bool = False,
         root: str = DEFAULT_ROOT,
     ) -> None:
-        if user_label < 0:
-            raise ValueError(f"user_label is a label position (0, 1, ...), got {user_label}")
+        if user_label is not None and (
+            isinstance(user_label, bool) or not isinstance(user_label, int) or user_label < 0
+        ):
+            raise InvalidInputError("user_label is a label position (0, 1, ...)")
         embed = None if index is None else index.get("embed")
         if embed is not None and not embeds_with(memory, embed):
             raise InvalidInputError(
@@ -79,8 +92,9 @@ class MemtendStore(BaseStore):
                 "embed here (or leave 'embed' out of index to use memtend's model)"
             )
         self.memory = memory
-        self.users = UserInNamespace(position=user_label, function=user_of)
+        self.users = UserInNamespace.build(namespaces, shared_namespaces, user_label, user_of)
         self.cross_user = cross_user
+        self.context_field = context_field
         self.redact = redact
         self.index_config = index
         self.ttl_config = ttl
@@ -120,7 +134,7 @@ class MemtendStore(BaseStore):
     def from_conn_string(cls, conn_string: str | None = None, **options: Any) -> Opening[MemtendStore]:
         """A store on its own Memory, for ``with`` and ``async with``: ``conn_string`` is a folder or a server URL
         (None reads ``MEMTEND_URL`` / ``MEMTEND_PATH``, see :func:`memtend.open_memory`); ``options`` go to the
-        store (``index``, ``ttl``, ...) or else to the Memory. Leaving the block closes both."""
+        store (``namespaces``, ``index``, ``ttl``, ...) or else to the Memory. Leaving the block closes both."""
         return Opening(lambda: cls._opened(conn_string, options))
 
     @classmethod
@@ -203,6 +217,8 @@ class MemtendStore(BaseStore):
 
     # ------------------------------------------------------------------ planning (no I/O)
     def _plan(self, ops: list[Op]) -> _Plan:
+        run_user = None if self.cross_user else self._run_user()
+        ops = [_filled(op, run_user) for op in ops]
         plan = _Plan(ops)
         last_put: dict[tuple[str, Namespace, str], int] = {}
         for i, op in enumerate(ops):
@@ -213,6 +229,13 @@ class MemtendStore(BaseStore):
                     raise self._no_user(op, namespace)
                 plan.spanning.append(i)
                 continue
+            if run_user is not None and user not in (run_user, SHARED_OWNER):
+                raise UserMismatchError(
+                    f"MemtendStore: a {type(op).__name__}'s namespace and the run (its context or "
+                    "configurable.user_id) name different users; a node reaches its own user's items only (open "
+                    "the store with cross_user=True for administration across users)",
+                    ("the namespace", "the run"),
+                )
             plan.doc_ops[i] = self._ops.to_document_op(op)
             plan.user_of[i] = user
             if isinstance(op, PutOp):
@@ -230,16 +253,22 @@ class MemtendStore(BaseStore):
         plan.writers = len(writers)
         return plan
 
+    def _run_user(self) -> str | None:
+        """The user of the graph run this call is made from (None outside a run, or a run naming no user)."""
+        return user_in_places(run_places(current_config(), self.context_field), who="MemtendStore")
+
     def _no_user(self, op: Op, namespace: Namespace) -> UserNotFoundError:
         kind = type(op).__name__
         if isinstance(op, (GetOp, PutOp)):
             return UserNotFoundError(
-                f"{kind} on namespace {namespace!r} names no user ({self.users.describe()}): every item belongs "
-                "to one user; put the user id in the namespace, or open the store with another user_label/user_of"
+                f"{kind} on a namespace of {len(namespace)} label(s) that names no user ({self.users.describe()}): "
+                "every item belongs to one user; use a namespace a template matches (('memories', user_id)), add "
+                "your layout with namespaces=[(..., '{user_id}')], or declare it shared_namespaces=[...]"
             )
         return UserNotFoundError(
-            f"{kind} with prefix {namespace!r} names no user ({self.users.describe()}): name the user in the "
-            "prefix, or open MemtendStore(..., cross_user=True) to search or list across users (administration)"
+            f"{kind} with a prefix of {len(namespace)} label(s) that names no user ({self.users.describe()}): "
+            "name the user in the prefix, or open MemtendStore(..., cross_user=True) to search or list across "
+            "users (administration)"
         )
 
     def _documents(self, user: str) -> DocumentStore:
@@ -355,6 +384,15 @@ class MemtendStore(BaseStore):
             restore = self._restore_ops(plan, indexes, snapshots.get(user, {}))
             if restore:
                 await self._documents(user).abatch(restore)
+
+
+def _filled(op: Op, user: str | None) -> Op:
+    """The op with ``"{user_id}"`` labels of its namespace filled with the run's user."""
+    if isinstance(op, (GetOp, PutOp)) and USER_PLACEHOLDER in op.namespace:
+        return op._replace(namespace=filled_namespace(op.namespace, user, who="MemtendStore"))
+    if isinstance(op, SearchOp) and USER_PLACEHOLDER in op.namespace_prefix:
+        return op._replace(namespace_prefix=filled_namespace(op.namespace_prefix, user, who="MemtendStore"))
+    return op
 
 
 class _Plan:

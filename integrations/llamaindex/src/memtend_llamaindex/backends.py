@@ -1,15 +1,13 @@
-"""Which memtend ``Memory`` a LlamaIndex object talks to, by name, so the object itself stays a thin handle.
+"""A registry of memtend ``Memory`` objects by name, for LlamaIndex objects built with a ``backend`` name only.
 
-LlamaIndex serialises an agent's context (``ctx.to_dict``) with the memory object in it. A memtend handle keeps
-only its ids and a backend name there; after ``Context.from_dict`` (or a process restart) it finds its ``Memory``
-again under that name. Passing ``memory=`` to any ``from_defaults`` registers it (as ``"default"`` unless told),
-so re-attaching needs nothing beyond the ids.
+A handle built with ``memory=`` needs none of this: it keeps its Memory, and once restored from a serialised form
+finds the same store again by its ``store_id`` (see :mod:`memtend_llamaindex.handles`); no constructor registers
+anything. A handle built with only ``backend="name"`` uses what ``register_memory(memory, "name")`` registered.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from memtend import InvalidInputError, Memory
 
@@ -44,8 +42,3 @@ def resolve_memory(name: str) -> Memory:
             f"memtend_llamaindex.register_memory(memory, {name!r}) before using a restored memory object"
         )
     return memory
-
-
-def attach(memory: Any, name: str) -> Memory | None:
-    """Register ``memory`` under ``name`` when given; returns it (or None)."""
-    return None if memory is None else register_memory(memory, name)

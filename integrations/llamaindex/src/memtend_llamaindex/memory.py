@@ -24,7 +24,15 @@ from memtend.prompt_context import UserContext, auser_context, conversation_quer
 
 from memtend_llamaindex import compacted_view, history
 from memtend_llamaindex.backends import DEFAULT_BACKEND
-from memtend_llamaindex.handles import bind, checked_user, documents_of, memory_of, user_of
+from memtend_llamaindex.handles import (
+    STORE_ID_DESCRIPTION,
+    bind,
+    checked_user,
+    documents_of,
+    memory_of,
+    user_of,
+    without_live_objects,
+)
 from memtend_llamaindex.messages import check_chat_message, check_chat_messages, to_memtend_all
 
 DEFAULT_TOKEN_LIMIT = 30_000
@@ -45,7 +53,10 @@ class MemtendMemory(BaseMemory):
         description="Where the user's context goes: the system message, or the latest user turn (for agents that "
         "replace the system message with their own, such as ReActAgent).",
     )
-    backend: str = Field(default=DEFAULT_BACKEND, description="Name of the registered memtend Memory to use.")
+    backend: str = Field(
+        default=DEFAULT_BACKEND, description="Name of the registered memtend Memory, for a handle built without one."
+    )
+    store_id: str | None = Field(default=None, description=STORE_ID_DESCRIPTION)
     redact: bool = Field(default=False, description="Mask secrets in stored messages instead of refusing them.")
 
     _memory: Memory | None = PrivateAttr(default=None)
@@ -57,15 +68,15 @@ class MemtendMemory(BaseMemory):
         session_id: str | None = None,
         memory: Memory | None = None,
         backend: str = DEFAULT_BACKEND,
+        store_id: str | None = None,
         **kw: Any,
     ) -> None:
         user_id = checked_user(user_id, memory, type(self).__name__)
         if not isinstance(session_id, str) or not session_id.strip():
-            raise InvalidInputError(
-                f"{type(self).__name__} needs session_id=... (a non-empty str), got {session_id!r:.40}"
-            )
-        super().__init__(user_id=user_id, session_id=session_id, backend=backend, **kw)
-        self._memory = bind(memory, backend)
+            raise InvalidInputError(f"{type(self).__name__} needs session_id=... (a non-empty str)")
+        bound, store_id = bind(memory, store_id, type(self).__name__)
+        super().__init__(user_id=user_id, session_id=session_id, backend=backend, store_id=store_id, **kw)
+        self._memory = bound
 
     @classmethod
     def class_name(cls) -> str:
@@ -83,7 +94,8 @@ class MemtendMemory(BaseMemory):
         chat_history: list[ChatMessage] | None = None,
         **kwargs: Any,
     ) -> MemtendMemory:
-        """A memory for ``user_id``'s session ``session_id`` in ``memory`` (registered as ``backend``)."""
+        """A memory for ``user_id``'s session ``session_id`` in ``memory`` (else in the Memory registered as
+        ``backend``)."""
         handle = cls(
             user_id=user_id,
             session_id=session_id,
@@ -97,24 +109,21 @@ class MemtendMemory(BaseMemory):
             handle.set(chat_history)
         return handle
 
-    def __getstate__(self) -> dict[Any, Any]:  # pickling keeps the ids, not the live Memory
-        state = super().__getstate__()
-        private = dict(state.get("__pydantic_private__") or {})
-        private["_memory"] = None
-        return {**state, "__pydantic_private__": private}
+    def __getstate__(self) -> dict[Any, Any]:  # pickling keeps the ids (the store's too), not the live Memory
+        return without_live_objects(super().__getstate__(), "_memory")
 
     # ------------------------------------------------------------------------------------------ plumbing
     def _docs(self) -> DocumentStore:
-        return documents_of(self._memory, self.backend, self.user_id, redact=self.redact)
+        return documents_of(self._memory, self.backend, self.user_id, redact=self.redact, store_id=self.store_id)
 
     def _user(self) -> UserMemory:
-        return user_of(self._memory, self.backend, self.user_id)
+        return user_of(self._memory, self.backend, self.user_id, self.store_id)
 
     def _forget_view(self) -> None:
-        compacted_view.forget(memory_of(self._memory, self.backend), self.user_id, self.session_id)
+        compacted_view.forget(memory_of(self._memory, self.backend, self.store_id), self.user_id, self.session_id)
 
     def _shown(self) -> history.Step[compacted_view.Shown]:
-        owner = memory_of(self._memory, self.backend)
+        owner = memory_of(self._memory, self.backend, self.store_id)
         return compacted_view.shown(owner, self.user_id, self.session_id, self.token_limit, self.keep_recent_turns)
 
     def _with_context(self, messages: list[ChatMessage], context: UserContext) -> list[ChatMessage]:

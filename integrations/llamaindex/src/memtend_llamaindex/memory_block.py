@@ -22,7 +22,7 @@ from memtend import InvalidInputError, Memory, UserMemory
 from memtend.prompt_context import conversation_query, transcript_events
 
 from memtend_llamaindex.backends import DEFAULT_BACKEND
-from memtend_llamaindex.handles import bind, checked_user, user_of
+from memtend_llamaindex.handles import STORE_ID_DESCRIPTION, bind, checked_user, user_of, without_live_objects
 from memtend_llamaindex.messages import to_memtend
 
 DEFAULT_NAME = "memtend"
@@ -34,7 +34,10 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
     name: str = Field(default=DEFAULT_NAME, description="The block's name in the memory template.")
     description: str | None = Field(default="Memories recalled from memtend, with their dates.")
     user_id: str = Field(description="The memtend user this block reads and writes.")
-    backend: str = Field(default=DEFAULT_BACKEND, description="Name of the registered memtend Memory to use.")
+    backend: str = Field(
+        default=DEFAULT_BACKEND, description="Name of the registered memtend Memory, for a block built without one."
+    )
+    store_id: str | None = Field(default=None, description=STORE_ID_DESCRIPTION)
     k: int = Field(default=5, ge=1, le=50, description="How many memories to recall.")
     max_tokens: int | None = Field(default=None, gt=0, description="Token budget of the block's text.")
     redact: bool = Field(default=True, description="Mask secrets in captured messages instead of refusing them.")
@@ -42,13 +45,25 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
     _memory: Memory | None = PrivateAttr(default=None)
     _tokenizer: Callable[[str], list[Any]] | None = PrivateAttr(default=None)
 
-    def __init__(self, *, user_id: str, memory: Memory | None = None, backend: str = DEFAULT_BACKEND, **kw: Any):
+    def __init__(
+        self,
+        *,
+        user_id: str,
+        memory: Memory | None = None,
+        backend: str = DEFAULT_BACKEND,
+        store_id: str | None = None,
+        **kw: Any,
+    ):
         user_id = checked_user(user_id, memory, type(self).__name__)
-        super().__init__(user_id=user_id, backend=backend, **kw)
-        self._memory = bind(memory, backend)
+        bound, store_id = bind(memory, store_id, type(self).__name__)
+        super().__init__(user_id=user_id, backend=backend, store_id=store_id, **kw)
+        self._memory = bound
+
+    def __getstate__(self) -> dict[Any, Any]:  # pickling keeps the ids (the store's too), not the live Memory
+        return without_live_objects(super().__getstate__(), "_memory", "_tokenizer")
 
     def _user(self) -> UserMemory:
-        return user_of(self._memory, self.backend, self.user_id)
+        return user_of(self._memory, self.backend, self.user_id, self.store_id)
 
     def _tokens(self, text: str) -> int:
         if self._tokenizer is None:

@@ -8,22 +8,37 @@ from llama_index.core.bridge.pydantic import BaseModel, Field, PrivateAttr
 from memtend import DocumentStore, Memory
 
 from memtend_llamaindex.backends import DEFAULT_BACKEND
-from memtend_llamaindex.handles import bind, checked_user, documents_of
+from memtend_llamaindex.handles import STORE_ID_DESCRIPTION, bind, checked_user, documents_of, without_live_objects
 
 
 class UserSessionFields(BaseModel):
     """Pydantic mixin (list it before the LlamaIndex base): one user's sessions in that user's document store."""
 
     user_id: str = Field(description="The memtend user whose sessions this store holds.")
-    backend: str = Field(default=DEFAULT_BACKEND, description="Name of the registered memtend Memory to use.")
+    backend: str = Field(
+        default=DEFAULT_BACKEND, description="Name of the registered memtend Memory, for a store built without one."
+    )
+    store_id: str | None = Field(default=None, description=STORE_ID_DESCRIPTION)
     redact: bool = Field(default=False, description="Mask secrets in stored messages instead of refusing them.")
 
     _memory: Memory | None = PrivateAttr(default=None)
 
-    def __init__(self, *, user_id: str, memory: Memory | None = None, backend: str = DEFAULT_BACKEND, **kw: Any):
+    def __init__(
+        self,
+        *,
+        user_id: str,
+        memory: Memory | None = None,
+        backend: str = DEFAULT_BACKEND,
+        store_id: str | None = None,
+        **kw: Any,
+    ):
         user_id = checked_user(user_id, memory, type(self).__name__)
-        super().__init__(user_id=user_id, backend=backend, **kw)
-        self._memory = bind(memory, backend)
+        bound, store_id = bind(memory, store_id, type(self).__name__)
+        super().__init__(user_id=user_id, backend=backend, store_id=store_id, **kw)
+        self._memory = bound
+
+    def __getstate__(self) -> dict[Any, Any]:  # pickling keeps the ids (the store's too), not the live Memory
+        return without_live_objects(super().__getstate__(), "_memory")
 
     def _docs(self) -> DocumentStore:
-        return documents_of(self._memory, self.backend, self.user_id, redact=self.redact)
+        return documents_of(self._memory, self.backend, self.user_id, redact=self.redact, store_id=self.store_id)

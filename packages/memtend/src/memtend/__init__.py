@@ -30,6 +30,8 @@ from memtend.errors import (
     StoreNotFoundError,
     UnknownKindError,
     UntrustedContentError,
+    UserMismatchError,
+    UserNotFoundError,
     WriteInterruptedError,
 )
 
@@ -189,6 +191,8 @@ __all__ = [
     "UnknownKindError",
     "UntrustedContentError",
     "UserMemory",
+    "UserMismatchError",
+    "UserNotFoundError",
     "WriteInterruptedError",
     "acompact_transcript",
     "allm_summarizer",

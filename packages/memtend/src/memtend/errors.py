@@ -17,6 +17,21 @@ class InvalidUserIdError(InvalidInputError):
     """A user id that is empty, not a string, or too long."""
 
 
+class UserNotFoundError(InvalidUserIdError):
+    """A call names no user: none of the places an adapter reads (the framework's run context, its config, the
+    adapter's own setting) holds one. memtend keeps everything under one user, so a call without one is refused
+    rather than given someone's data; the message names the places read and how to name the user."""
+
+
+class UserMismatchError(InvalidUserIdError):
+    """Two places of one call name different users (say the run's context and its config). The call is refused,
+    not given either user's data; ``places`` names the places that disagree (never the user ids)."""
+
+    def __init__(self, message: str, places: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.places = places
+
+
 class DocumentTooLargeError(InvalidInputError):
     """A document value is larger than the document store's limit (named in the message)."""
 

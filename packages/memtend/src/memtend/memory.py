@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import logging
 import os
 import re
@@ -25,6 +26,7 @@ from memtend.arguments import check_injection_check, check_retention, check_retr
 from memtend.errors import InvalidInputError, MemoryClosedError
 from memtend.extras import AUTO, Auto, resolve
 from memtend.helpers import Helpers
+from memtend.identity import SHARED_OWNER
 from memtend.index.synced import SyncedIndex
 from memtend.index.user_index import UserIndex
 from memtend.policies import forgetting
@@ -193,7 +195,15 @@ class Memory(Applier):
         needs its operator to run ``memtend scrub`` on it (README, "Data safety")."""
         user_id = check_user_id(user_id)
         events = self.apply(Change(user_id, erase=True))
-        return ErasureReceipt(user_id=user_id, counts=dict(events[0].counts or {}), at=events[0].at)
+        shared = () if user_id == SHARED_OWNER else self.shared_namespaces()
+        return ErasureReceipt(user_id=user_id, counts=dict(events[0].counts or {}), at=events[0].at, shared=shared)
+
+    def shared_namespaces(self) -> tuple[tuple[str, ...], ...]:
+        """The namespaces (two labels deep) of documents kept for no one user: what adapters were told is shared
+        (``MemtendStore(shared_namespaces=...)``). An export and an erasure receipt name them."""
+        from memtend.documents.store import shared_namespaces
+
+        return shared_namespaces(self)
 
     def erase_users(self, user_ids: Iterable[str]) -> list[ErasureReceipt]:
         """Erase several users (as ``erase_user``, one receipt each), rewriting the store's files once at the end
@@ -209,6 +219,24 @@ class Memory(Applier):
 
     def users(self) -> list[str]:
         return self.storage.users()
+
+    @property
+    def store_id(self) -> str:
+        """Text naming the store this Memory reaches (its folder, its server and database, or an in-process client
+        of this process), the same for every handle on that store: an object restored from a serialised form
+        finds the store it was built with again through :meth:`open_on`, never another one."""
+        kind, *parts = self._state.key
+        if kind == "client":  # an in-process client is this process's only
+            parts = [os.getpid(), *parts]
+        return json.dumps([kind, *parts])
+
+    @staticmethod
+    def open_on(store_id: str) -> Memory | None:
+        """An open Memory of this process on the store ``store_id`` names (see :attr:`store_id`), or None."""
+        for memory in list(_open_memories):
+            if not memory._closed and memory.store_id == store_id:
+                return memory
+        return None
 
     @no_io
     def documents(self, user_id: str, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:

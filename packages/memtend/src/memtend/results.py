@@ -169,11 +169,14 @@ class DeleteReport:
 
 @dataclass(frozen=True)
 class ErasureReceipt:
-    """What ``Memory.erase_user`` removed: rows per collection, and when."""
+    """What ``Memory.erase_user`` removed: rows per collection, and when. ``shared`` names the namespaces (two
+    labels deep) of documents an adapter keeps for no one user (``memtend.identity.SHARED_OWNER``): they are
+    not the user's, so they stay; look there for anything of the user an application put in shared data."""
 
     user_id: str
     counts: dict[str, int]
     at: float = field(default_factory=now)
+    shared: tuple[tuple[str, ...], ...] = ()
 
     def __hash__(self) -> int:
         return hash((self.user_id, self.at))

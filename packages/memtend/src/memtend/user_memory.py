@@ -23,7 +23,7 @@ from memtend.consistency import fold as fact_fold
 from memtend.consistency import guarded as shared_writes
 from memtend.consistency.claim_write import write_claim
 from memtend.documents.keyed import KeyedStore, expired_count, export_items, sweep_expired
-from memtend.documents.store import DocumentStore
+from memtend.documents.store import DocumentStore, shared_namespaces
 from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.helpers import Parts
@@ -599,6 +599,8 @@ class UserMemory:
             "history": [e.to_dict() for e in self.history()],
             "store": export_items(self.memory, self.user_id),
             "documents": self.documents().export(),
+            # kept for no one user (an adapter's shared namespaces): not this user's data, named so it can be checked
+            "shared_namespaces": [list(ns) for ns in shared_namespaces(self.memory)],
         }
 
     def stats(self) -> dict[str, Any]:

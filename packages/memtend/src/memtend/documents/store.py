@@ -65,6 +65,7 @@ from memtend.documents.values import (
     texts_at,
 )
 from memtend.errors import DocumentTooLargeError, InvalidInputError, ReservedNamespaceError
+from memtend.identity import SHARED_OWNER
 from memtend.records import MAX_TEXT_CHARS, check_encodable, check_time, now
 from memtend.storage.document_rows import DocRow, DocumentRows, doc_id
 
@@ -731,6 +732,13 @@ def reserved_documents(memory: MemoryHandle, user_id: str) -> list[Document]:
 def document_owners(memory: MemoryHandle, namespace_prefix: Namespace) -> list[str]:
     prefix = check_namespace(namespace_prefix, "namespace_prefix", empty=True)
     return memory.storage.documents.owners(PUBLIC_SPACE, prefix)
+
+
+def shared_namespaces(memory: MemoryHandle) -> tuple[Namespace, ...]:
+    """The namespaces (two labels deep) of documents kept for no one user (``memtend.identity.SHARED_OWNER``, what
+    an adapter was told is shared): an export and an erasure receipt name them."""
+    docs = DocumentStore(memory, SHARED_OWNER, gate="off")
+    return tuple(docs.list_namespaces(max_depth=2, limit=1000))
 
 
 def sweep_documents(memory: MemoryHandle, at: float | None = None) -> int:

@@ -1,0 +1,262 @@
+"""One identity for every LangGraph call: the run's context first, then the config; places that disagree are
+refused; thread-level calls reach one user's threads; store namespaces name their user by a template."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.types import Command, interrupt
+from lg_fixtures import lg_memory_fixture  # noqa: F401  (the lg_memory fixture)
+from memtend import Memory
+from memtend.identity import SHARED_OWNER
+from memtend_langgraph import MemtendSaver, MemtendStore, UserMismatchError, UserNotFoundError
+from typing_extensions import TypedDict
+
+
+class Notes(TypedDict):
+    notes: Annotated[list[str], operator.add]
+
+
+@dataclass
+class Who:
+    user_id: str
+
+
+def notes_graph(saver: MemtendSaver, store: MemtendStore | None = None):  # type: ignore[no-untyped-def]
+    def take_note(state: Notes, runtime: Runtime[Any]) -> dict[str, Any]:
+        return {"notes": [f"note {len(state['notes'])}"]}
+
+    builder = StateGraph(Notes)
+    builder.add_node("take_note", take_note)
+    builder.add_edge(START, "take_note")
+    builder.add_edge("take_note", END)
+    return builder.compile(checkpointer=saver, store=store)
+
+
+def thread(thread_id: str, user: str | None = None) -> dict[str, Any]:
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    if user is not None:
+        configurable["user_id"] = user
+    return {"configurable": configurable}
+
+
+def test_the_user_given_only_in_context_keeps_the_thread_under_that_user(lg_memory: Memory) -> None:
+    saver = MemtendSaver(lg_memory)
+    graph = notes_graph(saver)
+    graph.invoke({"notes": ["a"]}, thread("1"), context={"user_id": "alice"})  # LangGraph 1.x: no user in config
+    graph.invoke({"notes": ["b"]}, thread("1"), context=Who("bob"))  # a context_schema object works too
+    assert lg_memory.document_owners(("langgraph_checkpoints", "1")) == ["alice", "bob"]
+    # outside a run, name the user in the config; each user's thread "1" is their own
+    assert graph.get_state(thread("1", "alice")).values["notes"] == ["a", "note 1"]
+    assert graph.get_state(thread("1", "bob")).values["notes"] == ["b", "note 1"]
+    graph.invoke({"notes": ["c"]}, thread("1"), context={"user_id": "alice"})  # the next run continues alice's
+    assert graph.get_state(thread("1", "alice")).values["notes"] == ["a", "note 1", "c", "note 3"]
+    with pytest.raises(UserNotFoundError):
+        graph.get_state(thread("1"))  # no user named anywhere: refused, never someone's thread
+
+
+async def test_async_runs_read_the_user_from_context_too(ephemeral_memory: Memory) -> None:
+    graph = notes_graph(MemtendSaver(ephemeral_memory))
+    await graph.ainvoke({"notes": ["a"]}, thread("1"), context=Who("alice"))
+    await graph.ainvoke({"notes": ["b"]}, thread("1"), context=Who("bob"))
+    assert (await graph.aget_state(thread("1", "bob"))).values["notes"] == ["b", "note 1"]
+    with pytest.raises(UserMismatchError):
+        await graph.ainvoke({"notes": ["c"]}, thread("1", "alice"), context=Who("bob"))
+    assert (await graph.aget_state(thread("1", "alice"))).values["notes"] == ["a", "note 1"]
+
+
+def test_config_and_context_naming_different_users_are_refused_before_anything_is_written(
+    lg_memory: Memory,
+) -> None:
+    graph = notes_graph(MemtendSaver(lg_memory))
+    with pytest.raises(UserMismatchError) as refused:
+        graph.invoke({"notes": ["x"]}, thread("1", "alice"), context={"user_id": "bob"})
+    assert "alice" not in str(refused.value) and "bob" not in str(refused.value)  # names places, not ids
+    assert set(refused.value.places) == {"the run's context (user_id)", "configurable.user_id"}
+    assert lg_memory.document_owners(("langgraph_checkpoints",)) == []
+    graph.invoke({"notes": ["x"]}, thread("1", "alice"), context={"user_id": "alice"})  # agreeing places are fine
+    assert lg_memory.document_owners(("langgraph_checkpoints",)) == ["alice"]
+
+
+def test_alice_and_bob_each_have_a_thread_1_and_deleting_one_leaves_the_other(lg_memory: Memory) -> None:
+    saver = MemtendSaver(lg_memory)
+    graph = notes_graph(saver)
+    for user in ("alice", "bob"):
+        graph.invoke({"notes": [user]}, thread("1"), context={"user_id": user})
+    with pytest.raises(UserNotFoundError):
+        saver.delete_thread("1")  # names no user
+    for call in (lambda: saver.prune(["1"]), lambda: saver.copy_thread("1", "2"), lambda: list(saver.list({}))):
+        with pytest.raises(UserNotFoundError):
+            call()
+    assert [t.config["configurable"]["thread_id"] for t in saver.list(thread("1", "alice"))]  # alice's exist
+    only_alice = {t.checkpoint["id"] for t in saver.list({"configurable": {"user_id": "alice"}})}
+    only_bob = {t.checkpoint["id"] for t in saver.list({"configurable": {"user_id": "bob"}})}
+    assert only_alice and only_bob and not only_alice & only_bob  # a user but no thread: that user's only
+
+    alice = saver.for_user("alice")
+    alice.copy_thread("1", "copy")
+    alice.prune(["copy"])
+    assert lg_memory.document_owners(("langgraph_checkpoints", "copy")) == ["alice"]
+    alice.delete_thread("1")
+    assert graph.get_state(thread("1", "alice")).values == {}
+    assert graph.get_state(thread("1", "bob")).values["notes"] == ["bob", "note 1"]
+    with pytest.raises(UserMismatchError):
+        alice.get_tuple(thread("1", "bob"))  # a view for alice refuses a config naming bob
+
+    defaulted = MemtendSaver(lg_memory, default_user="bob")  # a one-user application
+    defaulted.delete_thread("copy")  # bob has no thread "copy": alice's is not reached
+    assert lg_memory.document_owners(("langgraph_checkpoints", "copy")) == ["alice"]
+
+
+def test_a_thread_level_call_inside_a_run_is_for_the_runs_user(ephemeral_memory: Memory) -> None:
+    saver = MemtendSaver(ephemeral_memory)
+    graph = notes_graph(saver)
+    graph.invoke({"notes": ["old"]}, thread("old"), context={"user_id": "alice"})
+    graph.invoke({"notes": ["old"]}, thread("old"), context={"user_id": "bob"})
+
+    def tidy(state: Notes) -> dict[str, Any]:
+        saver.delete_thread("old")  # called from bob's run: bob's thread "old"
+        return {"notes": ["tidied"]}
+
+    builder = StateGraph(Notes)
+    builder.add_node("tidy", tidy)
+    builder.add_edge(START, "tidy")
+    builder.add_edge("tidy", END)
+    builder.compile(checkpointer=saver).invoke({"notes": []}, thread("t"), context={"user_id": "bob"})
+    assert ephemeral_memory.document_owners(("langgraph_checkpoints", "old")) == ["alice"]
+
+
+def test_get_state_of_an_interrupted_subgraph_finds_its_user(lg_memory: Memory) -> None:
+    def ask(state: Notes) -> dict[str, Any]:
+        answer = interrupt("which colour?")
+        return {"notes": [f"answer {answer}"]}
+
+    child = StateGraph(Notes)
+    child.add_node("ask", ask)
+    child.add_edge(START, "ask")
+    child.add_edge("ask", END)
+    parent = StateGraph(Notes)
+    parent.add_node("child", child.compile())
+    parent.add_edge(START, "child")
+    parent.add_edge("child", END)
+    graph = parent.compile(checkpointer=MemtendSaver(lg_memory))
+
+    for user in ("alice", "bob"):
+        graph.invoke({"notes": [user]}, thread("1"), context={"user_id": user})
+    state = graph.get_state(thread("1", "alice"), subgraphs=True)
+    (task,) = state.tasks
+    assert task.state is not None and task.state.values["notes"] == ["alice"]  # type: ignore[union-attr]
+    assert task.state.next == ("ask",)  # type: ignore[union-attr]
+    done = graph.invoke(Command(resume="blue"), thread("1"), context={"user_id": "alice"})
+    assert done["notes"][-1] == "answer blue" and "bob" not in done["notes"]  # alice's run resumed alice's
+    bob = graph.get_state(thread("1", "bob"), subgraphs=True)
+    assert bob.tasks[0].state.values["notes"] == ["bob"]  # type: ignore[union-attr]
+
+
+def test_the_conformance_view_exists_only_when_opened(ephemeral_memory: Memory) -> None:
+    graph = notes_graph(MemtendSaver(ephemeral_memory))
+    graph.invoke({"notes": ["a"]}, thread("1", "alice"))
+    graph.invoke({"notes": ["b"]}, thread("2", "bob"))
+    with pytest.raises(UserNotFoundError, match="admin=True"):
+        list(MemtendSaver(ephemeral_memory).list(None))
+    everyone = MemtendSaver(ephemeral_memory, admin=True)
+    assert {t.config["configurable"]["thread_id"] for t in everyone.list(None)} == {"1", "2"}
+    with pytest.raises(UserNotFoundError):  # admin opens views across users; a write still needs its user
+        everyone.get_tuple(thread("1"))
+
+
+# ---------------------------------------------------------------------------------------------------- the store
+def memory_graph(store: MemtendStore):  # type: ignore[no-untyped-def]
+    """LangGraph's memory how-to: a node writes ("memories", user_id), the user read from the runtime's context."""
+
+    def remember(state: Notes, runtime: Runtime[Any], *, store: BaseStore) -> dict[str, Any]:
+        user_id = runtime.context["user_id"]
+        store.put(("memories", user_id), f"m{len(state['notes'])}", {"text": state["notes"][-1]})
+        return {}
+
+    builder = StateGraph(Notes)
+    builder.add_node("remember", remember)
+    builder.add_edge(START, "remember")
+    builder.add_edge("remember", END)
+    return builder.compile(store=store)
+
+
+def test_the_how_to_layout_belongs_to_its_user_and_is_erased_with_them(lg_memory: Memory) -> None:
+    store = MemtendStore(lg_memory)  # default template ("memories", "{user_id}")
+    graph = memory_graph(store)
+    graph.invoke({"notes": ["likes tea"]}, context={"user_id": "alice"})
+    graph.invoke({"notes": ["likes jazz"]}, context={"user_id": "bob"})
+    assert lg_memory.document_owners(("langgraph_store", "memories")) == ["alice", "bob"]  # not a user "memories"
+    exported = lg_memory.user("alice").export()["documents"]
+    assert "likes tea" in str(exported) and "likes jazz" not in str(exported)
+    receipt = lg_memory.erase_user("alice")
+    assert receipt.total > 0
+    assert store.search(("memories", "alice")) == []
+    assert [i.value["text"] for i in store.search(("memories", "bob"))] == ["likes jazz"]
+
+
+def test_namespaces_no_template_matches_are_refused_unless_shared(ephemeral_memory: Memory) -> None:
+    store = MemtendStore(ephemeral_memory)
+    with pytest.raises(UserNotFoundError) as refused:
+        store.put(("alice", "memories"), "k", {"text": "x"})  # the earlier layout is no longer guessed
+    assert "alice" not in str(refused.value)  # the refused namespace is not repeated
+    with pytest.raises(UserNotFoundError):
+        store.put(("settings",), "theme", {"v": "dark"})
+    assert ephemeral_memory.document_owners(("langgraph_store",)) == []
+
+    layouts = MemtendStore(
+        ephemeral_memory,
+        namespaces=[("memories", "{user_id}"), ("tenants", "{tenant}", "users", "{user_id}")],
+        shared_namespaces=[("settings",)],
+    )
+    layouts.put(("tenants", "acme", "users", "alice", "prefs"), "k", {"text": "short answers"})
+    layouts.put(("settings",), "theme", {"v": "dark"})
+    assert ephemeral_memory.document_owners(("langgraph_store", "tenants")) == ["alice"]
+    assert ephemeral_memory.document_owners(("langgraph_store", "settings")) == [SHARED_OWNER]
+    assert ephemeral_memory.user("alice").export()["shared_namespaces"] == [["langgraph_store", "settings"]]
+    receipt = ephemeral_memory.erase_user("alice")
+    assert receipt.shared == (("langgraph_store", "settings"),)  # what stays, being no one user's
+    assert layouts.get(("tenants", "acme", "users", "alice", "prefs"), "k") is None
+    assert layouts.get(("settings",), "theme").value == {"v": "dark"}  # type: ignore[union-attr]
+    legacy = MemtendStore(ephemeral_memory, user_label=0)  # the earlier layout, named on purpose
+    legacy.put(("alice", "memories"), "k", {"text": "x"})
+    assert ephemeral_memory.document_owners(("langgraph_store", "alice")) == ["alice"]
+
+
+def test_a_node_reaches_its_own_users_namespace_only(ephemeral_memory: Memory) -> None:
+    store = MemtendStore(ephemeral_memory)
+
+    def snoop(state: Notes, *, store: BaseStore) -> dict[str, Any]:
+        store.put(("memories", "bob"), "planted", {"text": "from alice's run"})
+        return {}
+
+    builder = StateGraph(Notes)
+    builder.add_node("snoop", snoop)
+    builder.add_edge(START, "snoop")
+    builder.add_edge("snoop", END)
+    with pytest.raises(UserMismatchError):
+        builder.compile(store=store).invoke({"notes": []}, context={"user_id": "alice"})
+    assert store.get(("memories", "bob"), "planted") is None
+
+
+def test_a_user_placeholder_is_filled_from_the_run(ephemeral_memory: Memory) -> None:
+    store = MemtendStore(ephemeral_memory)
+
+    def remember(state: Notes, *, store: BaseStore) -> dict[str, Any]:
+        store.put(("memories", "{user_id}"), "k", {"text": state["notes"][-1]})  # LangMem's template, unfilled
+        return {}
+
+    builder = StateGraph(Notes)
+    builder.add_node("remember", remember)
+    builder.add_edge(START, "remember")
+    builder.add_edge("remember", END)
+    builder.compile(store=store).invoke({"notes": ["likes tea"]}, {"configurable": {"user_id": "carol"}})
+    assert store.get(("memories", "carol"), "k").value == {"text": "likes tea"}  # type: ignore[union-attr]
+    with pytest.raises(UserNotFoundError):
+        store.put(("memories", "{user_id}"), "k", {"text": "outside a run"})
