@@ -13,10 +13,18 @@ requests, "Could you make sure...?"):
   first sentence of the goal message, which is the task itself;
 * a sentence opened by a change of mind ("Change of plan: ...", "Scratch that, ...", "Update: ...").
 
+Not instructions: a one-off request, that is an imperative of the last kind that hands the user something now
+("Tell me a joke", "Show me the cheapest option") and names no scope or condition ("every", "before", "when",
+...) that would make it a standing rule; and the steps of a numbered or bulleted list, which are a plan (kept
+whole and in order by the summariser), as is the line introducing the list ("Here is the order I want:"),
+unless a step carries a marker word or a limit itself.
+
 A later instruction replaces an earlier one when it announces a change ("scratch that", "change of plan",
 "update:", "actually", "instead", "... is fine now") and shares a content word with it, or announces it more
-softly ("now", "from now on") and shares two; each revision replaces one instruction, the one it shares most
-with (words for times and amounts, which are what a revision changes, count less). The earlier one is kept,
+softly ("now", "from now on") and shares two, or when it restates it: the same subject (two thirds of the
+words shared, once values are set aside) with another value (a number, a time, a day, an address); each revision
+replaces one instruction, the one it shares most with (words for times and amounts, which are what a revision
+changes, count less). The earlier one is kept,
 marked :data:`REPLACED`, so nothing the user said is lost and only the latest version reads as current.
 """
 
@@ -24,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REPLACED", "is_instruction", "is_replaced", "mark_replaced", "user_instructions"]
+__all__ = ["REPLACED", "is_instruction", "is_replaced", "list_items", "mark_replaced", "user_instructions"]
 
 # A pasted document full of "must" is not a list of instructions: at most this many per message.
 PER_MESSAGE = 10
@@ -81,6 +89,11 @@ _TRIVIAL = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_ASKED_ME = re.compile(r"\b(?:ask|check with|ping|tell|consult|call|warn) me\b", re.IGNORECASE)
+# Words that make an imperative a standing rule rather than a one-off request.
+_SCOPE = frozenset(
+    "every each any anything anyone all whenever always nothing before after until unless when if".split()
+)
 # A sentence opened like this changes an earlier instruction, so it is one.
 _REVISION_LEAD = re.compile(
     r"^(?:scratch that|change of plan|changed? my mind|on second thought|correction|update|new plan|actually)\b",
@@ -98,19 +111,66 @@ def is_instruction(sentence: str, *, goal: bool = False) -> bool:
     text = sentence.replace("’", "'").strip()
     if text.endswith("?") and not _REQUEST.match(text):
         return False
+    words = _words(_LEAD_IN.sub("", text))
+    if len(words) >= 3 and words[0] in _VERBS and _one_off(words) and not _LIMIT.search(text):
+        # "Tell me a joke": "tell me" asks to be told first only with a condition ("tell me before ...")
+        return bool(_MARKERS.search(_ASKED_ME.sub(" ", text)))
     if _MARKERS.search(text) or _LIMIT.search(text) or _REVISION_LEAD.match(text):
         return True
     if goal or _TRIVIAL.match(text):
         return False
-    words = _words(_LEAD_IN.sub("", text))
-    return len(words) >= 3 and words[0] in _VERBS
+    return len(words) >= 3 and words[0] in _VERBS and not _one_off(words)
+
+
+def _one_off(words: list[str]) -> bool:
+    """An imperative that hands the user something now ("tell me a joke", "show me the cheapest option") and
+    names no scope or condition that would make it a standing rule."""
+    return words[1] in ("me", "us") and not _SCOPE.intersection(words)
+
+
+def _marked(text: str) -> bool:
+    return bool(_MARKERS.search(text) or _LIMIT.search(text))
 
 
 def user_instructions(text: str, *, goal: bool = False) -> list[str]:
     """The instruction sentences of one user message, verbatim, at most ``PER_MESSAGE``. ``goal``: the message
-    states the task, and its first sentence is the task itself."""
-    sentences = [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
-    return [s for i, s in enumerate(sentences) if is_instruction(s, goal=goal and i == 0)][:PER_MESSAGE]
+    states the task, and its first sentence is the task itself. The steps of a list are a plan, not
+    instructions, unless one carries a marker word or a limit (see :func:`list_items`)."""
+    steps = set(list_items(text))
+    out: list[str] = []
+    seen = 0  # sentences read: the goal message's first one is the task
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        item = _LIST_ITEM.match(line)
+        if item is not None:
+            if _marked(item.group(1)):
+                out.append(item.group(1).strip())
+            continue
+        introduces = line.rstrip().endswith(":") and any(
+            _LIST_ITEM.match(rest) for rest in lines[number + 1 : number + 2]
+        )
+        for sentence in (s.strip() for s in _SENTENCES.split(line) if s and s.strip()):
+            first, seen = goal and seen == 0, seen + 1
+            heading = introduces and sentence.endswith(":")
+            if not heading and sentence not in steps and is_instruction(sentence, goal=first):
+                out.append(sentence)
+    return out[:PER_MESSAGE]
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(\S.*)$")
+
+
+def list_items(text: str) -> list[str]:
+    """The items of the last numbered or bulleted list in ``text`` (two items at least), in order, whole."""
+    runs: list[list[str]] = [[]]
+    for line in text.split("\n"):
+        item = _LIST_ITEM.match(line)
+        if item is not None:
+            runs[-1].append(item.group(1).strip())
+        elif line.strip() and runs[-1]:
+            runs.append([])
+    found = [run for run in runs if len(run) >= 2]
+    return found[-1] if found else []
 
 
 # -- revisions ------------------------------------------------------------------------------------------------
@@ -170,6 +230,39 @@ def _overlap(revision: set[str], other: set[str], verbs: set[str]) -> float:
     return sum(0.25 if _VALUE_WORDS.match(w) else 0.5 if w in verbs else 1.0 for w in revision & other)
 
 
+_NUMBER_WORD = re.compile(r"^" + _NUMBER + r"$", re.IGNORECASE)
+
+
+def _is_value(token: str) -> bool:
+    t = token.strip(".,;:!?()\"'").lower()
+    return bool(t) and bool(
+        any(c.isdigit() for c in t) or "@" in t or _NUMBER_WORD.match(t) or _VALUE_WORDS.match(_stem(t))
+    )
+
+
+def _values(text: str) -> set[str]:
+    """What an instruction sets: its numbers, times, addresses, and words for days, periods and amounts."""
+    return {t.strip(".,;:!?()\"'").lower() for t in text.removesuffix(REPLACED).split() if _is_value(t)}
+
+
+def _subject(text: str) -> set[str]:
+    """An instruction's content words once its values are set aside: what it is about."""
+    return _content(" ".join(t for t in text.removesuffix(REPLACED).split() if not _is_value(t)))
+
+
+def _restates(later: tuple[set[str], set[str]], earlier: tuple[set[str], set[str]]) -> bool:
+    """The same subject (two thirds of the words of either, once values are set aside) set to another value."""
+    (subject, values), (old_subject, old_values) = later, earlier
+    shared = subject & old_subject
+    return (
+        bool(shared)
+        and 3 * len(shared) >= 2 * len(subject | old_subject)
+        and bool(values)
+        and bool(old_values)
+        and values != old_values
+    )
+
+
 def is_replaced(constraint: str) -> bool:
     return constraint.endswith(REPLACED)
 
@@ -182,7 +275,9 @@ def mark_replaced(constraints: list[str]) -> list[str]:
     when or how much, which are what a revision changes, count a quarter and verbs opening a clause half; on a
     tie, the nearest before it) and that no other revision took. Lists merged from several accounts may put a
     revision before what it revises: when nothing before it matches, a constraint after it that announces no
-    change is taken instead.
+    change is taken instead. A constraint that announces nothing but restates one before it (the same subject
+    set to another value: "Recording happens on Thursdays." after "Recording happens on Tuesdays.") revises
+    that one.
 
     The matching is done afresh on every call, marks ignored, so marking twice, or a list merged from marked
     ones, never makes a revision take a second one. A mark already present stays unless a revision in the list
@@ -194,14 +289,22 @@ def mark_replaced(constraints: list[str]) -> list[str]:
     words = [_content(c) for c in bare]
     verbs = [_verbs(c) for c in bare]
     announces = [bool(_STRONG_CHANGE.search(c) or _SOFT_CHANGE.search(c)) for c in bare]
+    settings = [(_subject(c), _values(c)) for c in bare]
     taken: set[str] = set()
     reachable: set[str] = set()  # constraints some revision could have taken
     for later, text in enumerate(bare):
         needed = 1 if _STRONG_CHANGE.search(text) else 2 if _SOFT_CHANGE.search(text) else 0
         if not needed:
+            # no change announced: a restatement of an earlier one with another value still revises it
+            before = [i for i in range(later) if keys[i] != keys[later] and _restates(settings[later], settings[i])]
+            after = []
+        else:
+            before = [i for i in range(later) if len(words[i] & words[later]) >= needed and keys[i] != keys[later]]
+            after = [
+                i for i in range(later + 1, len(bare)) if not announces[i] and len(words[i] & words[later]) >= needed
+            ]
+        if not before and not after:
             continue
-        before = [i for i in range(later) if len(words[i] & words[later]) >= needed and keys[i] != keys[later]]
-        after = [i for i in range(later + 1, len(bare)) if not announces[i] and len(words[i] & words[later]) >= needed]
         reachable.update(keys[i] for i in (*before, *after))
         for candidates in (before, after):
             best, best_shared = -1, 0.0

@@ -8,7 +8,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memtend.transcripts.messages import Message, ensure_messages
-from memtend.transcripts.summary.constraints import PER_MESSAGE, is_instruction, mark_replaced, user_instructions
+from memtend.transcripts.summary.constraints import (
+    PER_MESSAGE,
+    is_instruction,
+    list_items,
+    mark_replaced,
+    user_instructions,
+)
 from memtend.transcripts.summary.ids import SECRET_KEY_RE, URL_RE, extract_ids
 from memtend.transcripts.summary.merging import merge
 from memtend.transcripts.summary.quoting import guard_summary, tool_result_fact
@@ -201,7 +207,7 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
       with the ids of :func:`extract_ids` from their arguments and result;
     * facts: short declarative sentences of assistant turns and a one-line digest of each other
       tool result, quoted and attributed to the tool, the newest ``FACTS_PER_PASS``;
-    * plan: the items of the last numbered or bulleted list the assistant wrote;
+    * plan: the items of the last numbered or bulleted list the assistant or the user wrote, whole and in order;
     * files: paths mentioned anywhere (URLs excluded);
     * open questions: user questions no assistant text followed before the next user turn.
 
@@ -235,6 +241,7 @@ def extractive_summarize(messages: Iterable[Message], earlier: StructuredSummary
             goal = goal or message.content.strip()
             sentences = _sentences(message.content)
             constraints.extend(user_instructions(message.content, goal=is_goal))
+            plan = list_items(message.content) or plan  # a list the user gives is the plan, steps in order
             pending_questions = [s for s in sentences if s.endswith("?") and not is_instruction(s)]
         elif message.role == "assistant":
             if message.content.strip():

@@ -1,0 +1,66 @@
+"""Issue 34: a restated constraint replaces the version it restates, a request is not a constraint, and a plan
+keeps its steps in order."""
+
+from __future__ import annotations
+
+from memtend.transcripts.messages import Message
+from memtend.transcripts.summary import extractive_summarize
+from memtend.transcripts.summary.constraints import REPLACED, is_instruction, mark_replaced
+
+
+def test_a_restatement_with_another_value_replaces_the_earlier_version() -> None:
+    assert mark_replaced(["Recording happens on Tuesdays.", "Recording happens on Thursdays."]) == [
+        "Recording happens on Tuesdays." + REPLACED,
+        "Recording happens on Thursdays.",
+    ]
+    assert mark_replaced(["Spend no more than 300 pounds per booking.", "Per booking the spend can reach 450 pounds."])[
+        0
+    ].endswith(REPLACED)
+    # another subject with the same kind of value is not a restatement; nor is the same rule said twice
+    kept = ["Keep each order under 500 dollars.", "Keep each refund under 50 dollars."]
+    assert mark_replaced(kept) == kept
+    same = ["Each episode runs 40 minutes at most.", "Remember: each episode runs 40 minutes at most."]
+    assert mark_replaced(same) == same
+
+
+def test_the_summary_shows_only_the_restated_version_as_current() -> None:
+    summary = extractive_summarize(
+        [
+            Message.user("Plan the coach trip."),
+            Message.user("Invoices must go to accounts@school.example."),
+            Message.assistant("Noted."),
+            Message.user("Invoices must go to finance@school.example."),
+        ]
+    )
+    current = [c for c in summary.constraints if not c.endswith(REPLACED)]
+    assert current == ["Invoices must go to finance@school.example."]
+    assert "Invoices must go to accounts@school.example." + REPLACED in summary.render()
+
+
+def test_a_one_off_request_is_not_a_constraint() -> None:
+    for request in ("Tell me a joke.", "Please tell me a joke while that runs.", "Give me a quick status update."):
+        assert not is_instruction(request), request
+    for rule in (
+        "Tell me before you merge anything.",
+        "Keep me posted after each step.",
+        "Send me every report as CSV.",
+    ):
+        assert is_instruction(rule), rule
+    summary = extractive_summarize(
+        [Message.user("Sort the invoices."), Message.user("Tell me a joke."), Message.assistant("Why did...")]
+    )
+    assert summary.constraints == []
+
+
+def test_a_numbered_plan_is_kept_whole_and_in_order_not_filed_as_constraints() -> None:
+    steps = ["Book the coach.", "Reserve the hostel rooms.", "Send the permission slips.", "Collect the deposits."]
+    text = "Here is the order I want:\n" + "\n".join(f"{n}. {s}" for n, s in enumerate(steps, 1))
+    summary = extractive_summarize([Message.user("Organise the school trip."), Message.user(text)])
+    assert summary.plan == steps
+    assert summary.constraints == []
+    # a step that carries a rule of its own is a constraint as well
+    ruled = extractive_summarize(
+        [Message.user("Organise the trip."), Message.user("1. Book the coach.\n2. Never pay more than 300 pounds.")]
+    )
+    assert ruled.plan == ["Book the coach.", "Never pay more than 300 pounds."]
+    assert ruled.constraints == ["Never pay more than 300 pounds."]
