@@ -30,6 +30,7 @@ HANDLE_ONLY = frozenset(
         "mark_stale",
         "preload_index",
         "settled_storage",
+        "usage_stamps",
         "user_index",
     }
 )

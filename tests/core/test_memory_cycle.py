@@ -110,6 +110,34 @@ def test_stale_deadline_trap(memory: Memory) -> None:
     assert hits[0].label().startswith("[2023-12-29] ")
 
 
+def test_list_shows_buffered_usage_stamps_and_facts_reads_without_writing_them(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memtend.writing.usage
+
+    monkeypatch.setattr(memtend.writing.usage, "FLUSH_SECONDS", 3600.0)  # no background write during the test
+    alice = memory.user("alice")
+    note = alice.remember("Uses a standing desk in the afternoon")
+    alice.set_fact("city", "Lisbon")
+    memory.flush_usage()
+
+    def stored() -> float:  # what Chroma holds, read past the usage buffer
+        return memory.storage.get_records("alice", [note.id])[0][0].last_used_at
+
+    before = stored()
+    hit = alice.recall("standing desk in the afternoon", k=1, kinds=["note"])[0]
+    assert hit.record.id == note.id
+    used = hit.record.last_used_at
+    assert used > before + 1e-3
+    assert alice.facts() == {"city": "Lisbon"}
+    listed = {r.id: r.last_used_at for r in alice.list()}
+    assert listed[note.id] == pytest.approx(used, abs=1e-3)  # the stamp shows, as a flush would store it
+    assert stored() == before  # neither read wrote it
+    memory.flush_usage()
+    assert stored() == pytest.approx(listed[note.id], abs=1e-3)
+    assert alice.get(note.id).last_used_at == pytest.approx(used, abs=1e-3)
+
+
 def test_recall_updates_last_used_and_reports_scores(memory: Memory) -> None:
     alice = memory.user("alice")
     note = alice.remember("Uses a standing desk in the afternoon")

@@ -74,6 +74,10 @@ class FacadeHandle(MemoryHandle, Protocol):
         """Storage, with buffered usage stamps written first."""
         ...
 
+    def usage_stamps(self, user_id: str) -> dict[str, float]:
+        """The user's usage stamps not yet known to be stored (record id -> time), for a read to lay over."""
+        ...
+
     def user_index(self, user_id: str) -> UserIndex:
         """The user's retrieval index, caught up with other processes' writes (hold ``lock`` while using it)."""
         ...

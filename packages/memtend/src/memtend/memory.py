@@ -406,6 +406,12 @@ class Memory(Applier):
         self._check_open()
         self._usage.flush()
 
+    def usage_stamps(self, user_id: str) -> dict[str, float]:
+        """This process's last-used stamps of the user not yet known to be in Chroma (record id -> time): a read
+        that shows ``last_used_at`` takes them first, then lays them over what it read, instead of writing them."""
+        self._check_open()
+        return self._usage.stamps(user_id)
+
     def settled_storage(self) -> Storage:
         """Storage, with buffered usage stamps written first so every read shows them."""
         self._check_open()

@@ -41,6 +41,7 @@ from memtend.records import (
     check_name,
     check_text,
     check_time,
+    chroma_float,
     fact_id,
     new_id,
     now,
@@ -300,7 +301,9 @@ class UserMemory:
 
     def facts(self) -> dict[str, str]:
         """The profile: every current fact, key -> value."""
-        records, _ = self._storage.get_records(self.user_id, kinds=[Kind.FACT], statuses=[Status.ACTIVE])
+        # the profile shows no usage stamps, so the buffered ones are not written first (a closed handle's
+        # storage refuses the read)
+        records, _ = self.memory.storage.get_records(self.user_id, kinds=[Kind.FACT], statuses=[Status.ACTIVE])
         return {r.key: r.value for r in sorted(records, key=lambda r: r.key) if r.id.startswith("fact:")}
 
     # ------------------------------------------------------------------ retrieval
@@ -371,7 +374,11 @@ class UserMemory:
         """Records of this user, oldest first (``status=None`` for every status)."""
         kind_list = [Kind.parse(x) for x in check_items(kinds, "kinds")] if kinds is not None else None
         statuses = [Status.parse(status)] if status is not None else None
-        records, _ = self._storage.get_records(self.user_id, kinds=kind_list, statuses=statuses)
+        stamps = self.memory.usage_stamps(self.user_id)  # before the read: a stamp written meanwhile is in it
+        records, _ = self.memory.storage.get_records(self.user_id, kinds=kind_list, statuses=statuses)
+        for record in records:  # the unwritten stamps shown as a flush would store them, without the write
+            if record.id in stamps:
+                record.last_used_at = chroma_float(stamps[record.id])
         return sorted(records, key=lambda r: (r.created_at, r.id))
 
     def history(self, record_id: str | None = None) -> builtins.list[HistoryEntry]:

@@ -2,8 +2,8 @@
 
 A metadata write per recall would triple its cost, so stamps are buffered and written in one batch every
 ``FLUSH_SECONDS`` or ``FLUSH_SIZE`` records by a background writer (recall does not wait for it), before any read
-that shows them, and on close. A crash loses at most the unwritten stamps: usage is advisory (it only delays
-forgetting), never data.
+that shows them (or laid over what such a read returns, see ``stamps``), and on close. A crash loses at most the
+unwritten stamps: usage is advisory (it only delays forgetting), never data.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class UsageWriter:
         self._write = write
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[str, float]] = {}
+        self._in_flight: dict[str, tuple[str, float]] = {}  # taken for a write not yet known to have landed
         self._flushed = now()
         self._writer: ThreadPoolExecutor | None = None
         self._writing: Future[None] | None = None
@@ -48,6 +49,8 @@ class UsageWriter:
                 self._writing = self._writer.submit(self._write_batch, pending)
             except RuntimeError:  # interpreter shutting down: the exit flush writes them
                 self._give_back(pending)
+                for rid in pending:
+                    self._in_flight.pop(rid, None)
 
     def flush(self) -> None:
         """Write buffered stamps now (errors are raised; the stamps stay buffered)."""
@@ -64,6 +67,14 @@ class UsageWriter:
         if writing is not None:
             with contextlib.suppress(Exception):
                 writing.result()
+
+    def stamps(self, user_id: str) -> dict[str, float]:
+        """The user's stamps not known to be written yet (buffered or being written), record id -> time. A read
+        taken after this call shows every stamp noted before it once these are laid over what it read."""
+        with self._lock:
+            out = {rid: at for rid, (uid, at) in self._in_flight.items() if uid == user_id}
+            out.update((rid, at) for rid, (uid, at) in self._pending.items() if uid == user_id)
+        return out
 
     def settled(self) -> bool:
         """True when nothing is buffered or being written."""
@@ -84,6 +95,7 @@ class UsageWriter:
 
     def _take(self) -> dict[str, tuple[str, float]]:
         pending, self._pending = self._pending, {}
+        self._in_flight.update(pending)
         self._flushed = now()
         return pending
 
@@ -100,3 +112,8 @@ class UsageWriter:
                 self._give_back(pending)
             if raise_errors:
                 raise
+        finally:
+            with self._lock:
+                for rid, stamp in pending.items():
+                    if self._in_flight.get(rid) == stamp:
+                        del self._in_flight[rid]
