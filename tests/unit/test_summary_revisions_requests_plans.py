@@ -64,3 +64,38 @@ def test_a_numbered_plan_is_kept_whole_and_in_order_not_filed_as_constraints() -
     )
     assert ruled.plan == ["Book the coach.", "Never pay more than 300 pounds."]
     assert ruled.constraints == ["Never pay more than 300 pounds."]
+
+
+def test_an_llm_answer_says_what_a_constraint_replaces_and_the_older_version_stops_being_current() -> None:
+    import json
+
+    import pytest
+    from memtend.transcripts.summary import StructuredSummary, SummaryValidationError, summarize_with_llm
+
+    earlier = StructuredSummary(goal="Run the kitchen refit.", constraints=["Keep each order under 500 dollars."])
+    answer = {
+        "goal": "Run the kitchen refit.",
+        "constraints": [
+            {"text": "Each order can go up to 800 dollars.", "replaces": "Keep each order under 500 dollars."}
+        ],
+    }
+    messages = [Message.user("Each order can go up to 800 dollars."), Message.assistant("Noted.")]
+    summary = summarize_with_llm(messages, lambda prompt: json.dumps(answer), earlier)
+    assert summary.origin == "llm"
+    assert [c for c in summary.constraints if not c.endswith(REPLACED)] == ["Each order can go up to 800 dollars."]
+    assert "Keep each order under 500 dollars." + REPLACED in summary.constraints  # the earlier summary's copy too
+    assert "replaces" in summary_prompt()
+    # the older version listed as well, as a plain string: it is marked, not presented as current
+    both = StructuredSummary.validate({"constraints": ["Cap at 5.", {"text": "Cap at 7.", "replaces": "Cap at 5."}]})
+    assert both.constraints == ["Cap at 5." + REPLACED, "Cap at 7."]
+    assert StructuredSummary.parse(both.render()) == both
+    with pytest.raises(SummaryValidationError, match=r"constraints\[0\].replaces"):
+        StructuredSummary.validate({"constraints": [{"text": "Cap at 7.", "replaces": ["Cap at 5."]}]})
+    with pytest.raises(SummaryValidationError, match="cannot replace itself"):
+        StructuredSummary.validate({"constraints": [{"text": "Cap at 7.", "replaces": "cap at 7"}]})
+
+
+def summary_prompt() -> str:
+    from memtend.transcripts.summary.llm import PROMPT
+
+    return PROMPT

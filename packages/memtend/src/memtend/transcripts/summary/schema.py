@@ -187,7 +187,10 @@ class StructuredSummary:
         if not isinstance(goal, str):
             problems.append(f"goal: expected a string, got {type(goal).__name__}")
             goal = ""
-        lists = {name: _string_list(obj.get(name, []), name, problems) for name in _LIST_FIELDS}
+        lists = {
+            name: _string_list(obj.get(name, []), name, problems) for name in _LIST_FIELDS if name != "constraints"
+        }
+        lists["constraints"] = _constraints(obj.get("constraints", []), problems)
         effects = _side_effects(obj.get("side_effects", []), problems)
         if problems:
             raise SummaryValidationError(problems)
@@ -233,6 +236,56 @@ def _string_list(value: Any, name: str, problems: list[str]) -> list[str]:
             problems.append(f"{name}[{i}]: expected a string, got {type(item).__name__}")
         elif item.strip():
             out.append(item.strip())
+    return dedupe(out)
+
+
+def _constraints(value: Any, problems: list[str]) -> list[str]:
+    """Constraints: strings, or ``{"text": ..., "replaces": ...}`` for one that revises an earlier constraint.
+
+    The constraint a revision replaces is no longer in force: any copy of it in the list gives way to one copy
+    marked replaced (:data:`~memtend.transcripts.summary.constraints.REPLACED`), put where it stood, or before
+    its revision when the answer did not list it; so it is never presented as current, and an earlier summary
+    holding it cannot bring it back as current.
+    """
+    from memtend.transcripts.summary.constraints import REPLACED
+
+    if not isinstance(value, list):
+        problems.append(f"constraints: expected a list, got {type(value).__name__}")
+        return []
+    items: list[tuple[str, str]] = []  # (text, what it replaces or "")
+    for i, item in enumerate(value):
+        where = f"constraints[{i}]"
+        if isinstance(item, str):
+            items.append((item.strip(), ""))
+            continue
+        if not isinstance(item, Mapping):
+            problems.append(f"{where}: expected a string or an object with text and replaces")
+            continue
+        unknown = sorted(str(key) for key in item if key not in ("text", "replaces"))
+        if unknown:
+            problems.append(f"{where}: unknown field(s) {unknown}; the fields are ['text', 'replaces']")
+        text, replaces = item.get("text"), item.get("replaces", "")
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f"{where}.text: expected a non-empty string")
+            continue
+        if not isinstance(replaces, str):
+            problems.append(f"{where}.replaces: expected the text of the constraint it replaces")
+            continue
+        if replaces.strip() and norm(replaces) == norm(text):
+            problems.append(f"{where}.replaces: a constraint cannot replace itself")
+            continue
+        items.append((text.strip(), replaces.strip().removesuffix(REPLACED)))
+    gone = {norm(old) for _, old in items if old}
+    out: list[str] = []
+    for text, old in items:
+        if not text:
+            continue
+        if norm(text.removesuffix(REPLACED)) in gone:
+            out.append(text.removesuffix(REPLACED) + REPLACED)
+            continue
+        if old and not any(norm(t.removesuffix(REPLACED)) == norm(old) for t, _ in items):
+            out.append(old + REPLACED)
+        out.append(text)
     return dedupe(out)
 
 
