@@ -108,16 +108,19 @@ def test_a_long_session_is_read_whole_in_order(ephemeral_memory: Memory) -> None
 
 
 def test_a_secret_is_refused_and_nothing_of_the_batch_is_stored(memory: Memory) -> None:
-    history = MemtendChatMessageHistory("alice", "s", memory=memory)
+    """With redact=False (the default masks: see docs/secrets.md) a secret refuses the whole batch, the error
+    naming the surface and the option."""
+    history = MemtendChatMessageHistory("alice", "s", memory=memory, redact=False)
     history.add_messages([HumanMessage("hello"), AIMessage("hi")])
     with pytest.raises(SensitiveDataError) as refused:
         history.add_messages([HumanMessage("fine"), HumanMessage(SECRET_TEXT)])
     assert AWS_KEY not in str(refused.value)
+    assert "MemtendChatMessageHistory" in str(refused.value) and "redact=True" in str(refused.value)
     assert [m.text for m in history.messages] == ["hello", "hi"]
 
 
 def test_redact_masks_the_secret_and_keeps_the_turn(ephemeral_memory: Memory) -> None:
-    history = MemtendChatMessageHistory("alice", "s", memory=ephemeral_memory, redact=True)
+    history = MemtendChatMessageHistory("alice", "s", memory=ephemeral_memory)  # redact=True is the default
     history.add_messages([HumanMessage(SECRET_TEXT)])
     (stored,) = history.messages
     assert AWS_KEY not in stored.text
@@ -240,10 +243,14 @@ def test_runnable_with_message_history_refuses_a_secret_and_keeps_the_rest(
     ephemeral_memory: Memory, caplog: pytest.LogCaptureFixture
 ) -> None:
     """RunnableWithMessageHistory writes in an end-of-run listener and only logs what a history raises there
-    (for every history, SQL ones too): the refused turn is not stored, the error is in the log, and the
-    earlier turns stay."""
+    (for every history, SQL ones too): with redact=False the refused turn is not stored, the error is in the
+    log, and the earlier turns stay."""
     chain = with_memtend_history(
-        chat_chain(["ok", "noted"]), ephemeral_memory, input_messages_key="question", history_messages_key="history"
+        chat_chain(["ok", "noted"]),
+        ephemeral_memory,
+        redact=False,
+        input_messages_key="question",
+        history_messages_key="history",
     )
     chain.invoke({"question": "hello"}, config=config("alice", "s"))
     chain.invoke({"question": SECRET_TEXT}, config=config("alice", "s"))
@@ -254,11 +261,13 @@ def test_runnable_with_message_history_refuses_a_secret_and_keeps_the_rest(
     assert AWS_KEY not in str(ephemeral_memory.user("alice").export())
 
 
-def test_runnable_with_message_history_can_mask_instead(ephemeral_memory: Memory) -> None:
+def test_runnable_with_message_history_masks_by_default(
+    ephemeral_memory: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The default keeps the turn, masked, with nothing logged as dropped."""
     chain = with_memtend_history(
         chat_chain(["noted"]),
         ephemeral_memory,
-        redact=True,
         input_messages_key="question",
         history_messages_key="history",
     )
@@ -266,6 +275,7 @@ def test_runnable_with_message_history_can_mask_instead(ephemeral_memory: Memory
     stored = MemtendChatMessageHistory("alice", "s", memory=ephemeral_memory).messages
     assert [m.type for m in stored] == ["human", "ai"]
     assert AWS_KEY not in stored[0].text
+    assert "SensitiveDataError" not in caplog.text
 
 
 # ---------------------------------------------------------------------- the compacted view

@@ -69,11 +69,18 @@ async def test_async_twins(ephemeral_memory: Memory) -> None:
 
 
 def test_a_secret_is_refused_and_nothing_of_the_turn_is_stored(ephemeral_memory: Memory) -> None:
-    memory = MemtendMemory(memory=ephemeral_memory, user_id="alice", session_id="s")
+    memory = MemtendMemory(memory=ephemeral_memory, user_id="alice", session_id="s", redact=False)
     memory.save_context({"question": "hello"}, {"text": "hi"})
-    with pytest.raises(SensitiveDataError):
+    with pytest.raises(SensitiveDataError, match=r"MemtendMemory \(langchain classic\) refused"):
         memory.save_context({"question": f"my key is {AWS_KEY}"}, {"text": "ok"})
     assert [e.text for e in ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])] == ["hello", "hi"]
+
+
+def test_a_secret_is_masked_by_default_and_the_turn_kept(ephemeral_memory: Memory) -> None:
+    memory = MemtendMemory(memory=ephemeral_memory, user_id="alice", session_id="s")
+    memory.save_context({"question": f"my key is {AWS_KEY}"}, {"text": "ok"})
+    texts = [e.text for e in ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])]
+    assert len(texts) == 2 and AWS_KEY not in str(texts) and "[REDACTED:" in texts[0]
 
 
 @pytest.mark.parametrize(

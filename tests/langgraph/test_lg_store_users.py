@@ -56,7 +56,7 @@ def test_operations_naming_no_user_are_refused(ephemeral_memory) -> None:  # typ
 
 
 def test_a_refused_batch_writes_nothing(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory, user_label=0)
+    store = MemtendStore(ephemeral_memory, user_label=0, redact=False)  # the default masks (docs/secrets.md)
     store.put(("alice",), "kept", {"v": "before"})
     with pytest.raises(SensitiveDataError) as refused:
         store.batch(
@@ -72,7 +72,7 @@ def test_a_refused_batch_writes_nothing(ephemeral_memory) -> None:  # type: igno
 
 
 def test_a_refused_batch_across_users_writes_nothing(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
-    store = MemtendStore(ephemeral_memory, user_label=0)
+    store = MemtendStore(ephemeral_memory, user_label=0, redact=False)
     store.put(("alice",), "kept", {"v": "before"})
     with pytest.raises(SensitiveDataError):
         store.batch(

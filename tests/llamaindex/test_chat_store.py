@@ -140,8 +140,9 @@ async def test_bad_input_is_refused_and_nothing_is_lost(chat_store: MemtendChatS
         await chat_store.add_message("", ChatMessage(role="user", content="no key"))
     with pytest.raises(InvalidInputError):
         await chat_store.get_messages("s1", status="pending")  # type: ignore[arg-type]
-    with pytest.raises(SensitiveDataError):
-        await chat_store.set_messages("s1", msgs("my card is 4111 1111 1111 1111"))
+    refusing = chat_store.model_copy(update={"redact": False})  # the default masks (docs/secrets.md)
+    with pytest.raises(SensitiveDataError, match="MemtendChatStore refused"):
+        await refusing.set_messages("s1", msgs("my card is 4111 1111 1111 1111"))
     assert texts(await chat_store.get_messages("s1")) == ["kept"]
 
 

@@ -217,13 +217,14 @@ async def test_not_a_chat_message_and_secrets_are_refused(mem: MemtendMemory) ->
     mem.put(user("kept"))
     with pytest.raises(InvalidInputError, match="ChatMessage"):
         await mem.aput("just text")  # type: ignore[arg-type]
-    with pytest.raises(SensitiveDataError):
-        await mem.aput(user("my key is AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"))
+    refusing = mem.model_copy(update={"redact": False})  # the default masks (docs/secrets.md)
+    with pytest.raises(SensitiveDataError, match="MemtendMemory refused"):
+        await refusing.aput(user("my key is AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"))
     assert [m.content for m in mem.get_all()] == ["kept"]
 
 
-def test_redact_masks_secrets_instead_of_refusing(memory: Memory) -> None:
-    masked = MemtendMemory.from_defaults(user_id="alice", session_id="r", memory=memory, redact=True)
+def test_redact_masks_secrets_by_default(memory: Memory) -> None:
+    masked = MemtendMemory.from_defaults(user_id="alice", session_id="r", memory=memory)
     masked.put(user("my card is 4111 1111 1111 1111, book it"))
     (stored,) = masked.get_all()
     assert "4111 1111 1111 1111" not in (stored.content or "") and "book it" in (stored.content or "")

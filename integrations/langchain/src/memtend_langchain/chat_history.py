@@ -3,7 +3,8 @@
 Each message is one document in the user's store under ``("langchain", "chat", session_id)``, holding
 LangChain's own lossless message dict; its key sorts by write time, so ``messages`` is the full history in
 order. The document store's write gate sees every string of a message before anything is written (secrets are
-refused, or masked with ``redact=True``), and isolation, export and erasure cover the history with the user.
+masked by default, ``redact=True``, or refused with ``redact=False``: see docs/secrets.md), and isolation, export
+and erasure cover the history with the user.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from langchain_core.runnables import Runnable
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from memtend import InvalidInputError, Memory, Message, PutDocument, acompact_transcript, compact_transcript
+from memtend.arguments import describe
+from memtend.surfaces import REDACT_DEFAULT, check_redact
 
 from memtend_langchain._messages import (
     from_memtend,
@@ -33,6 +36,7 @@ from memtend_langchain._messages import (
 __all__ = ["CHAT_NAMESPACE", "MemtendChatMessageHistory", "history_factory_config", "with_memtend_history"]
 
 CHAT_NAMESPACE = ("langchain", "chat")
+SURFACE = "MemtendChatMessageHistory"
 _PAGE = 1000
 
 _key_lock = threading.Lock()
@@ -54,7 +58,7 @@ def _keys(count: int) -> list[str]:
 def _session_id(session_id: object) -> str:
     if not isinstance(session_id, str) or not session_id.strip():
         raise InvalidInputError(
-            f"session_id must be a non-empty string, got {session_id!r}; pass the conversation's id "
+            f"session_id must be a non-empty string, got {describe(session_id)}; pass the conversation's id "
             "(RunnableWithMessageHistory: config={'configurable': {'session_id': ...}})"
         )
     return session_id
@@ -63,18 +67,19 @@ def _session_id(session_id: object) -> str:
 class MemtendChatMessageHistory(BaseChatMessageHistory):
     """The chat history of one (user, session), stored by memtend.
 
-    ``MemtendChatMessageHistory(user_id, session_id, memory=Memory(...))``; ``redact=True`` masks sensitive
-    data the write gate finds instead of refusing the whole batch.
+    ``MemtendChatMessageHistory(user_id, session_id, memory=Memory(...))``; ``redact=True`` (the default) masks
+    sensitive data the write gate finds, ``redact=False`` refuses the whole batch (``SensitiveDataError`` naming
+    this surface) before any of it is written.
     """
 
-    def __init__(self, user_id: str, session_id: str, *, memory: Memory, redact: bool = False) -> None:
+    def __init__(self, user_id: str, session_id: str, *, memory: Memory, redact: bool = REDACT_DEFAULT) -> None:
         if not isinstance(memory, Memory):
             raise InvalidInputError(f"memory must be a memtend Memory, got {type(memory).__name__}")
         self.user = memory.user(user_id)
         self.user_id = self.user.user_id
         self.session_id = _session_id(session_id)
         self.namespace = (*CHAT_NAMESPACE, self.session_id)
-        self._docs = self.user.documents(redact=redact)
+        self._docs = self.user.documents(redact=check_redact(redact, SURFACE), surface=SURFACE)
 
     def __repr__(self) -> str:
         return f"MemtendChatMessageHistory(user_id={self.user_id!r}, session_id={self.session_id!r})"
@@ -202,15 +207,16 @@ def history_factory_config() -> list[ConfigurableFieldSpec]:
 
 
 def with_memtend_history(
-    runnable: Runnable[Any, Any], memory: Memory, *, redact: bool = False, **kwargs: Any
+    runnable: Runnable[Any, Any], memory: Memory, *, redact: bool = REDACT_DEFAULT, **kwargs: Any
 ) -> RunnableWithMessageHistory:
     """``RunnableWithMessageHistory`` keyed by user and session over memtend; call it with
     ``config={"configurable": {"user_id": ..., "session_id": ...}}``. ``kwargs`` go to RunnableWithMessageHistory
     (``input_messages_key``, ``history_messages_key``, ...).
 
-    RunnableWithMessageHistory stores a turn in an end-of-run listener and only logs an error raised there: a
-    turn the write gate refuses is logged (``SensitiveDataError``, the value never shown) and not stored, while
-    the earlier turns stay. ``redact=True`` stores such a turn with the sensitive value masked instead."""
+    RunnableWithMessageHistory stores a turn in an end-of-run listener and only logs an error raised there, so a
+    refusal there would lose the turn: the sensitive value is masked (``redact=True``, the default). With
+    ``redact=False`` such a turn is refused (logged as ``SensitiveDataError``, the value never shown) and not
+    stored, while the earlier turns stay."""
 
     def factory(user_id: str, session_id: str) -> MemtendChatMessageHistory:
         return MemtendChatMessageHistory(user_id, session_id, memory=memory, redact=redact)

@@ -16,11 +16,14 @@ from typing import Any
 from langchain_classic.base_memory import BaseMemory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from memtend import Event, InvalidInputError, Kind, Memory, Record, Source, UserMemory
+from memtend.surfaces import REDACT_DEFAULT, refused_at
 from pydantic import ConfigDict, Field
 
 from memtend_langchain._context import MemoryContext, agather, gather
 
 __all__ = ["MemtendMemory"]
+
+_SURFACE = "MemtendMemory (langchain classic)"
 
 
 class MemtendMemory(BaseMemory):
@@ -48,6 +51,7 @@ class MemtendMemory(BaseMemory):
     recent_turns: int = Field(default=10, ge=0)
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
+    redact: bool = REDACT_DEFAULT  # mask secrets in the logged turn (True) or refuse it (False): docs/secrets.md
 
     def model_post_init(self, context: Any, /) -> None:
         self._user()  # a bad user id fails here, not at the first chain call
@@ -155,12 +159,14 @@ class MemtendMemory(BaseMemory):
         """Log the turn; the write gate checks both texts before either is stored."""
         events = self._turn(inputs, outputs)
         if events:
-            self._user().log_many(events)
+            with refused_at(_SURFACE):
+                self._user().log_many(events, redact=self.redact)
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
         events = self._turn(inputs, outputs)
         if events:
-            await self._user().alog_many(events)
+            with refused_at(_SURFACE):
+                await self._user().alog_many(events, redact=self.redact)
 
     # ------------------------------------------------------------------ clear
     def _check_session(self) -> None:

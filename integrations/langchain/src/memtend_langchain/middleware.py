@@ -36,6 +36,7 @@ from memtend import (
     compact_transcript,
 )
 from memtend.records import MAX_TEXT_CHARS, check_text
+from memtend.surfaces import REDACT_DEFAULT, check_redact, refused_at
 from typing_extensions import NotRequired
 
 from memtend_langchain._context import MemoryContext, agather, gather, run_config, thread_id_of, user_id_of
@@ -76,8 +77,8 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     ``max_turns`` / ``max_tokens``: the compaction budget (``None`` for both turns compaction off);
     ``keep_recent_turns``: turns kept verbatim; ``summarizer``: an LLM summariser for the core
     (``memtend.llm_summarizer(...)``), the offline extractive one by default; ``k``: memories recalled per call;
-    ``untrusted_tools``: tools whose output is untrusted content; ``redact``: mask (True, default) or refuse
-    sensitive data in what is logged after the run.
+    ``untrusted_tools``: tools whose output is untrusted content; ``redact``: mask (True, the default of every
+    adapter) or refuse (False) sensitive data in what is logged after the run (see docs/secrets.md).
     """
 
     state_schema = MemtendState
@@ -94,7 +95,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         summarizer: Any = None,
         untrusted_tools: Collection[str] = (),
         capture: bool = True,
-        redact: bool = True,
+        redact: bool = REDACT_DEFAULT,
         tools: bool = True,
     ) -> None:
         super().__init__()
@@ -111,7 +112,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self.summarizer = summarizer
         self.untrusted_tools = frozenset(untrusted_tools)
         self.capture = capture
-        self.redact = redact
+        self.redact = check_redact(redact, "MemtendMiddleware")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k (memories recalled per model call) must be a positive integer, got {k!r}")
         if self._compacts:  # the core checks the budget now, not at the first model call
@@ -237,7 +238,8 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
             return None
         events, ids = self._events(dict(state), runtime)
         if events:
-            self._user(runtime).log_many(events, redact=self.redact)
+            with refused_at("MemtendMiddleware"):
+                self._user(runtime).log_many(events, redact=self.redact)
         return {"memtend_captured": ids}
 
     async def aafter_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -245,5 +247,6 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
             return None
         events, ids = self._events(dict(state), runtime)
         if events:
-            await self._user(runtime).alog_many(events, redact=self.redact)
+            with refused_at("MemtendMiddleware"):
+                await self._user(runtime).alog_many(events, redact=self.redact)
         return {"memtend_captured": ids}

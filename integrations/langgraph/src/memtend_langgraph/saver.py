@@ -27,6 +27,7 @@ from memtend.documents import add_export_reader
 from memtend.errors import InvalidInputError, UserMismatchError, UserNotFoundError
 from memtend.identity import Place, user_in_places
 from memtend.records import check_user_id
+from memtend.surfaces import REDACT_DEFAULT, check_redact
 
 from memtend_langgraph.opening import Opening, split_options
 from memtend_langgraph.saver_codec import (
@@ -47,6 +48,7 @@ from memtend_langgraph.saver_codec import (
 )
 from memtend_langgraph.saver_readable import ROOTS as READABLE_ROOTS
 from memtend_langgraph.saver_readable import ReadableCheckpoints
+from memtend_langgraph.saver_text import SURFACE, masked
 from memtend_langgraph.users import ConfigUser, current_config, run_places
 
 if TYPE_CHECKING:
@@ -89,10 +91,12 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     thread) reach one user's threads only: the user of the run they are called from, ``user_resolver`` for the
     thread, a ``for_user(user_id)`` view or ``default_user``; naming none is refused. A saver-wide view
     (``list(None)`` over every user, an operator's sweep) exists only on a saver opened with ``admin=True``.
-    Checkpoints are the serializer's bytes, stored opaque (the write gate reads text, not bytes); the saver
-    registers a reader with its Memory, so ``user.export()`` also shows each checkpoint's messages decoded (see
-    :mod:`memtend_langgraph.saver_readable`). Thread-safe: it keeps no state of its own, and the async methods run
-    the same code off the event loop.
+    Checkpoints are the serializer's bytes; before serializing, the text in their channel values and pending
+    writes passes memtend's rule for secrets (see docs/secrets.md): masked by default (``redact=True``: a
+    checkpoint is written after every step, where a run cannot stop), refused with ``redact=False`` before
+    anything of the call is written. The saver registers a reader with its Memory, so ``user.export()`` also
+    shows each checkpoint's messages decoded (see :mod:`memtend_langgraph.saver_readable`). Thread-safe: it keeps
+    no state of its own, and the async methods run the same code off the event loop.
 
     ``MemtendSaver.from_conn_string(folder_or_url)`` opens its own Memory under ``with`` or ``async with`` (as
     ``SqliteSaver.from_conn_string`` does); ``setup()`` checks the store answers; ``close()`` closes a Memory the
@@ -108,11 +112,13 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         context_field: str = "user_id",
         admin: bool = False,
         serde: SerializerProtocol | None = None,
+        redact: bool = REDACT_DEFAULT,
     ) -> None:
         super().__init__(serde=serde)
         if not isinstance(context_field, str) or not context_field:
             raise InvalidInputError("context_field names the field of the run's context holding the user id")
         self.memory = memory
+        self.redact = check_redact(redact, SURFACE)
         self.user_resolver = user_resolver
         self.default_user = None if default_user is None else check_user_id(default_user)
         self.context_field = context_field
@@ -224,7 +230,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         return self.memory.document_owners(checkpoints_ns(str(thread_id), checkpoint_ns))
 
     def _documents(self, user: str) -> DocumentStore:
-        return self.memory.documents(user, gate="off")
+        return self.memory.documents(user, gate="off", surface=SURFACE)
 
     def _scope_user(self) -> str | None:
         """The user a call naming no config is for: the run it is called from, the view's user, the default."""
@@ -432,7 +438,11 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         configurable = config["configurable"]
         thread_id = str(configurable["thread_id"])
         checkpoint_ns = configurable.get("checkpoint_ns", "")
-        stored_metadata = get_checkpoint_metadata(config, metadata)
+        stored_metadata = masked(get_checkpoint_metadata(config, metadata), self.redact)
+        values = checkpoint.get("channel_values")
+        gated = masked(values, self.redact)
+        if gated is not values:
+            checkpoint = {**checkpoint, "channel_values": gated}  # type: ignore[typeddict-item]
         stored = StoredCheckpoint(
             parent_id=configurable.get("checkpoint_id"),
             checkpoint=self.serde.dumps_typed(checkpoint),
@@ -468,6 +478,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         special: list[Any] = []
         for position, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, position)
+            value = masked(value, self.redact)
             record = StoredWrite(task_id, channel, self.serde.dumps_typed(value), task_path, idx)
             (special if idx < 0 else regular).append(PutDocument(namespace, write_key(task_id, idx), record.encode()))
         docs = self._documents(self._user(config))

@@ -22,6 +22,7 @@ from langgraph.store.base import (
 )
 from memtend.errors import InvalidInputError, UserMismatchError, UserNotFoundError
 from memtend.identity import SHARED_OWNER, USER_PLACEHOLDER, filled_namespace, user_in_places
+from memtend.surfaces import REDACT_DEFAULT, check_redact
 
 from memtend_langgraph.embeddings import embeds_with
 from memtend_langgraph.opening import Opening, split_options
@@ -52,8 +53,10 @@ class MemtendStore(BaseStore):
     ``configurable.user_id``): a namespace naming another user is refused with ``UserMismatchError``. A search or
     listing whose prefix stops short of the user label is refused unless the store was opened with
     ``cross_user=True`` (administration: it then spans every user holding matching items, and is not checked
-    against a run's user). Text values pass memtend's write gate (a secret raises ``SensitiveDataError`` and
-    nothing of the batch is written, or is masked with ``redact=True``).
+    against a run's user). Text values pass memtend's write gate: a secret is stored masked (``redact=True``,
+    the default of every adapter: a node's write to the store cannot stop the graph), or with ``redact=False``
+    refused with ``SensitiveDataError`` naming the store before anything of the batch is written (see
+    docs/secrets.md).
 
     ``index`` is LangGraph's ``IndexConfig``: ``fields`` (JSON paths, default ``["$"]``) are embedded with the
     Memory's model (memtend's own, or a caller's: ``Memory(embedding_function=embedding_function(embed))`` with the
@@ -77,7 +80,7 @@ class MemtendStore(BaseStore):
         context_field: str = "user_id",
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
-        redact: bool = False,
+        redact: bool = REDACT_DEFAULT,
         root: str = DEFAULT_ROOT,
     ) -> None:
         if user_label is not None and (
@@ -95,7 +98,7 @@ class MemtendStore(BaseStore):
         self.users = UserInNamespace.build(namespaces, shared_namespaces, user_label, user_of)
         self.cross_user = cross_user
         self.context_field = context_field
-        self.redact = redact
+        self.redact = check_redact(redact, "MemtendStore")
         self.index_config = index
         self.ttl_config = ttl
         fields = None if index is None else list(index.get("fields") or ["$"])
@@ -185,6 +188,8 @@ class MemtendStore(BaseStore):
         for i in plan.spanning:  # reads across users first: they see the state before the batch's writes
             results[i] = self._spanning_read(plan.ops[i])
         done: list[tuple[str, list[int]]] = []
+        if plan.writers > 1:  # what one user's part refuses is refused before any user's part is written
+            self._check_writes(plan)
         snapshots = self._snapshot(plan) if plan.writers > 1 else {}
         for user, indexes in plan.by_user.items():
             try:
@@ -203,6 +208,8 @@ class MemtendStore(BaseStore):
         for i in plan.spanning:
             results[i] = await self._aspanning_read(plan.ops[i])
         done: list[tuple[str, list[int]]] = []
+        if plan.writers > 1:
+            self._check_writes(plan)
         snapshots = await self._asnapshot(plan) if plan.writers > 1 else {}
         for user, indexes in plan.by_user.items():
             try:
@@ -272,7 +279,7 @@ class MemtendStore(BaseStore):
         )
 
     def _documents(self, user: str) -> DocumentStore:
-        return self.memory.documents(user, redact=self.redact)
+        return self.memory.documents(user, redact=self.redact, surface="MemtendStore")
 
     # ------------------------------------------------------------------ reads across users (cross_user=True)
     def _spanning_read(self, op: Op) -> Result:
@@ -344,6 +351,15 @@ class MemtendStore(BaseStore):
             if isinstance(op, PutOp):
                 keys[self._ops.inner(op.namespace)].append(str(op.key))
         return keys
+
+    def _check_writes(self, plan: _Plan) -> None:
+        """Validate and gate every user's writes of a batch; nothing is read or written."""
+        from memtend.documents import DeleteDocument, PutDocument
+
+        for user, indexes in plan.by_user.items():
+            writes = [plan.doc_ops[i] for i in indexes if isinstance(plan.doc_ops[i], PutDocument | DeleteDocument)]
+            if writes:
+                self._documents(user).check_writes(writes)
 
     def _snapshot(self, plan: _Plan) -> dict[str, dict[Namespace, dict[str, Any]]]:
         """The documents a multi-user batch will overwrite, to put back if a later user's part is refused."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from memtend import DocumentStore, InvalidInputError, InvalidUserIdError, Memory, UserMemory
+from memtend.surfaces import check_redact
 
 from memtend_llamaindex.backends import resolve_memory
 
@@ -64,10 +65,12 @@ def user_of(bound: Memory | None, backend: str, user_id: str, store_id: str | No
 
 
 def documents_of(
-    bound: Memory | None, backend: str, user_id: str, *, redact: bool = False, store_id: str | None = None
+    bound: Memory | None, backend: str, user_id: str, *, redact: bool, surface: str, store_id: str | None = None
 ) -> DocumentStore:
-    """The user's document store; text passes the core's write gate (secrets refused, or masked with redact)."""
-    return memory_of(bound, backend, store_id).documents(user_id, redact=redact)
+    """The user's document store; text passes the core's rule for secrets (masked with ``redact``, else refused
+    naming ``surface``: see docs/secrets.md)."""
+    memory = memory_of(bound, backend, store_id)
+    return memory.documents(user_id, redact=check_redact(redact, surface), surface=surface)
 
 
 def without_live_objects(state: dict[Any, Any], *names: str) -> dict[Any, Any]:

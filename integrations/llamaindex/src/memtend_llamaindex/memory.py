@@ -21,6 +21,7 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.types import BaseMemory
 from memtend import DocumentStore, InvalidInputError, Memory, UserMemory
 from memtend.prompt_context import UserContext, auser_context, conversation_query, user_context
+from memtend.surfaces import REDACT_DEFAULT
 
 from memtend_llamaindex import compacted_view, history
 from memtend_llamaindex.backends import DEFAULT_BACKEND
@@ -57,7 +58,9 @@ class MemtendMemory(BaseMemory):
         default=DEFAULT_BACKEND, description="Name of the registered memtend Memory, for a handle built without one."
     )
     store_id: str | None = Field(default=None, description=STORE_ID_DESCRIPTION)
-    redact: bool = Field(default=False, description="Mask secrets in stored messages instead of refusing them.")
+    redact: bool = Field(
+        default=REDACT_DEFAULT, description="Mask secrets in stored messages (True) or refuse them (False)."
+    )
 
     _memory: Memory | None = PrivateAttr(default=None)
 
@@ -114,7 +117,14 @@ class MemtendMemory(BaseMemory):
 
     # ------------------------------------------------------------------------------------------ plumbing
     def _docs(self) -> DocumentStore:
-        return documents_of(self._memory, self.backend, self.user_id, redact=self.redact, store_id=self.store_id)
+        return documents_of(
+            self._memory,
+            self.backend,
+            self.user_id,
+            redact=self.redact,
+            surface="MemtendMemory",
+            store_id=self.store_id,
+        )
 
     def _user(self) -> UserMemory:
         return user_of(self._memory, self.backend, self.user_id, self.store_id)

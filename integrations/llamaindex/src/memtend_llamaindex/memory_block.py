@@ -20,6 +20,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 from memtend import InvalidInputError, Memory, UserMemory
 from memtend.prompt_context import conversation_query, transcript_events
+from memtend.surfaces import REDACT_DEFAULT, refused_at
 
 from memtend_llamaindex.backends import DEFAULT_BACKEND
 from memtend_llamaindex.handles import STORE_ID_DESCRIPTION, bind, checked_user, user_of, without_live_objects
@@ -40,7 +41,9 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
     store_id: str | None = Field(default=None, description=STORE_ID_DESCRIPTION)
     k: int = Field(default=5, ge=1, le=50, description="How many memories to recall.")
     max_tokens: int | None = Field(default=None, gt=0, description="Token budget of the block's text.")
-    redact: bool = Field(default=True, description="Mask secrets in captured messages instead of refusing them.")
+    redact: bool = Field(
+        default=REDACT_DEFAULT, description="Mask secrets in captured messages (True) or refuse them (False)."
+    )
 
     _memory: Memory | None = PrivateAttr(default=None)
     _tokenizer: Callable[[str], list[Any]] | None = PrivateAttr(default=None)
@@ -90,7 +93,8 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
         )
         events = transcript_events([to_memtend(m) for m in readable], session=session)
         if events:
-            await self._user().alog_many(events, redact=self.redact)
+            with refused_at("MemtendMemoryBlock"):
+                await self._user().alog_many(events, redact=self.redact)
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         lines = [line for line in content.split("\n") if line] if isinstance(content, str) else []

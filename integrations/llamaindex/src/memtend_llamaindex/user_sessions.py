@@ -6,6 +6,7 @@ from typing import Any
 
 from llama_index.core.bridge.pydantic import BaseModel, Field, PrivateAttr
 from memtend import DocumentStore, Memory
+from memtend.surfaces import REDACT_DEFAULT
 
 from memtend_llamaindex.backends import DEFAULT_BACKEND
 from memtend_llamaindex.handles import STORE_ID_DESCRIPTION, bind, checked_user, documents_of, without_live_objects
@@ -19,7 +20,9 @@ class UserSessionFields(BaseModel):
         default=DEFAULT_BACKEND, description="Name of the registered memtend Memory, for a store built without one."
     )
     store_id: str | None = Field(default=None, description=STORE_ID_DESCRIPTION)
-    redact: bool = Field(default=False, description="Mask secrets in stored messages instead of refusing them.")
+    redact: bool = Field(
+        default=REDACT_DEFAULT, description="Mask secrets in stored messages (True) or refuse them (False)."
+    )
 
     _memory: Memory | None = PrivateAttr(default=None)
 
@@ -41,4 +44,11 @@ class UserSessionFields(BaseModel):
         return without_live_objects(super().__getstate__(), "_memory")
 
     def _docs(self) -> DocumentStore:
-        return documents_of(self._memory, self.backend, self.user_id, redact=self.redact, store_id=self.store_id)
+        return documents_of(
+            self._memory,
+            self.backend,
+            self.user_id,
+            redact=self.redact,
+            surface=type(self).__name__,
+            store_id=self.store_id,
+        )

@@ -48,17 +48,29 @@ class SensitiveDataError(MemtendError):
     """The write gate refused text holding a secret or sensitive value.
 
     ``kinds`` names what was found (``card``, ``aws_access_key``, ...). The value itself is never
-    part of the message, so the error can be logged safely.
+    part of the message, so the error can be logged safely. ``surface`` names the adapter surface that refused
+    it (``MemtendStore``, ``MemtendSaver``, ...) when one did; nothing of that call was written.
     """
 
-    def __init__(self, kinds: list[str], *, can_redact: bool = True) -> None:
+    def __init__(self, kinds: list[str], *, can_redact: bool = True, surface: str | None = None) -> None:
         self.kinds = sorted(set(kinds))
-        fix = (
-            "remove the value, or pass redact=True to store the text with it masked"
-            if can_redact
-            else "remove the value or store a reference to it instead (this call has no redact option)"
-        )
-        super().__init__("refused to store text holding sensitive data (" + ", ".join(self.kinds) + "); " + fix)
+        self.can_redact = can_redact
+        self.surface = surface
+        if surface is not None:
+            fix = (
+                "nothing of the call was written; remove the value, or open it with redact=True (the adapters' "
+                "default, see docs/secrets.md) to store the text with the value masked"
+            )
+        elif can_redact:
+            fix = "remove the value, or pass redact=True to store the text with it masked"
+        else:
+            fix = "remove the value or store a reference to it instead (this call has no redact option)"
+        who = f"{surface} refused" if surface is not None else "refused"
+        super().__init__(f"{who} to store text holding sensitive data (" + ", ".join(self.kinds) + "); " + fix)
+
+    def at(self, surface: str) -> SensitiveDataError:
+        """The same refusal, naming the adapter ``surface`` that made it."""
+        return SensitiveDataError(self.kinds, can_redact=self.can_redact, surface=surface)
 
 
 class SensitiveIdentifierError(SensitiveDataError):
@@ -68,13 +80,17 @@ class SensitiveIdentifierError(SensitiveDataError):
     identifier; neither the message nor the attributes hold its value.
     """
 
-    def __init__(self, what: str, kinds: list[str]) -> None:
-        super().__init__(kinds)
+    def __init__(self, what: str, kinds: list[str], *, surface: str | None = None) -> None:
+        super().__init__(kinds, surface=surface)
         self.what = what
+        who = f"{surface} refused" if surface is not None else "refused"
         self.args = (
-            f"refused {what}: it holds sensitive data ({', '.join(self.kinds)}). An identifier cannot be masked "
+            f"{who} {what}: it holds sensitive data ({', '.join(self.kinds)}). An identifier cannot be masked "
             "(redact=True does not apply to it); name it without the value, e.g. with a reference or a hash",
         )
+
+    def at(self, surface: str) -> SensitiveIdentifierError:
+        return SensitiveIdentifierError(self.what, self.kinds, surface=surface)
 
 
 class UntrustedContentError(MemtendError):

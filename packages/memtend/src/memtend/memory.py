@@ -239,11 +239,14 @@ class Memory(Applier):
         return None
 
     @no_io
-    def documents(self, user_id: str, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
-        """One user's document store (see :mod:`memtend.documents.store`); no I/O on creation."""
+    def documents(
+        self, user_id: str, *, gate: GateMode = "text", redact: bool = False, surface: str | None = None
+    ) -> DocumentStore:
+        """One user's document store (see :mod:`memtend.documents.store`); no I/O on creation. ``surface``: the
+        adapter surface its refusals name (see :mod:`memtend.surfaces`)."""
         from memtend.documents.store import DocumentStore
 
-        return DocumentStore(self, check_user_id(user_id), gate=gate, redact=redact)
+        return DocumentStore(self, check_user_id(user_id), gate=gate, redact=redact, surface=surface)
 
     def document_owners(self, namespace_prefix: Namespace) -> list[str]:
         """Ids of the users holding a document under the prefix (an admin lookup across users; never values)."""

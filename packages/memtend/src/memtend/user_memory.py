@@ -592,9 +592,9 @@ class UserMemory:
         return KeyedStore(self.memory, self.user_id, namespace)
 
     @no_io
-    def documents(self, *, gate: GateMode = "text", redact: bool = False) -> DocumentStore:
+    def documents(self, *, gate: GateMode = "text", redact: bool = False, surface: str | None = None) -> DocumentStore:
         """This user's document store (see :mod:`memtend.documents.store`); no I/O on creation."""
-        return DocumentStore(self.memory, self.user_id, gate=gate, redact=redact)
+        return DocumentStore(self.memory, self.user_id, gate=gate, redact=redact, surface=surface)
 
     def export(self) -> dict[str, Any]:
         """Everything stored about this user, as JSON-able data."""

@@ -257,7 +257,7 @@ def _scan(
         return []
     fast = _Walk(paths=False)
     fast.walk(value, name, ())
-    if not write_gate.find_sensitive("\n".join(fast.lines)) and not _finds_joined(fast.groups):
+    if not write_gate.find_sensitive(fast.text()) and not _finds_joined(fast.groups):
         return []  # the common case: nothing found, no path bookkeeping
     full = _Walk(paths=True)
     full.walk(value, name, ())
@@ -265,6 +265,9 @@ def _scan(
     for line, path in zip(full.lines, full.line_paths, strict=True):
         start = lines.add(line, "\n")
         lines.spans.append((start, start + len(line), path))
+    for key in full.keys:  # each object key apart: a key is a name, read whole, never joined to the next line
+        start = lines.add(key, _BOUNDARY)
+        lines.spans.append((start, start + len(key), None))
     return [
         (f.kind, {p for a, b, p in reading.spans if p is not None and a < f.end and f.start < b})
         for reading in (lines, _joined(full.groups))
@@ -273,31 +276,43 @@ def _scan(
 
 
 class _Walk:
-    """The gate's reading of a JSON value: ``lines`` (object keys alone, scalars as ``name: value``) and
-    ``groups`` of strings read joined: the string items of each list (a secret split over items), and a string
-    whose whitespace is not single spaces (split over lines). With ``paths``, where each came from."""
+    """The gate's reading of a JSON value: ``lines`` (scalars as ``name: value``), ``keys`` (object keys, each
+    read apart from everything else) and ``groups`` of strings read joined: the string items of each list (a
+    secret split over items), the strings under one field name in the objects of a list (a secret split over two
+    content blocks of one message: ``[{"type": "text", "text": ...}, {"type": "text", "text": ...}]``), and a
+    string whose whitespace is not single spaces (split over lines). With ``paths``, where each came from."""
 
     def __init__(self, *, paths: bool) -> None:
         self.paths = paths
         self.lines: list[str] = []
         self.line_paths: list[JsonPath | None] = []
+        self.keys: list[str] = []
         self.groups: list[list[tuple[JsonPath, str]]] = []
+
+    def text(self) -> str:
+        """Everything this walk reads in one text (the fast check that nothing at all is found)."""
+        return _BOUNDARY.join(["\n".join(self.lines), *self.keys])
 
     def walk(self, value: Any, name: str, path: JsonPath) -> None:
         if isinstance(value, dict):
             for k, v in value.items():
-                self.lines.append(k)
-                self.line_paths.append(None)
+                self.keys.append(k)
                 self.walk(v, k, (*path, k) if self.paths else path)
         elif isinstance(value, list | tuple):
             group = []
+            fields: dict[str, list[tuple[JsonPath, str]]] = {}
             for i, v in enumerate(value):
                 at = (*path, i) if self.paths else path
                 self.walk(v, name, at)
                 if isinstance(v, str):
                     group.append((at, v))
+                elif isinstance(v, dict):
+                    for k, field in v.items():
+                        if isinstance(field, str):
+                            fields.setdefault(k, []).append(((*at, k) if self.paths else at, field))
             if len(group) > 1:
                 self.groups.append(group)
+            self.groups.extend(g for g in fields.values() if len(g) > 1)
         else:
             text = value if isinstance(value, str) else json.dumps(value)
             self.lines.append(f"{name}: {text}" if name else text)

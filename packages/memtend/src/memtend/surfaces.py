@@ -1,0 +1,53 @@
+"""One rule for secrets on every adapter surface: its default, its option and its error (see docs/secrets.md).
+
+Every adapter surface that stores what a person or a model wrote (LangGraph checkpoints and store values,
+LangChain chat histories and the memories the middleware logs, LlamaIndex memories, memory blocks and chat
+stores) takes one option, ``redact``, whose default is :data:`REDACT_DEFAULT` (True): a secret the write gate
+finds is stored masked (``[REDACTED:<kind>]``), because the frameworks make these writes where they cannot take a
+refusal (a checkpoint after every step, a history in an end-of-run listener, a memory flush inside a run). With
+``redact=False`` the surface refuses instead: :class:`~memtend.errors.SensitiveDataError` names the surface and the
+option, and nothing of the call is written. Identifiers (keys, namespace labels, thread and session ids) name
+what is stored and cannot be masked: they are refused whatever ``redact`` says. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from memtend.arguments import describe
+from memtend.documents.values import gated_json
+from memtend.errors import InvalidInputError, SensitiveDataError
+
+__all__ = ["OPTION", "REDACT_DEFAULT", "check_redact", "mask_json", "refused_at"]
+
+REDACT_DEFAULT = True
+OPTION = "redact"
+
+
+def check_redact(redact: object, surface: str) -> bool:
+    """``redact`` as given to ``surface``: a bool, else :class:`InvalidInputError` naming the option."""
+    if not isinstance(redact, bool):
+        raise InvalidInputError(
+            f"{surface}: {OPTION} must be True (mask secrets) or False (refuse them), got {describe(redact)}"
+        )
+    return redact
+
+
+def mask_json(value: Any, *, surface: str, redact: bool = REDACT_DEFAULT) -> Any:
+    """``value`` (JSON: a str, a message as a dict, ...) as the write gate lets ``surface`` store it: unchanged
+    when it holds no secret, masked with ``redact``, else :class:`SensitiveDataError` naming the surface."""
+    with refused_at(surface):
+        return gated_json(value, redact=redact)[0]
+
+
+@contextmanager
+def refused_at(surface: str) -> Iterator[None]:
+    """A refusal of the write gate raised inside names ``surface`` (unless an inner surface already named one)."""
+    try:
+        yield
+    except SensitiveDataError as exc:
+        if exc.surface is not None:
+            raise
+        raise exc.at(surface) from None
