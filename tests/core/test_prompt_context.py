@@ -48,8 +48,10 @@ def test_transcript_events_keep_user_and_assistant_text_only() -> None:
         Message.assistant("Deployed."),
         Message.user("[Conversation summary so far, 3 turns]\nGoal: x"),
     ]
-    events = transcript_events(messages, session="s1")
+    events = transcript_events([*messages, Message.user("thanks"), Message.assistant("You are welcome.")], session="s1")
     assert [(e.text, e.source, e.session) for e in events] == [
         ("deploy billing", Source.USER, "s1"),
-        ("Deployed.", Source.AGENT, "s1"),
+        ("Deployed.", Source.EXTERNAL, "s1"),  # after a tool's output, which it may repeat: held for review
+        ("thanks", Source.USER, "s1"),
+        ("You are welcome.", Source.AGENT, "s1"),  # a new user turn: the agent's own words again
     ]

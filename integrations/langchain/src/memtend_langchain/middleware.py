@@ -8,6 +8,10 @@
 * around each model call: the user's profile, standing rules, the memories recalled for the latest user message
   (dated, marked as possibly outdated) and the user constraints kept by compaction go into this call's system
   message only (``request.override``), never into the state;
+* around each tool call: when a tool named untrusted returns, the core marks the thread as holding untrusted
+  content (also done before the agent for such output already in the state): from then on, on this turn and
+  every later one, what the agent remembers or sets in the thread is held for review until a person has
+  reviewed the conversation (``user.session(thread_id).clear_untrusted()``);
 * after the agent: what the user said in this run is logged through the core's write gate, and output of tools
   named untrusted is logged as external content, which the core holds for review.
 
@@ -24,7 +28,9 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain.agents.middleware.types import ModelCallResult, PrivateStateAttr
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from memtend import (
     CompactionResult,
     Event,
@@ -41,7 +47,7 @@ from typing_extensions import NotRequired
 
 from memtend_langchain._context import MemoryContext, agather, gather, run_config, thread_id_of, user_id_of
 from memtend_langchain._messages import from_memtend, is_summary, to_memtend
-from memtend_langchain.tools import memtend_tools
+from memtend_langchain.tools import amark_untrusted, mark_untrusted, memtend_tools, untrusted_outputs
 
 __all__ = ["MemtendMiddleware", "MemtendState"]
 
@@ -128,6 +134,10 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         context = getattr(runtime, "context", None)
         return self.memory.user(user_id_of(context, self.user_field, "MemtendMiddleware", run_config()))
 
+    @staticmethod
+    def _thread(runtime: Any) -> str | None:
+        return thread_id_of(getattr(runtime, "execution_info", None), getattr(runtime, "config", None))
+
     @property
     def _compacts(self) -> bool:
         return self.max_turns is not None or self.max_tokens is not None
@@ -200,11 +210,38 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     # ------------------------------------------------------------------ before the agent: user and input checked
     def before_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         self._check_input(state, runtime)
+        names = untrusted_outputs(state.get("messages"), self.untrusted_tools)
+        mark_untrusted(self._user(runtime), self._thread(runtime), names)
         return None
 
     async def abefore_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         self._check_input(state, runtime)
+        names = untrusted_outputs(state.get("messages"), self.untrusted_tools)
+        await amark_untrusted(self._user(runtime), self._thread(runtime), names)
         return None
+
+    # ------------------------------------------------------------------ around each tool call: untrusted output
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        result = handler(request)
+        name = request.tool_call.get("name")
+        if name in self.untrusted_tools:
+            piece = (name, request.tool_call.get("id") or "")
+            mark_untrusted(self._user(request.runtime), self._thread(request.runtime), [piece])
+        return result
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        result = await handler(request)
+        name = request.tool_call.get("name")
+        if name in self.untrusted_tools:
+            piece = (name, request.tool_call.get("id") or "")
+            await amark_untrusted(self._user(request.runtime), self._thread(request.runtime), [piece])
+        return result
 
     # ------------------------------------------------------------------ before each model call: compaction
     def before_model(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:

@@ -26,6 +26,10 @@ _REMEMBER = (
     "Save one durable fact or preference about the user for future conversations (one short sentence). "
     "Never pass secrets such as passwords, card numbers or API keys: they are refused."
 )
+_NO_THREAD = (
+    "error: the memory tool keeps state per conversation thread and this run has none; "
+    "run the agent with a checkpointer and config={'configurable': {'thread_id': ...}}"
+)
 _RECALL = "Search what you remembered about the user in earlier conversations; returns dated memories, best first."
 
 
@@ -49,9 +53,38 @@ def read_untrusted(messages: Any, untrusted_tools: Collection[str]) -> bool:
     return False
 
 
+def untrusted_outputs(messages: Any, untrusted_tools: Collection[str]) -> list[tuple[str, str]]:
+    """(tool name, tool call id) of every untrusted tool output anywhere in ``messages`` (earlier turns too)."""
+    if not untrusted_tools or not isinstance(messages, list):
+        return []
+    found = (
+        (m.name, m.tool_call_id or "")
+        for m in messages
+        if isinstance(m, ToolMessage) and m.name and m.name in untrusted_tools
+    )
+    return list(dict.fromkeys(found))
+
+
+def mark_untrusted(user: UserMemory, thread: str | None, pieces: Collection[tuple[str, str]]) -> None:
+    """Tell the core that untrusted output (tool name, call id) entered the conversation ``thread``: the core then
+    holds for review what the agent remembers or sets in it, on this turn and every later one, until a person has
+    reviewed it (``user.session(thread).clear_untrusted()``)."""
+    if thread:
+        session = user.session(thread)
+        for name, ref in pieces:
+            session.mark_untrusted(name, ref=ref)
+
+
+async def amark_untrusted(user: UserMemory, thread: str | None, pieces: Collection[tuple[str, str]]) -> None:
+    if thread:
+        session = user.session(thread)
+        for name, ref in pieces:
+            await session.amark_untrusted(name, ref=ref)
+
+
 def _remembered(record: Record) -> str:
     if record.status is Status.PENDING_REVIEW:
-        return "held for review: it came after untrusted content, so a person approves it before it is used"
+        return "held for review: this conversation holds untrusted content, so a person approves it before it is used"
     return "remembered"
 
 
@@ -76,18 +109,27 @@ def memtend_tools(
     k: int = 5,
 ) -> list[BaseTool]:
     """The three tools, bound to ``memory``. ``untrusted_tools``: names of tools whose output is untrusted
-    content (web pages, mail, documents); a ``remember`` call made after such output in the same run is stored
-    as external content, which the core holds for review."""
+    content (web pages, mail, documents). Once such output is in the conversation the core marks the thread as
+    holding untrusted content, and every later ``remember`` or ``memory`` set in it, on this turn or a later one,
+    is held for review; without a thread, a call made after such output in the same run is."""
     untrusted = frozenset(untrusted_tools)
 
-    def source_of(runtime: ToolRuntime[Any, Any]) -> Source:
+    def source_of(runtime: ToolRuntime[Any, Any], user: UserMemory) -> Source:
         state = runtime.state if isinstance(runtime.state, dict) else {}
-        return Source.EXTERNAL if read_untrusted(state.get("messages"), untrusted) else Source.AGENT
+        messages = state.get("messages")
+        mark_untrusted(user, _thread(runtime), untrusted_outputs(messages, untrusted))
+        return Source.EXTERNAL if read_untrusted(messages, untrusted) else Source.AGENT
+
+    async def asource_of(runtime: ToolRuntime[Any, Any], user: UserMemory) -> Source:
+        state = runtime.state if isinstance(runtime.state, dict) else {}
+        messages = state.get("messages")
+        await amark_untrusted(user, _thread(runtime), untrusted_outputs(messages, untrusted))
+        return Source.EXTERNAL if read_untrusted(messages, untrusted) else Source.AGENT
 
     def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         user = _user(memory, runtime, user_field, "remember")
         try:
-            record = user.remember(text, source=source_of(runtime), session=_thread(runtime) or "")
+            record = user.remember(text, source=source_of(runtime, user), session=_thread(runtime) or "")
         except SensitiveDataError as exc:
             return _refused(exc)
         except MemtendError as exc:
@@ -97,7 +139,8 @@ def memtend_tools(
     async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         user = _user(memory, runtime, user_field, "remember")
         try:
-            record = await user.aremember(text, source=source_of(runtime), session=_thread(runtime) or "")
+            source = await asource_of(runtime, user)
+            record = await user.aremember(text, source=source, session=_thread(runtime) or "")
         except SensitiveDataError as exc:
             return _refused(exc)
         except MemtendError as exc:
@@ -122,11 +165,15 @@ def memtend_tools(
         user = _user(memory, runtime, user_field, "memory")
         thread = _thread(runtime)
         if thread is None:
-            return (
-                "error: the memory tool keeps state per conversation thread and this run has none; "
-                "run the agent with a checkpointer and config={'configurable': {'thread_id': ...}}"
-            )
-        return MemoryTool(user.session(thread), source=source_of(runtime))
+            return _NO_THREAD
+        return MemoryTool(user.session(thread), source=source_of(runtime, user))
+
+    async def asession_tool(runtime: ToolRuntime[Any, Any]) -> MemoryTool | str:
+        user = _user(memory, runtime, user_field, "memory")
+        thread = _thread(runtime)
+        if thread is None:
+            return _NO_THREAD
+        return MemoryTool(user.session(thread), source=await asource_of(runtime, user))
 
     def call_of(op: str, key: str | None, value: Any) -> dict[str, Any]:
         call: dict[str, Any] = {"op": op}
@@ -151,7 +198,7 @@ def memtend_tools(
         key: str | None = None,
         value: Any = None,
     ) -> str:
-        tool = session_tool(runtime)
+        tool = await asession_tool(runtime)
         return tool if isinstance(tool, str) else await tool.ahandle(call_of(op, key, value))
 
     def make(name: str, func: Callable[..., str], coroutine: Callable[..., Any], description: str) -> BaseTool:

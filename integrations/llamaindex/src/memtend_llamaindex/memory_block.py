@@ -3,7 +3,8 @@
     memory = Memory.from_defaults(session_id="s1", memory_blocks=[MemtendMemoryBlock(user_id="alice", memory=mem)])
 
 * put: the messages ``Memory`` flushes out of short-term history become events in the user's log, through the
-  core's write gate (secrets masked by default: a flush cannot stop to ask), tagged with the session id.
+  core's write gate (secrets masked by default: a flush cannot stop to ask), tagged with the session id; an
+  assistant turn after a tool's output (which it may repeat) is held for review as external content.
 * get: the memories recalled for the conversation, one dated line each, best first, cut to ``max_tokens``;
   when ``Memory`` must shrink blocks (lower ``priority`` first, 0 never), ``atruncate`` drops the least relevant
   lines rather than the whole block.
@@ -18,7 +19,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
-from memtend import InvalidInputError, Memory, UserMemory
+from memtend import InvalidInputError, Memory, Message, UserMemory
 from memtend.prompt_context import conversation_query, transcript_events
 from memtend.surfaces import REDACT_DEFAULT, refused_at
 
@@ -91,7 +92,7 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
         session = next(
             (str(m.additional_kwargs.get("session_id")) for m in readable if m.additional_kwargs.get("session_id")), ""
         )
-        events = transcript_events([to_memtend(m) for m in readable], session=session)
+        events = transcript_events(_with_tool_turns(readable), session=session)
         if events:
             with refused_at("MemtendMemoryBlock"):
                 await self._user().alog_many(events, redact=self.redact)
@@ -110,6 +111,21 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
                 break
             kept.append(line)
         return kept
+
+
+def _with_tool_turns(messages: list[ChatMessage]) -> list[Message]:
+    """The memtend view of flushed messages. An assistant message naming a tool call (``additional_kwargs
+    ["tool_call_id"]``: what LlamaIndex agents write for a ``return_direct`` tool) is that tool's output: it is
+    preceded by the tool turn it repeats, so the core captures it as untrusted content even when the tool's own
+    message was flushed earlier."""
+    out: list[Message] = []
+    for message in messages:
+        call_id = (message.additional_kwargs or {}).get("tool_call_id")
+        view = to_memtend(message)
+        if view.role == "assistant" and isinstance(call_id, str) and call_id.strip():
+            out.append(Message.tool("", tool_call_id=call_id))
+        out.append(view)
+    return out
 
 
 def _readable(messages: list[ChatMessage]) -> list[ChatMessage]:

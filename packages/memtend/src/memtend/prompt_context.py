@@ -100,14 +100,23 @@ async def auser_context(
 
 def transcript_events(messages: Iterable[Message], *, session: str = "") -> list[Event]:
     """The events a conversation leaves in the long-term log: each non-empty user or assistant text turn,
-    in order, with its role as metadata (user turns with source ``user``, assistant turns ``agent``)."""
+    in order, with its role as metadata (user turns with source ``user``, assistant turns ``agent``).
+
+    Tool output is untrusted content: an assistant turn that comes after a tool result, before the next user
+    turn, may repeat it (an instruction planted in a page the tool fetched), so it is logged as external content,
+    held for review, never as a trusted memory."""
     from memtend.results import Event
 
     events = []
+    after_tool = False
     for message in ensure_messages(messages):
+        if message.role == "user":
+            after_tool = False
+        elif message.role == "tool":
+            after_tool = True
         if message.role not in ("user", "assistant") or not message.content.strip() or _is_summary(message):
             continue
-        source = Source.USER if message.role == "user" else Source.AGENT
+        source = Source.USER if message.role == "user" else Source.EXTERNAL if after_tool else Source.AGENT
         events.append(
             Event(text=message.content.strip(), session=session, metadata={"role": message.role}, source=source)
         )

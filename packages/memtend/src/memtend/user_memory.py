@@ -113,6 +113,8 @@ class UserMemory:
         text = check_text(text)
         extra = check_extra(metadata)
         session = check_name(session, "session")
+        if session and source in (Source.AGENT, Source.TOOL, Source.INFERRED) and self._untrusted(session):
+            source = Source.EXTERNAL  # written on the strength of a conversation holding unreviewed untrusted content
         if at is not None:
             at = check_time(at, "at")
         decision = gate.check_write(text, source, redact=redact, meaning=self.memory.injection_check)
@@ -571,6 +573,12 @@ class UserMemory:
             return self._fact_now(out) if fact_claims.is_claim(out.id) else out
 
     # ------------------------------------------------------------------ working memory, keyed store, export
+    def _untrusted(self, session: str) -> bool:
+        """Whether the conversation ``session`` holds unreviewed untrusted content (see ``SessionState``)."""
+        from memtend.working.session import conversation_untrusted
+
+        return conversation_untrusted(self, session)
+
     @no_io
     def session(self, session_id: str) -> SessionState:
         """Working memory for one session of this user: a key-value state the agent reads and writes."""

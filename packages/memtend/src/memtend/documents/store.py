@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 
+from memtend.aio import no_io
 from memtend.arguments import describe
 from memtend.documents.values import (
     MAX_FILTER_FIELDS,
@@ -447,6 +448,7 @@ class DocumentStore:
     def _expired(self, t: float) -> list[DocRow]:
         return [r for r in self._rows.expired(self.user_id, t) if r.space == self._space]
 
+    @no_io
     def check_writes(self, ops: Sequence[PutDocument | DeleteDocument]) -> None:
         """Validate and gate writes without writing anything: a caller writing to several users' stores in one
         call runs it on each first, so what one of them refuses is refused before anything is written."""

@@ -9,6 +9,13 @@ it. A value from an external source (``source="external"``: web pages, mail, doc
 ``reject(key)`` drops it. A write (``set``) carries the call counts in the same ``put`` as the
 value; reads are counted in memory (see :mod:`memtend.working.scope`).
 
+Untrusted content is a property of the conversation, kept here: once an adapter reports that untrusted content
+(an untrusted tool's output, a web page, a mail) entered the session (``mark_untrusted``), every later write the
+agent makes on its strength is held for review, on every turn and in every process, until a person has reviewed
+the conversation (``clear_untrusted``): ``set`` from the agent is held like an external value, and
+``UserMemory.remember`` / ``log`` with ``session=`` this id store an agent's, a tool's or an inference's text as
+external content (``pending_review``). What the user says stays the user's.
+
 The side-effect ledger of a session is :class:`memtend.working.ledger.Ledger`.
 """
 
@@ -20,7 +27,7 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memtend.documents.keyed import KVItem, check_value
@@ -28,7 +35,7 @@ from memtend.documents.values import gate_identifier, gated_json
 from memtend.errors import InvalidInputError, MemtendError, SensitiveDataError, SensitiveIdentifierError
 from memtend.policies import gate
 from memtend.policies.precedence import FactOutcome, canonical_key
-from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, Source, now
+from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, Source, check_name, now
 from memtend.working.scope import (
     FLUSH_EVERY,
     OPS,
@@ -56,6 +63,49 @@ _OUTCOME_COUNTERS = {"hit": "hits", "miss": "misses", "refused": "refused", "err
 
 
 PENDING_PREFIX = "@pending:"  # a held external value of key k is stored under "@pending:k" (never a canonical key)
+UNTRUSTED_KEY = "@untrusted"  # the conversation's untrusted mark (see _Mark)
+MAX_MARK_NAMES = 200  # sources, pieces and reviewed pieces kept in the mark (the newest of each)
+_HELD_WHEN_UNTRUSTED = (Source.AGENT, Source.TOOL, Source.INFERRED)  # writes made on the strength of the conversation
+
+
+def _live(item: KVItem | None) -> bool:
+    return item is not None and not is_expired(item, now())
+
+
+@dataclass
+class _Mark:
+    """The conversation's untrusted mark as stored: whether it holds unreviewed untrusted content, since when,
+    from which sources, the pieces that marked it and the pieces a person has reviewed (the newest of each)."""
+
+    marked: bool = False
+    at: float | None = None
+    what: builtins.list[str] = field(default_factory=builtins.list)
+    refs: builtins.list[str] = field(default_factory=builtins.list)
+    reviewed: builtins.list[str] = field(default_factory=builtins.list)
+
+    @classmethod
+    def of(cls, item: KVItem | None) -> _Mark:
+        body = item.value if _live(item) and item is not None and isinstance(item.value, dict) else {}
+
+        def names(field_name: str) -> builtins.list[str]:
+            found = body.get(field_name)
+            return [n for n in found if isinstance(n, str)] if isinstance(found, builtins.list) else []
+
+        at = body.get("at")
+        return cls(bool(body.get("marked")), at if isinstance(at, float | int) else None, *map(names, _MARK_LISTS))
+
+    def value(self) -> dict[str, Any]:
+        lists = {name: getattr(self, name)[-MAX_MARK_NAMES:] for name in _MARK_LISTS}
+        return {"marked": self.marked, "at": self.at, **lists}
+
+
+_MARK_LISTS = ("what", "refs", "reviewed")
+
+
+def conversation_untrusted(user: Any, session_id: str) -> bool:
+    """Whether the conversation ``session_id`` of ``user`` (a :class:`~memtend.user_memory.UserMemory`) is
+    marked as holding untrusted content (see :meth:`SessionState.mark_untrusted`)."""
+    return SessionState(user, session_id).untrusted()
 
 
 def _reserved(key: str) -> bool:
@@ -119,17 +169,68 @@ class SessionState(SessionScoped):
             call.key = name = canonical_key(key)
             source = Source.parse(source)
             flagged = self._checked(name, value, key)
-            if source is Source.EXTERNAL:
-                with self._tally().lock:
+            with self._tally().lock:
+                found = self._store.get_many([name, STATS_KEY, UNTRUSTED_KEY])  # one read decides and counts
+                tainted = source in _HELD_WHEN_UNTRUSTED and _Mark.of(found.get(UNTRUSTED_KEY)).marked
+                if source is Source.EXTERNAL or tainted:
                     held = {"value": value, "flagged": flagged, "at": now()}
-                    self._write([(PENDING_PREFIX + name, held)], "set", self._store.item(STATS_KEY))
-                call.outcome = "held" + (" flagged" if flagged else "")
-                call.persisted = True
-                return SetResult(key=name, outcome=FactOutcome.KEPT, flagged=flagged, pending=True)
-            outcome = self._put(name, value)
+                    self._write([(PENDING_PREFIX + name, held)], "set", found.get(STATS_KEY))
+                    call.outcome = "held" + (" flagged" if flagged else "") + (" untrusted" if tainted else "")
+                    call.persisted = True
+                    return SetResult(key=name, outcome=FactOutcome.KEPT, flagged=flagged, pending=True)
+                outcome = self._put(name, value, found=found)
             call.persisted = True
             call.outcome = outcome.value + (" flagged" if flagged else "")
         return SetResult(key=name, outcome=outcome, flagged=flagged)
+
+    # ------------------------------------------------------------------ untrusted content in the conversation
+    def mark_untrusted(self, what: str = "", *, ref: str = "") -> None:
+        """Record that untrusted content entered this conversation (``what``: where from, e.g. a tool's name;
+        ``ref``: which piece, e.g. the tool call's id, so a piece a person has reviewed never marks it again).
+        From now on what the agent writes on its strength is held for review. Both are identifiers: no secrets."""
+        what, ref = check_name(what, "what"), check_name(ref, "ref")
+        for name, label in ((what, "the untrusted source's name"), (ref, "the untrusted content's ref")):
+            if name:
+                gate_identifier(name, label)
+        self._gate_session_id()
+        with self._tally().lock:
+            mark = _Mark.of(self._store.item(UNTRUSTED_KEY))
+            if ref and ref in mark.reviewed:
+                return  # a person has reviewed this piece
+            if mark.marked and (ref in mark.refs if ref else what in mark.what):
+                return  # already marked for it: no write
+            mark.marked = True
+            mark.at = mark.at or now()
+            if what and what not in mark.what:
+                mark.what.append(what)
+            if ref:
+                mark.refs.append(ref)
+            self._store.put(UNTRUSTED_KEY, mark.value())
+
+    def untrusted(self) -> bool:
+        """Whether untrusted content entered this conversation and no person has reviewed it since."""
+        return _Mark.of(self._store.item(UNTRUSTED_KEY)).marked
+
+    def clear_untrusted(self) -> bool:
+        """A person reviewed the conversation: the agent's later writes are trusted again, and the pieces marked so
+        far never mark it again (what was held stays held until approved). True if it was marked."""
+        with self._tally().lock:
+            mark = _Mark.of(self._store.item(UNTRUSTED_KEY))
+            if not mark.marked:
+                return False
+            mark.reviewed = [*mark.reviewed, *mark.refs]
+            mark.marked, mark.at, mark.what, mark.refs = False, None, [], []
+            self._store.put(UNTRUSTED_KEY, mark.value())
+            return True
+
+    async def amark_untrusted(self, what: str = "", *, ref: str = "") -> None:
+        await asyncio.to_thread(self.mark_untrusted, what, ref=ref)
+
+    async def auntrusted(self) -> bool:
+        return await asyncio.to_thread(self.untrusted)
+
+    async def aclear_untrusted(self) -> bool:
+        return await asyncio.to_thread(self.clear_untrusted)
 
     def _checked(self, name: str, value: Any, raw_key: str | None = None) -> bool:
         """Validate and gate a value about to be written (the key, as given and canonical, is an identifier);
@@ -148,11 +249,15 @@ class SessionState(SessionScoped):
         gated_json(value, name, redact=False, can_redact=False)
         return gate.looks_like_injection("\n".join(gate.json_lines(value, name)))
 
-    def _put(self, name: str, value: Any, *, drop: tuple[str, ...] = ()) -> FactOutcome:
-        """Write a trusted value (with the counts, and deleting ``drop``); whether it was added, updated or the same."""
+    def _put(
+        self, name: str, value: Any, *, drop: tuple[str, ...] = (), found: dict[str, KVItem] | None = None
+    ) -> FactOutcome:
+        """Write a trusted value (with the counts, and deleting ``drop``); whether it was added, updated or the same.
+        ``found``: the value's and the stats' rows, when the caller has just read them under the tally's lock."""
         tally = self._tally()
         with tally.lock:
-            found = self._store.get_many([name, STATS_KEY])
+            if found is None:
+                found = self._store.get_many([name, STATS_KEY])
             old = found.get(name)
             if old is None or is_expired(old, now()):
                 outcome = FactOutcome.ADDED
