@@ -29,6 +29,7 @@ from memtend.identity import Place, user_in_places
 from memtend.records import check_user_id
 from memtend.surfaces import REDACT_DEFAULT, check_redact
 
+from memtend_langgraph.ids import thread_label
 from memtend_langgraph.opening import Opening, split_options
 from memtend_langgraph.saver_codec import (
     CHECKPOINTS,
@@ -289,7 +290,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     # ------------------------------------------------------------------ the base five
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
+        thread_id = thread_label(configurable.get("thread_id"))
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         user = self._user_or_none(config)
         if user is None:
@@ -371,7 +372,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     def _list_scopes(self, config: RunnableConfig | None) -> builtins.list[tuple[str, tuple[str, ...], str | None]]:
         configurable = (config or {}).get("configurable") or {}
         if "thread_id" in configurable:
-            thread_id = str(configurable["thread_id"])
+            thread_id = thread_label(configurable.get("thread_id"))
             prefix = checkpoints_ns(thread_id, configurable.get("checkpoint_ns"))
             only_id = configurable.get("checkpoint_id")
             user = self._user_or_none(config)
@@ -436,7 +437,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         from memtend.documents import PutDocument
 
         configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
+        thread_id = thread_label(configurable.get("thread_id"))
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         stored_metadata = masked(get_checkpoint_metadata(config, metadata), self.redact)
         values = checkpoint.get("channel_values")
@@ -472,7 +473,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         from memtend.documents import PutDocument
 
         configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
+        thread_id = thread_label(configurable.get("thread_id"))
         namespace = writes_ns(thread_id, configurable.get("checkpoint_ns", ""), configurable["checkpoint_id"])
         regular: list[Any] = []
         special: list[Any] = []
@@ -488,7 +489,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
             docs.put_many(special)
 
     def delete_thread(self, thread_id: str) -> None:
-        thread_id = str(thread_id)
+        thread_id = thread_label(thread_id)
         for user in self._thread_owners(thread_id, "delete_thread"):
             docs = self._documents(user)
             for namespace in docs.list_namespaces(prefix=(RUNS, "*", thread_id), limit=1_000_000):
@@ -521,7 +522,8 @@ class MemtendSaver(BaseCheckpointSaver[str]):
                     docs.batch(deletes)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        source, target = str(source_thread_id), str(target_thread_id)
+        source = thread_label(source_thread_id, "source_thread_id")
+        target = thread_label(target_thread_id, "target_thread_id")
         for owner in self._thread_owners(source, "copy_thread"):
             target_user = self._target_user(target) or owner
             if target_user != owner and not self.admin:
@@ -561,7 +563,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
             return
         if strategy != "keep_latest":
             raise ValueError(f"unknown prune strategy {strategy!r}: use 'keep_latest' or 'delete'")
-        for thread_id in map(str, thread_ids):
+        for thread_id in [thread_label(t, "a thread id") for t in thread_ids]:
             for user in self._thread_owners(thread_id, "prune"):
                 self._keep_latest(self._documents(user), thread_id)
 

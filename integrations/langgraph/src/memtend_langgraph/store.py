@@ -26,7 +26,7 @@ from memtend.surfaces import REDACT_DEFAULT, check_redact
 
 from memtend_langgraph.embeddings import embeds_with
 from memtend_langgraph.opening import Opening, split_options
-from memtend_langgraph.store_ops import Namespace, OpTranslator, prefix_and_suffix, routing_namespace
+from memtend_langgraph.store_ops import Namespace, OpTranslator, check_op, prefix_and_suffix, routing_namespace
 from memtend_langgraph.sweeper import Sweeper
 from memtend_langgraph.users import WILDCARD, NamespaceUser, UserInNamespace, current_config, run_places
 
@@ -102,7 +102,9 @@ class MemtendStore(BaseStore):
         self.index_config = index
         self.ttl_config = ttl
         fields = None if index is None else list(index.get("fields") or ["$"])
-        refresh_on_read = True if ttl is None else bool(ttl.get("refresh_on_read", True))
+        # a TTL config that does not set refresh_on_read does not refresh on read, as LangGraph's SQLite store
+        # reads it (its TTL tests expect this; TTLConfig's docstring says the default is True)
+        refresh_on_read = bool((ttl or {}).get("refresh_on_read", False))
         self._ops = OpTranslator(root, fields, refresh_on_read)
         self._sweeper: Sweeper | None = None
         self._owns_memory = False  # from_conn_string opened the Memory, so close() closes it
@@ -228,6 +230,8 @@ class MemtendStore(BaseStore):
         ops = [_filled(op, run_user) for op in ops]
         plan = _Plan(ops)
         last_put: dict[tuple[str, Namespace, str], int] = {}
+        for op in ops:  # every op checked before anything is read or written
+            check_op(op)
         for i, op in enumerate(ops):
             namespace = routing_namespace(op)
             user = self.users.of_pattern(namespace) if isinstance(op, ListNamespacesOp) else self.users.of(namespace)

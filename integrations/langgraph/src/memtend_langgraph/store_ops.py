@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchItem, SearchOp
+from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, Op, PutOp, SearchItem, SearchOp
 from langgraph.store.base import Item as LangGraphItem
+from memtend.arguments import describe
 from memtend.documents import (
     DeleteDocument,
     Document,
@@ -17,6 +18,7 @@ from memtend.documents import (
     PutDocument,
     SearchDocuments,
 )
+from memtend.errors import InvalidInputError
 
 Namespace = tuple[str, ...]
 SECONDS_PER_MINUTE = 60.0
@@ -34,6 +36,42 @@ def prefix_and_suffix(op: ListNamespacesOp) -> tuple[Namespace | None, Namespace
         else:
             raise ValueError(f"unknown match_type {condition.match_type!r}: use 'prefix' or 'suffix'")
     return prefix, suffix
+
+
+class StoreNamespaceError(InvalidInputError, InvalidNamespaceError):
+    """A namespace label LangGraph's store refuses (not a str, empty, holding ``"."`` or NUL), also when the op is
+    handed to ``batch()`` directly. The message says which label and why, never the label itself."""
+
+
+def check_op(op: Op) -> None:
+    """What LangGraph's own ``get``/``put``/``search`` refuse is refused in ``batch()`` too, with a typed error
+    that does not repeat the refused value (a label or value may hold what should not be logged)."""
+    if isinstance(op, ListNamespacesOp):
+        for condition in op.match_conditions or ():
+            _check_labels(tuple(condition.path), f"the {condition.match_type} of a listing")
+        return
+    namespace = op.namespace_prefix if isinstance(op, SearchOp) else getattr(op, "namespace", None)
+    if not isinstance(namespace, tuple | list):
+        raise StoreNamespaceError(f"a namespace must be a tuple of str labels, got {describe(namespace)}")
+    _check_labels(tuple(namespace), "the namespace prefix" if isinstance(op, SearchOp) else "the namespace")
+    if isinstance(op, PutOp) and op.value is not None and not isinstance(op.value, dict):
+        raise InvalidInputError(
+            f"a store value must be a dict (LangGraph's store keeps JSON objects), got a {type(op.value).__name__}; "
+            "wrap it, e.g. {'value': ...}, or delete the item with value None"
+        )
+
+
+def _check_labels(labels: Namespace, what: str) -> None:
+    for n, label in enumerate(labels):
+        where = f"label {n} of {what}"
+        if not isinstance(label, str):
+            raise StoreNamespaceError(f"{where} must be a str, got {describe(label)}")
+        if not label:
+            raise StoreNamespaceError(f"{where} is empty; namespace labels must be non-empty")
+        if "." in label:
+            raise StoreNamespaceError(f"{where} holds a '.', which LangGraph's store does not allow in a label")
+        if "\x00" in label:
+            raise StoreNamespaceError(f"{where} holds a NUL character, which a label may not hold")
 
 
 def routing_namespace(op: Op) -> Namespace:
