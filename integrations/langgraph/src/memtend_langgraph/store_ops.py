@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -74,6 +76,66 @@ def _check_labels(labels: Namespace, what: str) -> None:
             raise StoreNamespaceError(f"{where} holds a NUL character, which a label may not hold")
 
 
+_BIGGEST = sys.float_info.max
+# LangGraph's filters compare as Python does, where infinity bounds every number and NaN equals nothing; memtend
+# stores only finite numbers and takes only finite operands. Each such clause has an exact finite form (no stored
+# number is beyond the largest float): (op, operand) -> the clause to use, or None when it matches everything.
+_NOT_FINITE: dict[tuple[str, str], tuple[str, float] | None] = {
+    ("$lt", "inf"): ("$lte", _BIGGEST),
+    ("$lte", "inf"): ("$lte", _BIGGEST),
+    ("$gt", "inf"): ("$gt", _BIGGEST),
+    ("$gte", "inf"): ("$gt", _BIGGEST),
+    ("$eq", "inf"): ("$gt", _BIGGEST),
+    ("$ne", "inf"): None,
+    ("$gt", "-inf"): ("$gte", -_BIGGEST),
+    ("$gte", "-inf"): ("$gte", -_BIGGEST),
+    ("$lt", "-inf"): ("$lt", -_BIGGEST),
+    ("$lte", "-inf"): ("$lt", -_BIGGEST),
+    ("$eq", "-inf"): ("$gt", _BIGGEST),
+    ("$ne", "-inf"): None,
+    **{(op, "nan"): ("$gt", _BIGGEST) for op in ("$eq", "$lt", "$lte", "$gt", "$gte")},
+    ("$ne", "nan"): None,
+}
+
+
+def finite_filter(flt: Any) -> Any:
+    """A LangGraph filter with its infinite and NaN operands in their exact finite form (see ``_NOT_FINITE``)."""
+    if not isinstance(flt, dict):
+        return flt
+    out: dict[str, Any] = {}
+    for field, cond in flt.items():
+        if isinstance(cond, float) and not math.isfinite(cond):
+            cond = {"$eq": cond}
+        if not (isinstance(cond, dict) and any(isinstance(k, str) and k.startswith("$") for k in cond)):
+            out[field] = cond
+            continue
+        kept: dict[str, Any] = {}
+        for op, operand in cond.items():
+            if isinstance(operand, float) and not math.isfinite(operand) and (op, repr(operand)) in _NOT_FINITE:
+                finite = _NOT_FINITE[(op, repr(operand))]
+                if finite is not None:
+                    _tighten(kept, *finite)
+            else:
+                _tighten(kept, op, operand)
+        if kept:
+            out[field] = kept
+    return out
+
+
+def _tighten(kept: dict[str, Any], op: str, operand: Any) -> None:
+    """Add a bound to a field's clauses; two bounds of one operator keep the stricter (both must hold)."""
+    old = kept.get(op)
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, operand))
+    if op not in kept or not numbers:
+        kept[op] = operand if op not in kept or operand in (_BIGGEST, -_BIGGEST) else old
+    elif op in ("$gt", "$gte"):
+        kept[op] = max(old, operand)
+    elif op in ("$lt", "$lte"):
+        kept[op] = min(old, operand)
+    else:
+        kept[op] = operand
+
+
 def routing_namespace(op: Op) -> Namespace:
     """The namespace (or prefix) that names an op's user."""
     if isinstance(op, (GetOp, PutOp)):
@@ -125,7 +187,7 @@ class OpTranslator:
     def to_search_op(self, op: SearchOp) -> SearchDocuments:
         return SearchDocuments(
             self.inner(op.namespace_prefix),
-            filter=op.filter,
+            filter=finite_filter(op.filter),
             query=op.query if op.query else None,
             limit=op.limit,
             offset=op.offset,

@@ -510,8 +510,6 @@ class Clause:
         v = self.operand
         if any(not p or "." in p for p in self.path):
             return None
-        if isinstance(v, float) and not math.isfinite(v):
-            return None  # Chroma takes no infinity or NaN: evaluated in Python
         if self.op in ("$eq", "$ne"):
             if isinstance(v, str) and len(v) > MAX_FILTER_CHARS:
                 return name, self.op, _digest(v)
@@ -585,17 +583,9 @@ def parse_filter(flt: object) -> list[Clause]:
                     raise InvalidInputError(
                         f"unsupported filter operator ({describe(op)}); use one of {', '.join(_OPS)}"
                     )
-                _check_operand(operand)
+                check_json(operand)
                 clauses.append(Clause(path, op, operand))
         else:
-            _check_operand(cond)
+            check_json(cond)
             clauses.append(Clause(path, "$eq", cond))
     return clauses
-
-
-def _check_operand(operand: Any) -> None:
-    """A filter's operand is JSON, or a float infinity or NaN: a bound every stored number is below or above, or
-    a value nothing equals (stored values are finite, so such a filter is evaluated in Python, exactly)."""
-    if isinstance(operand, float) and not math.isfinite(operand):
-        return
-    check_json(operand)
