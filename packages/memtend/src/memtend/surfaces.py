@@ -12,6 +12,10 @@ what is stored and cannot be masked: they are refused whatever ``redact`` says. 
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -37,9 +41,33 @@ def check_redact(redact: object, surface: str) -> bool:
 
 def mask_json(value: Any, *, surface: str, redact: bool = REDACT_DEFAULT) -> Any:
     """``value`` (JSON: a str, a message as a dict, ...) as the write gate lets ``surface`` store it: unchanged
-    when it holds no secret, masked with ``redact``, else :class:`SensitiveDataError` naming the surface."""
+    when it holds no secret, masked with ``redact``, else :class:`SensitiveDataError` naming the surface.
+
+    A checkpoint repeats the whole conversation at every step, so values found clean are remembered by a digest
+    of their JSON text (the newest ``CLEAN_CACHE`` of them) and not read again."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        text = None
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() if text else None
+    if digest is not None:
+        with _clean_lock:
+            if digest in _clean:
+                _clean.move_to_end(digest)
+                return value
     with refused_at(surface):
-        return gated_json(value, redact=redact)[0]
+        out, kinds = gated_json(value, redact=redact)
+    if digest is not None and not kinds:
+        with _clean_lock:
+            _clean[digest] = None
+            while len(_clean) > CLEAN_CACHE:
+                _clean.popitem(last=False)
+    return out
+
+
+CLEAN_CACHE = 65_536
+_clean: OrderedDict[bytes, None] = OrderedDict()
+_clean_lock = threading.Lock()
 
 
 @contextmanager

@@ -6,7 +6,10 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import threading
+import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +20,13 @@ from chromadb.api.models.Collection import Collection
 from memtend.documents.values import PARTIAL
 from memtend.errors import StorageUnavailableError
 from memtend.storage.chroma import NO_VECTOR, Where, guarded
+
+_log = logging.getLogger("memtend")
+# A document write of more rows than one Chroma call takes is journaled: a row in the documents collection with
+# the whole write as JSON (``change``), sent in its first call and deleted after its last (``DocumentRows.write``);
+# one a kill leaves behind is rolled forward when the store is next opened (``DocumentRows.recover``).
+DOC_JOURNAL = "doc_journal"
+DOC_JOURNAL_PREFIX = "dj:"
 
 # Row layout of the document store (``<prefix>_documents``). Chroma evaluates every clause of a where-filter over
 # the whole collection (a clause costs about as much as the rows it matches, whatever the limit), so no read adds
@@ -284,7 +294,7 @@ class DocumentRows:
                     ids.append(i)
                     texts.append("")
                     metas.append({"user_id": user_id, kind: True})
-            if not ids:  # deletes only: one delete call
+            if not ids and len(doomed) <= self.max_batch:  # deletes only, in one delete call
                 self._delete_ids(list(doomed))
                 self._drop_vectors(stale_vectors)
                 return
@@ -292,18 +302,57 @@ class DocumentRows:
                 ids.append(i)
                 texts.append("")
                 metas.append({**clear, "user_id": user_id, "dead": True})
-            for start in range(0, len(ids), self.max_batch):
-                chunk = slice(start, start + self.max_batch)
-                self.collection.upsert(
-                    ids=ids[chunk],
-                    embeddings=[NO_VECTOR] * len(ids[chunk]),
-                    documents=texts[chunk],
-                    metadatas=metas[chunk],
-                )
-            if doomed:
-                with contextlib.suppress(Exception):  # a tombstone left behind is invisible; erasure removes it
-                    self._delete_ids(list(doomed), where={"dead": {"$eq": True}})
-            self._drop_vectors(stale_vectors)
+            journal_id = None
+            if len(ids) >= self.max_batch:  # more than one call: journaled, so a kill between calls rolls forward
+                journal_id = DOC_JOURNAL_PREFIX + uuid.uuid4().hex
+                body = json.dumps({"ids": ids, "texts": texts, "metas": metas, "doomed": list(doomed)})
+                ids.insert(0, journal_id)
+                texts.insert(0, "")
+                metas.insert(0, {"user_id": user_id, DOC_JOURNAL: True, "at": time.time(), "change": body})
+            self._upsert_rows(ids, texts, metas)
+            self._finish_write(list(doomed), stale_vectors, journal_id)
+
+    def _upsert_rows(self, ids: list[str], texts: list[str], metas: list[dict[str, Any]]) -> None:
+        for start in range(0, len(ids), self.max_batch):
+            chunk = slice(start, start + self.max_batch)
+            n = len(ids[chunk])
+            self.collection.upsert(
+                ids=ids[chunk], embeddings=[NO_VECTOR] * n, documents=texts[chunk], metadatas=metas[chunk]
+            )
+
+    def _finish_write(self, doomed: list[str], stale_vectors: list[str], journal_id: str | None) -> None:
+        """After every row of a write is stored: remove its tombstones and stale vectors, then its journal row."""
+        if doomed:
+            with contextlib.suppress(Exception):  # a tombstone left behind is invisible; erasure removes it
+                self._delete_ids(doomed, where={"dead": {"$eq": True}})
+        self._drop_vectors(stale_vectors)
+        if journal_id is not None:
+            self.collection.delete(ids=[journal_id])
+
+    @guarded
+    def recover(self, *, older_than: float | None = None) -> int:
+        """Roll forward the journaled writes a killed process or a lost server left half done (with ``older_than``
+        seconds, only journals at least that old: another live process may still be writing a younger one).
+        Replay is idempotent: the same rows, the same tombstones. Returns how many writes it finished."""
+        found = self.collection.get(where={DOC_JOURNAL: {"$eq": True}}, include=["metadatas"])
+        done = 0
+        for journal_id, meta in zip(found["ids"], found["metadatas"] or [], strict=True):
+            meta = dict(meta or {})
+            if older_than is not None and time.time() - float(meta.get("at") or 0.0) < older_than:
+                continue
+            try:
+                body = json.loads(str(meta["change"]))
+                ids, texts, metas = list(body["ids"]), list(body["texts"]), [dict(m) for m in body["metas"]]
+                doomed = [str(i) for i in body["doomed"]]
+            except (KeyError, TypeError, ValueError):
+                _log.error("memtend: document journal row %s cannot be read; left in place", journal_id)
+                continue
+            _log.warning("memtend: finishing an interrupted document write (%d rows)", len(ids))
+            with self.lock:
+                self._upsert_rows(ids, texts, metas)
+                self._finish_write(doomed, [], journal_id)
+            done += 1
+        return done
 
     def _write_vectors(
         self,

@@ -208,6 +208,8 @@ class Applier:
                 continue
             _log.warning("memtend: finishing an interrupted write for user %r (%d records)", uid, len(change.upserts))
             self._replay(change, chunk, jid)
+        # the document store's multi-call writes (adapters' bulk writes: histories, store batches, checkpoints)
+        self.storage.documents.recover(older_than=None if self.exclusive else journal.SHARED_REPLAY_AFTER)
 
     def _vectors(self, change: Change) -> np.ndarray | None:
         """One vector per upsert, in order: the change's own, the others embedded in one call."""

@@ -1,0 +1,100 @@
+"""Subprocess worker for test_bulk_sigkill.py: an adapter's bulk write on an embedded folder, killed by the test
+between two of its Chroma calls.
+
+    python _bulk_worker.py FOLDER history|store N   # write N rows in one call; print MIDWAY after its first
+                                                    # Chroma call of the documents collection, then wait to be killed
+    python _bulk_worker.py FOLDER dump              # open (finishing what a kill left), print STATE <json>
+
+The documents collection's batch size is lowered to 400 rows, so an N of 1,000 takes three calls (6,000 rows at
+Chroma's own 5,000 take two: the same path). The instrumentation only reports and pauses: every call still reaches
+the real Chroma collection.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from memtend import Memory
+from memtend.testing import HashEmbedder
+
+USER = "bulk-user"
+BATCH_ROWS = 400
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _pause_after_first_call(mem: Memory) -> None:
+    rows = mem.storage.documents
+    rows.max_batch = BATCH_ROWS
+    real = rows.collection.upsert
+    calls = 0
+
+    def upsert(**kwargs: Any) -> Any:
+        nonlocal calls
+        out = real(**kwargs)
+        calls += 1
+        if calls == 1:
+            _say("MIDWAY")
+            time.sleep(60)  # the test kills the process here, between this call and the next
+        return out
+
+    rows.collection.upsert = upsert  # type: ignore[method-assign]
+
+
+def write_history(mem: Memory, n: int) -> None:
+    from langchain_core.messages import HumanMessage
+    from memtend_langchain import MemtendChatMessageHistory
+
+    history = MemtendChatMessageHistory(USER, "bulk", memory=mem)
+    _pause_after_first_call(mem)
+    history.add_messages([HumanMessage(f"message {i}") for i in range(n)])
+    _say("DONE")
+
+
+def write_store(mem: Memory, n: int) -> None:
+    from langgraph.store.base import PutOp
+    from memtend_langgraph import MemtendStore
+
+    store = MemtendStore(mem)
+    _pause_after_first_call(mem)
+    store.batch([PutOp((USER, "bulk"), f"k{i}", {"i": i}) for i in range(n)])
+    _say("DONE")
+
+
+def dump(mem: Memory) -> dict[str, Any]:
+    from memtend_langchain import MemtendChatMessageHistory
+    from memtend_langgraph import MemtendStore
+
+    history = MemtendChatMessageHistory(USER, "bulk", memory=mem).messages
+    store = MemtendStore(mem)
+    items, offset = 0, 0
+    while True:
+        page = store.search((USER, "bulk"), limit=500, offset=offset)
+        items += len(page)
+        offset += 500
+        if len(page) < 500:
+            break
+    journals = mem.storage.documents.collection.get(where={"doc_journal": {"$eq": True}}, include=[])["ids"]
+    return {"messages": len(history), "items": items, "journals": len(journals)}
+
+
+def main() -> None:
+    folder, mode = sys.argv[1], sys.argv[2]
+    mem = Memory(path=folder, embedding_function=HashEmbedder())
+    if mode == "dump":
+        _say("STATE " + json.dumps(dump(mem)))
+        mem.close()
+        return
+    n = int(sys.argv[3])
+    (write_history if mode == "history" else write_store)(mem, n)
+    mem.close()
+
+
+if __name__ == "__main__":
+    main()
