@@ -19,7 +19,7 @@ CANARY = "canary-7f3a9"
 
 @pytest.mark.parametrize("value", [[CANARY, 1], CANARY, 12345, (CANARY,)], ids=["list", "str", "int", "tuple"])
 def test_a_store_value_that_is_not_a_dict_is_a_typed_error(ephemeral_memory: Memory, value: Any) -> None:
-    store = MemtendStore(ephemeral_memory)
+    store = MemtendStore(ephemeral_memory, user_label=0)
     with pytest.raises(InvalidInputError) as refused:
         store.batch([PutOp(("alice",), "fine", {"v": 1}), PutOp(("alice",), "k", value)])
     assert CANARY not in str(refused.value) and "12345" not in str(refused.value)
@@ -38,7 +38,7 @@ def test_a_store_value_that_is_not_a_dict_is_a_typed_error(ephemeral_memory: Mem
     ids=["put-dotted", "get-dotted", "search-dotted", "empty", "not-a-str"],
 )
 def test_batch_refuses_the_labels_get_and_search_refuse(ephemeral_memory: Memory, op: Any) -> None:
-    store = MemtendStore(ephemeral_memory)
+    store = MemtendStore(ephemeral_memory, user_label=0)
     with pytest.raises(InvalidNamespaceError) as refused:  # LangGraph's own error type, and memtend's
         store.batch([PutOp(("alice",), "fine", {"v": 1}), op])
     assert isinstance(refused.value, InvalidInputError) and CANARY not in str(refused.value)
@@ -85,7 +85,7 @@ def test_an_int_thread_id_is_its_decimal_text(ephemeral_memory: Memory) -> None:
 
 
 def test_infinite_and_nan_filter_bounds(lg_memory: Memory) -> None:
-    store = MemtendStore(lg_memory)
+    store = MemtendStore(lg_memory, user_label=0)
     for n, price in enumerate((10, 20, 30)):
         store.put(("alice", "items"), f"i{n}", {"price": price})
     assert len(store.search(("alice", "items"), filter={"price": {"$lt": float("inf")}})) == 3
@@ -96,7 +96,7 @@ def test_infinite_and_nan_filter_bounds(lg_memory: Memory) -> None:
 
 
 def test_an_explicit_ttl_none_is_permanent_beside_a_default_ttl(ephemeral_memory: Memory) -> None:
-    store = MemtendStore(ephemeral_memory, ttl={"default_ttl": 5 / 60})  # five seconds
+    store = MemtendStore(ephemeral_memory, user_label=0, ttl={"default_ttl": 5 / 60})  # five seconds
     store.put(("alice",), "short", {"v": 1}, ttl=1 / 60)
     store.put(("alice",), "default", {"v": 2})
     store.put(("alice",), "permanent", {"v": 3}, ttl=None)

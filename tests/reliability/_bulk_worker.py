@@ -61,7 +61,7 @@ def write_store(mem: Memory, n: int) -> None:
     from langgraph.store.base import PutOp
     from memtend_langgraph import MemtendStore
 
-    store = MemtendStore(mem)
+    store = MemtendStore(mem, user_label=0)
     _pause_after_first_call(mem)
     store.batch([PutOp((USER, "bulk"), f"k{i}", {"i": i}) for i in range(n)])
     _say("DONE")
@@ -72,7 +72,7 @@ def dump(mem: Memory) -> dict[str, Any]:
     from memtend_langgraph import MemtendStore
 
     history = MemtendChatMessageHistory(USER, "bulk", memory=mem).messages
-    store = MemtendStore(mem)
+    store = MemtendStore(mem, user_label=0)
     items, offset = 0, 0
     while True:
         page = store.search((USER, "bulk"), limit=500, offset=offset)

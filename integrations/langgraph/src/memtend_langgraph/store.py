@@ -22,7 +22,7 @@ from langgraph.store.base import (
 )
 from memtend.errors import InvalidInputError, UserMismatchError, UserNotFoundError
 from memtend.identity import SHARED_OWNER, USER_PLACEHOLDER, filled_namespace, user_in_places
-from memtend.surfaces import REDACT_DEFAULT, check_redact
+from memtend.surfaces import REDACT_DEFAULT, SurfaceDocuments, check_redact
 
 from memtend_langgraph.embeddings import embeds_with
 from memtend_langgraph.opening import Opening, split_options
@@ -363,7 +363,9 @@ class MemtendStore(BaseStore):
         for user, indexes in plan.by_user.items():
             writes = [plan.doc_ops[i] for i in indexes if isinstance(plan.doc_ops[i], PutDocument | DeleteDocument)]
             if writes:
-                self._documents(user).check_writes(writes)
+                docs = self._documents(user)
+                assert isinstance(docs, SurfaceDocuments)  # a surface's store: Memory.documents(surface=...)
+                docs.check_writes(writes)
 
     def _snapshot(self, plan: _Plan) -> dict[str, dict[Namespace, dict[str, Any]]]:
         """The documents a multi-user batch will overwrite, to put back if a later user's part is refused."""

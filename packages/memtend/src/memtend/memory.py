@@ -246,7 +246,11 @@ class Memory(Applier):
         adapter surface its refusals name (see :mod:`memtend.surfaces`)."""
         from memtend.documents.store import DocumentStore
 
-        return DocumentStore(self, check_user_id(user_id), gate=gate, redact=redact, surface=surface)
+        if surface is not None:
+            from memtend.surfaces import SurfaceDocuments
+
+            return SurfaceDocuments(self, check_user_id(user_id), gate=gate, redact=redact, surface=surface)
+        return DocumentStore(self, check_user_id(user_id), gate=gate, redact=redact)
 
     def document_owners(self, namespace_prefix: Namespace) -> list[str]:
         """Ids of the users holding a document under the prefix (an admin lookup across users; never values)."""

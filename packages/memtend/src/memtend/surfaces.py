@@ -20,11 +20,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from memtend.aio import no_io
 from memtend.arguments import describe
-from memtend.documents.values import gated_json
+from memtend.documents.store import DeleteDocument, DocumentStore, PutDocument
+from memtend.documents.values import Namespace, check_label, check_namespace, gated_json
 from memtend.errors import InvalidInputError, SensitiveDataError
+from memtend.records import now
 
-__all__ = ["OPTION", "REDACT_DEFAULT", "check_redact", "mask_json", "refused_at"]
+__all__ = ["OPTION", "REDACT_DEFAULT", "SurfaceDocuments", "check_redact", "mask_json", "refused_at"]
 
 REDACT_DEFAULT = True
 OPTION = "redact"
@@ -79,3 +82,28 @@ def refused_at(surface: str) -> Iterator[None]:
         if exc.surface is not None:
             raise
         raise exc.at(surface) from None
+
+
+class SurfaceDocuments(DocumentStore):
+    """A user's document store as one adapter surface writes it (``memory.documents(uid, surface=...)``): what the
+    gate refuses is refused naming ``surface``, and ``check_writes`` gates a write without writing it."""
+
+    def __init__(self, memory: Any, user_id: str, *, surface: str, **options: Any) -> None:
+        super().__init__(memory, user_id, **options)
+        self.surface = surface
+
+    def _planned_row(self, ns: Namespace, key: str, op: PutDocument, t: float) -> Any:
+        with refused_at(self.surface):
+            return super()._planned_row(ns, key, op, t)
+
+    @no_io
+    def check_writes(self, ops: list[PutDocument | DeleteDocument]) -> None:
+        """Validate and gate writes without writing anything: a caller writing to several users' stores in one
+        call runs it on each first, so what one of them refuses is refused before anything is written."""
+        t = now()
+        for op in ops:
+            if not isinstance(op, PutDocument | DeleteDocument):
+                raise InvalidInputError(f"check_writes takes PutDocument and DeleteDocument items, got {describe(op)}")
+            ns, key = check_namespace(op.namespace), check_label(op.key, "key")
+            if isinstance(op, PutDocument):
+                self._planned_row(ns, key, op, t)

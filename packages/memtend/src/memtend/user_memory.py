@@ -602,7 +602,11 @@ class UserMemory:
     @no_io
     def documents(self, *, gate: GateMode = "text", redact: bool = False, surface: str | None = None) -> DocumentStore:
         """This user's document store (see :mod:`memtend.documents.store`); no I/O on creation."""
-        return DocumentStore(self.memory, self.user_id, gate=gate, redact=redact, surface=surface)
+        if surface is not None:
+            from memtend.surfaces import SurfaceDocuments
+
+            return SurfaceDocuments(self.memory, self.user_id, gate=gate, redact=redact, surface=surface)
+        return DocumentStore(self.memory, self.user_id, gate=gate, redact=redact)
 
     def export(self) -> dict[str, Any]:
         """Everything stored about this user, as JSON-able data."""

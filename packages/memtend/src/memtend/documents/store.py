@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 import numpy as np
 
-from memtend.aio import no_io
 from memtend.arguments import describe
 from memtend.documents.values import (
     MAX_FILTER_FIELDS,
@@ -69,7 +68,6 @@ from memtend.errors import DocumentTooLargeError, InvalidInputError, ReservedNam
 from memtend.identity import SHARED_OWNER
 from memtend.records import MAX_TEXT_CHARS, check_encodable, check_time, now
 from memtend.storage.document_rows import DocRow, DocumentRows, doc_id
-from memtend.surfaces import refused_at
 
 if TYPE_CHECKING:
     from memtend.handle import MemoryHandle
@@ -159,14 +157,7 @@ class DocumentStore:
     """One user's documents. Get it with ``memory.user(uid).documents()``; it does no I/O on creation."""
 
     def __init__(
-        self,
-        memory: MemoryHandle,
-        user_id: str,
-        *,
-        gate: GateMode = "text",
-        redact: bool = False,
-        surface: str | None = None,
-        _space: str = "",
+        self, memory: MemoryHandle, user_id: str, *, gate: GateMode = "text", redact: bool = False, _space: str = ""
     ) -> None:
         if gate not in ("text", "off"):
             raise InvalidInputError(f"gate must be 'text' or 'off', got {describe(gate)}")
@@ -174,7 +165,6 @@ class DocumentStore:
         self.user_id = user_id
         self.gate: GateMode = gate
         self.redact = bool(redact)
-        self.surface = surface  # the adapter surface a refusal names (docs/secrets.md), or None for the core's own
         self._space = _space
 
     def __repr__(self) -> str:
@@ -448,21 +438,6 @@ class DocumentStore:
     def _expired(self, t: float) -> list[DocRow]:
         return [r for r in self._rows.expired(self.user_id, t) if r.space == self._space]
 
-    @no_io
-    def check_writes(self, ops: Sequence[PutDocument | DeleteDocument]) -> None:
-        """Validate and gate writes without writing anything: a caller writing to several users' stores in one
-        call runs it on each first, so what one of them refuses is refused before anything is written."""
-        t = now()
-        for op in _as_list(ops, "ops"):
-            if not isinstance(op, PutDocument | DeleteDocument):
-                raise InvalidInputError(
-                    f"check_writes takes PutDocument and DeleteDocument items, got {type(op).__name__}"
-                )
-            ns = check_namespace(op.namespace)
-            key = check_label(op.key, "key")
-            if isinstance(op, PutDocument):
-                self._gated_row(ns, key, op, t)
-
     def _write(self, ops: Sequence[PutDocument | DeleteDocument], *, if_absent: bool = False) -> list[bool]:
         """Validate, gate and encode every op first (nothing is written on an error), then apply the writes as
         one Chroma write. Later ops on the same (namespace, key) win."""
@@ -478,7 +453,7 @@ class DocumentStore:
             to_embed.pop(i, None)
             masked.pop(i, None)
             if isinstance(op, PutDocument):
-                row, texts, kinds = self._gated_row(ns, key, op, t)
+                row, texts, kinds = self._planned_row(ns, key, op, t)
                 if texts:
                     to_embed[i] = texts
                 if kinds:
@@ -529,15 +504,6 @@ class DocumentStore:
             out[i] = vectors[start : start + len(ts)]
             start += len(ts)
         return out
-
-    def _gated_row(
-        self, ns: Namespace, key: str, op: PutDocument, t: float
-    ) -> tuple[DocRow, list[str], tuple[str, ...]]:
-        """:meth:`_planned_row`, a refusal of the gate naming this store's adapter surface (when it has one)."""
-        if self.surface is None:
-            return self._planned_row(ns, key, op, t)
-        with refused_at(self.surface):
-            return self._planned_row(ns, key, op, t)
 
     def _planned_row(
         self, ns: Namespace, key: str, op: PutDocument, t: float
