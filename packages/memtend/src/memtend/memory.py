@@ -231,6 +231,7 @@ class Memory(Applier):
         return json.dumps([kind, *parts])
 
     @staticmethod
+    @no_io
     def open_on(store_id: str) -> Memory | None:
         """An open Memory of this process on the store ``store_id`` names (see :attr:`store_id`), or None."""
         for memory in list(_open_memories):
@@ -305,6 +306,9 @@ class Memory(Applier):
 
     async def ascrub_files(self) -> None:
         await run_io(self.scrub_files)
+
+    async def ashared_namespaces(self) -> tuple[tuple[str, ...], ...]:
+        return await run_io(self.shared_namespaces)
 
     async def ausers(self) -> list[str]:
         return await run_io(self.users)
