@@ -23,13 +23,17 @@ def main() -> None:
         ]
         history.add_messages(sent)
         assert history.messages == sent, history.messages
+        history.add_messages([HumanMessage("my key is AKIAIOSFODNN7EXAMPLE", id="h2")])  # masked by default
+        stored = history.messages[-1].content
+        assert "AKIAIOSFODNN7EXAMPLE" not in stored and "[REDACTED:" in stored, stored
+        strict = MemtendChatMessageHistory("alice", "s1", memory=mem, redact=False)
         try:
-            history.add_messages([HumanMessage("my key is AKIAIOSFODNN7EXAMPLE")])
+            strict.add_messages([HumanMessage("my key is AKIAIOSFODNN7EXAMPLE")])
         except SensitiveDataError:
             pass
         else:
-            raise AssertionError("the write gate let a secret through")
-        assert len(history.messages) == 4
+            raise AssertionError("redact=False let a secret through")
+        assert len(history.messages) == 5
         assert [t.name for t in memtend_tools(mem)] == ["remember", "recall", "memory"]
         assert [t.name for t in MemtendMiddleware(mem).tools] == ["remember", "recall", "memory"]
         try:
