@@ -17,17 +17,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memtend.aio import no_io, run_io
-from memtend.arguments import check_callable, check_items, describe
+from memtend.arguments import check_items, describe
 from memtend.consistency import claims as fact_claims
-from memtend.consistency import fold as fact_fold
 from memtend.consistency import guarded as shared_writes
 from memtend.consistency.claim_write import write_claim
-from memtend.documents.keyed import KeyedStore, expired_count, export_items, sweep_expired
+from memtend.documents.keyed import KeyedStore, export_items
 from memtend.documents.store import DocumentStore, shared_namespaces
 from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.helpers import Parts
-from memtend.policies import changes, compaction, forgetting, gate, precedence, recall_filters
+from memtend.policies import changes, compaction, gate, precedence, recall_filters
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
 from memtend.policies.recall_filters import MetadataFilter
@@ -48,6 +47,7 @@ from memtend.records import (
 )
 from memtend.results import CompactionReport, DeleteReport, Event, FactResult, ForgetReport, HistoryEntry, Hit
 from memtend.storage.store import Storage
+from memtend.upkeep import user_upkeep
 
 if TYPE_CHECKING:
     from memtend.documents.store import GateMode
@@ -470,88 +470,21 @@ class UserMemory:
     def compact(self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None) -> CompactionReport:
         """Keep the newest ``keep_recent`` events verbatim; replace older ones (and any earlier summary) with one
         summary whose ``derived_from`` lists what it replaced. The replaced records move to the archive."""
-        if not isinstance(keep_recent, int) or isinstance(keep_recent, bool) or keep_recent < 0:
-            raise InvalidInputError(f"keep_recent must be an int >= 0, got {describe(keep_recent)}")
-        if summarizer is not None:
-            check_callable(summarizer, "summarizer")
-        with self.memory.lock:
-            log, vectors = self._storage.get_records(
-                self.user_id, kinds=[Kind.EVENT, Kind.SUMMARY], statuses=[Status.ACTIVE], with_embeddings=True
-            )
-            plan = compaction.plan_compaction(log, keep_recent)
-            if not plan.needed:
-                return CompactionReport(summary=None, replaced=0, kept=len(plan.kept))
-            text = check_text(compaction.summarise(plan.replaced, summarizer), "summary")
-            decision = gate.check_write(text, Source.AGENT, redact=True)
-            assert vectors is not None
-            by_id = {r.id: vectors[i] for i, r in enumerate(log)}
-            summary, change = changes.compact(
-                self.user_id, plan, decision.text, decision.flagged, by_id, now(), decision.redacted_kinds
-            )
-            self.memory.apply(change)
-        return CompactionReport(summary=summary, replaced=len(plan.replaced), kept=len(plan.kept))
+        return user_upkeep.compact(self.memory, self.user_id, keep_recent, summarizer)
 
     # ------------------------------------------------------------------ forgetting
     def forget(self, *, dry_run: bool = False, now: float | None = None) -> ForgetReport:
         """Apply the retention schedule: report (``dry_run=True``) or archive what it says goes.
 
         Rules are pinned. Expired session state is removed too (it has no archive)."""
-        t = _now_default(now)
-        with self.memory.lock:
-            records, _ = self._storage.get_records(self.user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW])
-            decisions = forgetting.plan_forget(records, self.memory.retention, t)
-            if dry_run:
-                expired = expired_count(self.memory, self.user_id, t)
-            else:
-                self.memory.apply(changes.forget(self.user_id, decisions, t))
-                expired = sweep_expired(self.memory, self.user_id, t)  # working memory: documents, no archive
-                self._fold_facts()
-        return ForgetReport(
-            dry_run=dry_run,
-            archived=[(d.record.id, d.record.kind.value, d.reason) for d in decisions],
-            session_items=expired,
-        )
-
-    def _fold_facts(self) -> None:
-        """Compaction of fact keys (hold the memory's lock): claims written more than ``FOLD_AFTER`` seconds ago
-        fold into their key's checkpoint, in one write (see :mod:`memtend.consistency.fold`); the key reads the same."""
-        change = fact_fold.compaction(self._storage, self.user_id, _clock() - fact_fold.FOLD_AFTER, _clock())
-        if change is None:
-            return
-        fids = sorted({fact_claims.key_of(r.id) or r.id for r in change.archives})
-        self.memory.apply(change)
-        self._storage.slots.drop(fids)  # claims written since the fold point may stand over the checkpoint
-        self.memory.mark_stale(self.user_id, fids)
+        return user_upkeep.forget(self.memory, self.user_id, _now_default(now), dry_run=dry_run, clock=_clock())
 
     def purge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
         """Delete archived records whose grace period is over; returns how many."""
         t = _now_default(now)
         if grace_days is not None:
             grace_days = check_days(grace_days, "grace_days")
-        with self.memory.lock:
-            archived, _ = self._storage.get_records(self.user_id, statuses=[Status.ARCHIVED])
-            doomed = forgetting.plan_purge(archived, self.memory.retention, t, grace_days)
-            if doomed:
-                self.memory.apply(changes.purge(self.user_id, doomed))
-            # fact claims folded into their checkpoint whose value is not an archived one (the checkpoint holds it,
-            # or it never was a value): no reader shows them and their entries are in the fold's history row, so
-            # once past the grace period they go with no entry of their own (memtend.consistency.fold)
-            folded = [
-                r
-                for r in self._storage.claim_stamps(self.user_id)
-                if r.status is Status.ARCHIVED and r.extra.get(changes.ARCHIVED_FROM) == fact_fold.FOLDED
-            ]
-            # with a restore claim goes the claim it restored from, which it kept out of the archive (its value is
-            # the checkpoint's now); one restoring a row of an earlier version stays (that row keeps history entries)
-            gone = [
-                r
-                for r in forgetting.plan_purge(folded, self.memory.retention, t, grace_days)
-                if all(fact_claims.is_claim(d) for d in r.derived_from)
-            ]
-            if gone:
-                ids = {r.id for r in gone} | {d for r in gone for d in r.derived_from}
-                self._storage.delete_records(self.user_id, sorted(ids))
-        return len(doomed)
+        return user_upkeep.purge(self.memory, self.user_id, t, grace_days)
 
     def restore(self, record_id: str) -> Record:
         """Bring an archived record back. A superseded fact value becomes current again (the value it restores
