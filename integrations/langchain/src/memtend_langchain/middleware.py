@@ -12,6 +12,10 @@
   content (also done before the agent for such output already in the state): from then on, on this turn and
   every later one, what the agent remembers or sets in the thread is held for review until a person has
   reviewed the conversation (``user.session(thread_id).clear_untrusted()``);
+* around each call of a side-effecting tool (named in ``side_effect_tools`` or marked with
+  ``memtend.side_effecting``): the core's :class:`memtend.SideEffectGuard` records it in the thread's ledger with
+  the ids it returned, and a repeat with the same arguments is answered from the ledger (``on_repeat="answer"``),
+  refused with an error tool message (``"refuse"``) or run again (``"allow"``);
 * after the agent: what the user said in this run is logged through the core's write gate, and output of tools
   named untrusted is logged as external content, which the core holds for review.
 
@@ -36,6 +40,7 @@ from memtend import (
     Event,
     InvalidInputError,
     Memory,
+    SideEffectGuard,
     Source,
     UserMemory,
     acompact_transcript,
@@ -43,6 +48,7 @@ from memtend import (
 )
 from memtend.records import MAX_TEXT_CHARS, check_text
 from memtend.surfaces import REDACT_DEFAULT, check_redact, refused_at
+from memtend.working.side_effects import OnRepeat, Verdict
 from typing_extensions import NotRequired
 
 from memtend_langchain._context import MemoryContext, agather, gather, run_config, thread_id_of, user_id_of
@@ -76,6 +82,26 @@ def _with_memory(system: SystemMessage | None, text: str) -> SystemMessage:
     return system.model_copy(update={"content": content})
 
 
+def _answer(request: ToolCallRequest, verdict: Verdict) -> ToolMessage:
+    """The ledger's answer to a repeated side-effecting call, as the tool message the model reads."""
+    call = request.tool_call
+    status = "error" if verdict.refused else "success"
+    return ToolMessage(content=verdict.text, tool_call_id=call.get("id") or "", name=call.get("name"), status=status)
+
+
+def _result_of(result: ToolMessage | Command[Any]) -> Any:
+    """What the ledger records of a tool's output: the tool message's content (a Command's tool messages)."""
+    if isinstance(result, ToolMessage):
+        return result.content
+    update = result.update if isinstance(result.update, dict) else {}
+    texts = [m.content for m in update.get("messages") or () if isinstance(m, ToolMessage)]
+    return texts[0] if len(texts) == 1 else texts or None
+
+
+def _is_error(result: ToolMessage | Command[Any]) -> bool:
+    return isinstance(result, ToolMessage) and result.status == "error"
+
+
 class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     """``create_agent(model, tools, middleware=[MemtendMiddleware(memory)])``, run with
     ``context={"user_id": ...}`` (and a checkpointer and ``thread_id`` for per-thread working memory).
@@ -84,7 +110,10 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     ``keep_recent_turns``: turns kept verbatim; ``summarizer``: an LLM summariser for the core
     (``memtend.llm_summarizer(...)``), the offline extractive one by default; ``k``: memories recalled per call;
     ``untrusted_tools``: tools whose output is untrusted content; ``redact``: mask (True, the default of every
-    adapter) or refuse (False) sensitive data in what is logged after the run (see docs/secrets.md).
+    adapter) or refuse (False) sensitive data in what is logged after the run (see docs/secrets.md);
+    ``side_effect_tools``: tools whose calls the thread's ledger records and never repeats unknowingly (tools
+    marked with ``memtend.side_effecting`` too), ``on_repeat``: what a repeat gets (``"answer"``, ``"refuse"``,
+    ``"allow"``).
     """
 
     state_schema = MemtendState
@@ -103,6 +132,8 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         capture: bool = True,
         redact: bool = REDACT_DEFAULT,
         tools: bool = True,
+        side_effect_tools: Collection[str] = (),
+        on_repeat: OnRepeat = "answer",
     ) -> None:
         super().__init__()
         if not isinstance(memory, Memory):
@@ -119,6 +150,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self.untrusted_tools = frozenset(untrusted_tools)
         self.capture = capture
         self.redact = check_redact(redact, "MemtendMiddleware")
+        self.side_effects = SideEffectGuard(side_effect_tools, on_repeat=on_repeat)
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k (memories recalled per model call) must be a positive integer, got {k!r}")
         if self._compacts:  # the core checks the budget now, not at the first model call
@@ -221,10 +253,58 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         return None
 
     # ------------------------------------------------------------------ around each tool call: untrusted output
+    def _guarded(self, request: ToolCallRequest) -> bool:
+        tool = request.tool
+        marked = (tool, getattr(tool, "func", None), getattr(tool, "coroutine", None))
+        return self.side_effects.guards(str(request.tool_call.get("name")), *marked)
+
+    def _ledger(self, request: ToolCallRequest) -> Any:
+        thread = self._thread(request.runtime)
+        if thread is None:
+            raise InvalidInputError(
+                "MemtendMiddleware records side-effecting tool calls per thread; run the agent with a checkpointer "
+                "and config={'configurable': {'thread_id': ...}}"
+            )
+        return self._user(request.runtime).ledger(thread)
+
+    def _ledger_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        if not self._guarded(request):
+            return handler(request)
+        call = request.tool_call
+        return self.side_effects.run(
+            self._ledger(request),
+            str(call.get("name")),
+            call.get("args") or {},
+            lambda: handler(request),
+            answer=lambda verdict: _answer(request, verdict),
+            result_of=_result_of,
+            is_error=_is_error,
+        )
+
+    async def _aledger_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        if not self._guarded(request):
+            return await handler(request)
+        call = request.tool_call
+        return await self.side_effects.arun(
+            self._ledger(request),
+            str(call.get("name")),
+            call.get("args") or {},
+            lambda: handler(request),
+            answer=lambda verdict: _answer(request, verdict),
+            result_of=_result_of,
+            is_error=_is_error,
+        )
+
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
-        result = handler(request)
+        result = self._ledger_call(request, handler)
         name = request.tool_call.get("name")
         if name in self.untrusted_tools:
             piece = (name, request.tool_call.get("id") or "")
@@ -236,7 +316,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        result = await handler(request)
+        result = await self._aledger_call(request, handler)
         name = request.tool_call.get("name")
         if name in self.untrusted_tools:
             piece = (name, request.tool_call.get("id") or "")

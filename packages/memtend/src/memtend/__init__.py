@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from memtend.working.ledger import Ledger, LedgerEntry
     from memtend.working.memory_tool import MemoryTool
     from memtend.working.session import SessionState
+    from memtend.working.side_effects import SideEffectGuard, side_effecting
 
 # Where each lazily loaded name lives.
 _LAZY: dict[str, str] = {
@@ -91,6 +92,8 @@ _LAZY: dict[str, str] = {
     "open_memory": "memtend.connect",
     "Ledger": "memtend.working.ledger",
     "LedgerEntry": "memtend.working.ledger",
+    "SideEffectGuard": "memtend.working.side_effects",
+    "side_effecting": "memtend.working.side_effects",
     "Memory": "memtend.memory",
     "ChangeEvent": "memtend.results",
     "ChangeType": "memtend.results",
@@ -179,6 +182,7 @@ __all__ = [
     "SensitiveDataError",
     "SensitiveIdentifierError",
     "SessionState",
+    "SideEffectGuard",
     "Source",
     "Status",
     "StorageUnavailableError",
@@ -201,4 +205,5 @@ __all__ = [
     "compact_transcript",
     "llm_summarizer",
     "open_memory",
+    "side_effecting",
 ]

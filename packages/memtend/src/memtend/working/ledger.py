@@ -206,6 +206,37 @@ class Ledger(SessionScoped):
             self._store.put(key, entry.to_value(), expires_at=self._expiry())
         return entry
 
+    def claim(self, tool: str, args: Any) -> LedgerEntry | None:
+        """Reserve a call before making it: None when it was not made before (a ``pending`` entry now stands for
+        it, completed by ``record`` with the result), else the earlier entry, and nothing is written. The check and
+        the reservation are one step for every caller in this process, so two identical calls made at once (a
+        model's parallel tool calls) run once."""
+        tool = gate_identifier(_check_tool(tool), "the tool name")
+        self._gate_session_id()
+        args = _canonical_args(args)
+        key = call_key(tool, args)
+        t = now()
+        with self._tally().lock:
+            item = self._store.item(key)
+            if item is not None and not is_expired(item, t) and isinstance(item.value, dict):
+                return LedgerEntry.from_value(key, item.value)
+            entry = LedgerEntry(key, tool, _masked(args), None, (), t, t, 1, pending=True)
+            self._store.put(key, entry.to_value(), expires_at=self._expiry())
+        return None
+
+    def release(self, tool: str, args: Any) -> bool:
+        """Drop a claim whose call failed (it raised, or reported an error), so a retry runs: only a pending
+        first call is dropped; a completed call stays recorded. True when a claim was dropped."""
+        key = call_key(_check_tool(tool), args)
+        with self._tally().lock:
+            value = self._store.get(key)
+            if not isinstance(value, dict):
+                return False
+            entry = LedgerEntry.from_value(key, value)
+            if not (entry.pending and entry.calls == 1):
+                return False
+            return self._store.delete(key)
+
     def seen(self, tool: str, args: Any) -> LedgerEntry | None:
         """The recorded call of ``tool`` with these ``args`` (in any key order), or None if it was not made."""
         key = call_key(_check_tool(tool), args)
@@ -240,6 +271,12 @@ class Ledger(SessionScoped):
     # ---------------------------------------------------------- async twins (each runs its sync call in a thread)
     async def arecord(self, tool: str, args: Any, result: Any = None, *, pending: bool = False) -> LedgerEntry:
         return await asyncio.to_thread(self.record, tool, args, result, pending=pending)
+
+    async def aclaim(self, tool: str, args: Any) -> LedgerEntry | None:
+        return await asyncio.to_thread(self.claim, tool, args)
+
+    async def arelease(self, tool: str, args: Any) -> bool:
+        return await asyncio.to_thread(self.release, tool, args)
 
     async def aseen(self, tool: str, args: Any) -> LedgerEntry | None:
         return await asyncio.to_thread(self.seen, tool, args)
