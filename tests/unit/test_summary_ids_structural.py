@@ -42,6 +42,8 @@ ids = st.one_of(
     st.integers(1, 10**12),
     st.lists(st.text(_LOWER + string.digits, min_size=1, max_size=8), min_size=1, max_size=4).map("-".join),
 )
+
+
 def _names_no_secret(key: str) -> bool:
     """A field name under which the gate sees no secret (``pw``, ``pin`` and the like name a password: what the
     gate masks never reaches a summary, so it is no id to keep)."""
