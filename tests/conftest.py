@@ -217,23 +217,38 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
-def memory(backend: str, tmp_path: Path, embedding_function, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    """A fresh Memory on each backend: EphemeralClient, PersistentClient folder, and a `chroma run` server."""
+def _open_memory(backend: str, tmp_path: Path, embedding_function, request: pytest.FixtureRequest, **options):  # type: ignore[no-untyped-def]
+    """A Memory on ``backend`` (EphemeralClient, PersistentClient folder, `chroma run` server) with ``options``."""
     import chromadb
     from memtend import Memory
 
     if backend == "ephemeral":
-        mem = Memory(
+        return Memory(
             client=chromadb.EphemeralClient(),
             embedding_function=embedding_function,
             collection_prefix=unique_prefix(),
+            **options,
         )
-    elif backend == "persistent":
-        mem = Memory(path=tmp_path / "store", embedding_function=embedding_function)
-    else:
-        server: ChromaServer = request.getfixturevalue("chroma_server")
-        mem = Memory(client=server.client(), embedding_function=embedding_function, collection_prefix=unique_prefix())
+    if backend == "persistent":
+        return Memory(path=tmp_path / "store", embedding_function=embedding_function, **options)
+    server: ChromaServer = request.getfixturevalue("chroma_server")
+    return Memory(
+        client=server.client(), embedding_function=embedding_function, collection_prefix=unique_prefix(), **options
+    )
+
+
+@pytest.fixture
+def memory(backend: str, tmp_path: Path, embedding_function, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A fresh Memory on each backend: EphemeralClient, PersistentClient folder, and a `chroma run` server."""
+    mem = _open_memory(backend, tmp_path, embedding_function, request)
+    yield mem
+    mem.close()
+
+
+@pytest.fixture
+def propose_memory(backend: str, tmp_path: Path, embedding_function, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A fresh ``Memory(write_mode="propose")`` on each backend, as ``memory``."""
+    mem = _open_memory(backend, tmp_path, embedding_function, request, write_mode="propose")
     yield mem
     mem.close()
 

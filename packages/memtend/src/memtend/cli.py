@@ -114,6 +114,25 @@ def cmd_review(args: argparse.Namespace) -> None:
                 print(f"{r.id}  {flag}{r.kind.value}: {r.text}")
 
 
+def cmd_proposals(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        for r in mem.user(args.user).proposals():
+            key = f" [{r.key}]" if r.key else ""
+            print(f"{r.id}  {r.kind.value:<7} {r.source.value:<8}{key} {r.text}")
+
+
+def cmd_accept(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        record = mem.user(args.user).accept(args.id, text=args.text, redact=args.redact)
+        print(f"accepted {record.kind.value}: {record.text}")
+
+
+def cmd_reject(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        record = mem.user(args.user).reject(args.id)
+        print(f"rejected {record.id} ({record.kind.value}, {record.status.value})")
+
+
 def cmd_show(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
         user = mem.user(args.user)
@@ -320,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("list", cmd_list, "list a user's records")
     p.add_argument("--user", required=True)
     p.add_argument("--kind", choices=[k.value for k in Kind])
-    p.add_argument("--status", default="active", choices=["active", "archived", "pending_review", "all"])
+    p.add_argument("--status", default="active", choices=[*(s.value for s in Status), "all"])
     p = command("export", cmd_export, "print everything stored about a user as JSON")
     p.add_argument("--user", required=True)
     p = command("forget", cmd_forget, "apply the retention schedule")
@@ -331,6 +350,16 @@ def build_parser() -> argparse.ArgumentParser:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--approve", metavar="ID")
     group.add_argument("--reject", metavar="ID")
+    p = command("proposals", cmd_proposals, "list what the agent proposed to remember, waiting to be accepted")
+    p.add_argument("user")
+    p = command("accept", cmd_accept, "accept a proposal, optionally with an edited text (for a fact: its value)")
+    p.add_argument("user")
+    p.add_argument("id", help="proposal id (as `memtend proposals` prints it)")
+    p.add_argument("--text", help="the text to keep instead of the proposed one")
+    p.add_argument("--redact", action="store_true", help="mask sensitive values in --text instead of refusing")
+    p = command("reject", cmd_reject, "drop a proposal (or a record waiting for review) for good")
+    p.add_argument("user")
+    p.add_argument("id")
     p = command("show", cmd_show, "print one record and its history as JSON")
     p.add_argument("--user", required=True)
     p.add_argument("id", help="record id (as `memtend list` or `memtend review` prints it)")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from memtend.policies.changes import Change
     from memtend.policies.forgetting import RetentionPolicy
     from memtend.policies.gate import InjectionCheck
+    from memtend.policies.proposals import WriteMode
     from memtend.policies.retrieval import RetrievalConfig
     from memtend.results import ChangeEvent
     from memtend.storage.document_rows import DocRow
@@ -69,6 +70,7 @@ class FacadeHandle(MemoryHandle, Protocol):
     retrieval: RetrievalConfig
     on_change: Callable[[ChangeEvent], None] | None
     injection_check: InjectionCheck | None  # the gate's second opinion on external text (None: patterns alone)
+    write_mode: WriteMode  # "propose": the agent's and an extractor's writes wait as proposals (policies.proposals)
 
     def settled_storage(self) -> Storage:
         """Storage, with buffered usage stamps written first."""

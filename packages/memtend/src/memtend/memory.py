@@ -33,6 +33,7 @@ from memtend.policies import forgetting
 from memtend.policies.changes import Change
 from memtend.policies.conflicts import ConflictJudge, check_judge
 from memtend.policies.gate import InjectionCheck
+from memtend.policies.proposals import WriteMode, check_write_mode
 from memtend.policies.retrieval import RetrievalConfig
 from memtend.records import check_user_id
 from memtend.results import ChangeEvent, CompactionReport, ErasureReceipt, Event, FactResult, ForgetReport, Hit
@@ -95,6 +96,9 @@ class Memory(Applier):
     :class:`~memtend.policies.conflicts.ConflictJudge`); ``AUTO`` uses the installed ``memtend-conflicts``, if any,
     and ``None`` keeps the newest-wins rules only (same fact key, near-duplicates, an update cue).
 
+    ``write_mode``: ``"direct"`` stores what the agent or an extractor remembers at once; ``"propose"`` stores it
+    as a proposal that nothing recalls or shows until it is accepted (``UserMemory.proposals``, ``accept``, ``reject``).
+
     ``injection_check``: the second opinion on external text the injection patterns pass (its ``flagged`` bit):
     ``AUTO`` uses the installed ``memtend-injection`` extra (``pip install memtend[injection]``) if there is one,
     ``None`` the patterns alone, a callable (:class:`~memtend.policies.gate.InjectionCheck`) replaces it.
@@ -113,6 +117,7 @@ class Memory(Applier):
         on_change: ChangeHook | None = None,
         conflict_judge: ConflictJudge | Auto | None = AUTO,
         injection_check: InjectionCheck | Auto | None = AUTO,
+        write_mode: WriteMode = "direct",
     ) -> None:
         _check_options(
             client=client,
@@ -123,6 +128,7 @@ class Memory(Applier):
             max_cached_users=max_cached_users,
             on_change=on_change,
         )
+        self.write_mode: WriteMode = check_write_mode(write_mode)
         self.conflict_judge = check_judge(resolve("conflict_judge", conflict_judge))
         self.injection_check: InjectionCheck | None = resolve("injection_check", check_injection_check(injection_check))
         if client is not None and path is not None:

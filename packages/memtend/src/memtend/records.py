@@ -72,6 +72,7 @@ class Status(str, Enum):
     ACTIVE = "active"
     ARCHIVED = "archived"
     PENDING_REVIEW = "pending_review"
+    PROPOSED = "proposed"  # what the agent or an extractor proposed (write_mode="propose"), hidden until accepted
 
     @classmethod
     def parse(cls, value: Status | str) -> Status:

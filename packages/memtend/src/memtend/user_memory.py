@@ -26,7 +26,7 @@ from memtend.documents.store import DocumentStore, shared_namespaces
 from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.helpers import Parts
-from memtend.policies import changes, compaction, gate, precedence, recall_filters
+from memtend.policies import changes, compaction, gate, precedence, proposals, recall_filters
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
 from memtend.policies.recall_filters import MetadataFilter
@@ -48,6 +48,7 @@ from memtend.records import (
 from memtend.results import CompactionReport, DeleteReport, Event, FactResult, ForgetReport, HistoryEntry, Hit
 from memtend.storage.store import Storage
 from memtend.upkeep import user_upkeep
+from memtend.writing import review
 
 if TYPE_CHECKING:
     from memtend.documents.store import GateMode
@@ -129,7 +130,7 @@ class UserMemory:
             kind=kind,
             text=decision.text,
             source=source,
-            status=decision.status,
+            status=proposals.status_for(self.memory.write_mode, source, decision.status),
             key=key,
             value=value,
             created_at=created,
@@ -278,9 +279,10 @@ class UserMemory:
         candidate = checked.record
         if candidate.text != text:  # redacted: keep the value consistent with what is stored
             candidate = replace(candidate, value=gate.redact(value))
-        if candidate.status is Status.PENDING_REVIEW:
+        if candidate.status in (Status.PENDING_REVIEW, Status.PROPOSED):
             self._add([_Checked(candidate, checked.redacted)], embedded)
-            return FactResult(FactOutcome.KEPT, candidate, "external source: held for review")
+            held = "proposed: waits to be accepted" if candidate.status is Status.PROPOSED else "external source"
+            return FactResult(FactOutcome.KEPT, candidate, f"{held}: held for review")
         said_at = candidate.created_at if at else None
         return write_claim(
             self.memory, self.user_id, candidate, checked.redacted, said_at=said_at, embedded=embedded, clock=now
@@ -393,10 +395,20 @@ class UserMemory:
         """Records from untrusted sources waiting for review."""
         return self.list(status=Status.PENDING_REVIEW)
 
+    def proposals(self) -> builtins.list[Record]:
+        """What the agent or an extractor proposed to remember (``Memory(write_mode="propose")``), oldest first:
+        never recalled or shown until accepted (``accept``) or dropped (``reject``)."""
+        return self.list(status=Status.PROPOSED)
+
+    def accept(self, record_id: str, *, text: str | None = None, redact: bool = False) -> Record:
+        """Accept a proposal, optionally with ``text`` edited by a person (for a fact: the new value; gated and
+        embedded again, stored as the user's words). A fact goes through precedence; returns it as it now stands."""
+        return review.accept(self.memory, self.user_id, _checked_id(record_id), text, redact=redact)
+
     # ------------------------------------------------------------------ review
-    def _pending_record(self, record_id: str) -> Record:
+    def _pending_record(self, record_id: str, held: frozenset[Status] = frozenset({Status.PENDING_REVIEW})) -> Record:
         record = self.get(record_id)
-        if record.status is not Status.PENDING_REVIEW:
+        if record.status not in held:
             raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not pending review")
         return record
 
@@ -408,7 +420,7 @@ class UserMemory:
             record = self._pending_record(record_id)
             t = now()
             if record.kind is Kind.FACT:  # one claim of the key, vouched for by ``source``, and the pending one retired
-                claim = self._claim(replace(record, source=source, status=Status.ACTIVE), "approve")
+                claim = review.claim_row(self.user_id, replace(record, source=source), "approve")
                 fid = fact_id(self.user_id, record.key)
                 retired = changes.retire(self.user_id, [record], "approved", t, superseded_by=fid)
                 return claim, Change(self.user_id, upserts=(claim,)).then(retired)
@@ -416,36 +428,13 @@ class UserMemory:
 
         with self.memory.lock:
             out = shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
-            return self._fact_now(out) if fact_claims.is_claim(out.id) else out
-
-    def _claim(self, value: Record, op: str) -> Record:
-        """A claim row of ``value``'s key written by ``op`` (approve, restore: named in its write id, see
-        :func:`memtend.consistency.claims.claim_of`), said when ``value`` was, written now."""
-        t = now()
-        write_id = f"{op}-{new_id()}"
-        return replace(
-            value,
-            id=fact_claims.claim_id(self.user_id, value.key, write_id),
-            status=Status.ACTIVE,
-            superseded_by="",
-            extra={k: v for k, v in value.extra.items() if k != changes.ARCHIVED_FROM},
-            derived_from=[value.id] if op == "restore" else [],  # the archived value it brings back
-            updated_at=t,
-            last_used_at=t,
-        )
-
-    def _fact_now(self, claim: Record) -> Record:
-        """The fact a claim was written for, as it stands now (read back: the claim's write resolves its key)."""
-        fid = fact_id(self.user_id, claim.key)
-        self._storage.slots.drop([fid])
-        current, _ = self._storage.fact_slot(self.user_id, fid)  # read (and known again where cached)
-        return current if current is not None and current.status is Status.ACTIVE else replace(claim, id=fid)
+            return review.fact_now(self.memory, self.user_id, out) if fact_claims.is_claim(out.id) else out
 
     def reject(self, record_id: str) -> Record:
-        """Drop a pending record for good; returns it as it was."""
+        """Drop a pending record or a proposal for good; returns it as it was."""
 
         def plan() -> tuple[Record, Change]:
-            record = self._pending_record(record_id)
+            record = self._pending_record(record_id, changes.HELD)
             return record, changes.reject(self.user_id, record)
 
         with self.memory.lock:
@@ -494,16 +483,16 @@ class UserMemory:
             record = self.get(record_id)
             if record.status is not Status.ARCHIVED:
                 raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not archived")
-            if record.kind is Kind.FACT and changes.status_before_archive(record) is not Status.PENDING_REVIEW:
+            if record.kind is Kind.FACT and changes.status_before_archive(record) not in changes.HELD:
                 # a value of the key written again as a claim that takes the key (op restore); the value it
                 # restores over stays in the archive, so the restore can itself be undone
-                claim = self._claim(record, "restore")
+                claim = review.claim_row(self.user_id, record, "restore")
                 return claim, Change(self.user_id, upserts=(claim,), fresh=True)
             return changes.restore(self.user_id, record, None, {}, now())
 
         with self.memory.lock:
             out = shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
-            return self._fact_now(out) if fact_claims.is_claim(out.id) else out
+            return review.fact_now(self.memory, self.user_id, out) if fact_claims.is_claim(out.id) else out
 
     # ------------------------------------------------------------------ working memory, keyed store, export
     def _untrusted(self, session: str) -> bool:
@@ -660,6 +649,12 @@ class UserMemory:
 
     async def apending(self) -> builtins.list[Record]:
         return await run_io(self.pending)
+
+    async def aproposals(self) -> builtins.list[Record]:
+        return await run_io(self.proposals)
+
+    async def aaccept(self, record_id: str, *, text: str | None = None, redact: bool = False) -> Record:
+        return await run_io(self.accept, record_id, text=text, redact=redact)
 
     async def aapprove(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
         return await run_io(self.approve, record_id, source=source)

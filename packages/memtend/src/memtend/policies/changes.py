@@ -19,6 +19,8 @@ from memtend.records import Kind, Record, Source, Status, derived_id, fact_id, n
 from memtend.results import ChangeEvent, ChangeType, DeleteReport, FactResult, HistoryEntry
 
 ARCHIVED_FROM = "archived_from"  # extra field: the status a record had before it was archived
+# statuses of records waiting for a person: untrusted text in review, and proposals (memtend.policies.proposals)
+HELD = frozenset({Status.PENDING_REVIEW, Status.PROPOSED})
 CLAIM_PREFIX = "fv:"  # a fact's claim row (memtend.consistency.claims, which imports this module's package)
 
 
@@ -142,7 +144,7 @@ def add(
         renamed = [replace(r, id=derived_id(user_id, batch_id, str(n))) for n, r in enumerate(records)]
         redacted = {new.id: redacted[old.id] for old, new in zip(records, renamed, strict=True) if old.id in redacted}
         records = renamed
-    history = [entry(user_id, "add", r, None, r.source) for r in records]
+    history = [entry(user_id, "propose" if r.status is Status.PROPOSED else "add", r, None, r.source) for r in records]
     if batch_id is not None:
         history = [replace(h, id=derived_id(user_id, batch_id, str(n), "add")) for n, h in enumerate(history)]
     return Change(
@@ -329,8 +331,8 @@ def restore(
     ``slot``: the stored record at the key's fact id (facts only); ``vectors``: stored vectors by id."""
     before = status_before_archive(record)
     record = replace(record, extra={k: v for k, v in record.extra.items() if k != ARCHIVED_FROM})
-    if before is Status.PENDING_REVIEW:  # unreviewed content goes back to review, never straight to trust
-        back = replace(record, status=Status.PENDING_REVIEW, superseded_by="", updated_at=t)
+    if before in HELD:  # unreviewed content (or a proposal) goes back to wait, never straight to trust
+        back = replace(record, status=before, superseded_by="", updated_at=t)
         return back, Change(user_id, upserts=(back,), history=(entry(user_id, "restore", back, record, Source.USER),))
     fid = fact_id(user_id, record.key) if record.kind is Kind.FACT else ""
     if record.kind is Kind.FACT and record.id != fid:

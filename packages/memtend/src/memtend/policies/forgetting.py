@@ -28,7 +28,8 @@ class RetentionPolicy:
             Kind.RULE: None,
         }
     )
-    pending_review_days: float | None = 30.0  # days a record may wait for review before it is archived; None: no limit
+    # days a record may wait for review (external text, or a proposal) before it is archived; None: no limit
+    pending_review_days: float | None = 30.0
     archive_grace_days: float = 30.0  # days an archived record is kept (and can be restored) before purge deletes it
     session_days: float = 7.0  # days working memory (session state, side-effect ledger) lives after its last write
 
@@ -59,10 +60,11 @@ def plan_forget(records: Iterable[Record], policy: RetentionPolicy, now: float) 
         if record.expires_at is not None and record.expires_at <= now and record.kind is not Kind.RULE:
             out.append(ForgetDecision(record, "expired"))
             continue
-        if record.status is Status.PENDING_REVIEW:
+        if record.status in (Status.PENDING_REVIEW, Status.PROPOSED):
             limit = None if policy.pending_review_days is None else policy.pending_review_days * DAY
             if limit is not None and now - idle_since(record) > limit:
-                out.append(ForgetDecision(record, f"pending review for over {policy.pending_review_days:g} days"))
+                waiting = "proposed" if record.status is Status.PROPOSED else "pending review"
+                out.append(ForgetDecision(record, f"{waiting} for over {policy.pending_review_days:g} days"))
             continue
         if record.status is not Status.ACTIVE:
             continue

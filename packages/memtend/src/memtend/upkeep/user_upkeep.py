@@ -51,7 +51,7 @@ def forget(memory: FacadeHandle, user_id: str, t: float, *, dry_run: bool, clock
     Rules are pinned. Expired session state is removed too (it has no archive); ``clock`` is the real time the
     fact fold reads."""
     with memory.lock:
-        records, _ = memory.settled_storage().get_records(user_id, statuses=[Status.ACTIVE, Status.PENDING_REVIEW])
+        records, _ = memory.settled_storage().get_records(user_id, statuses=[Status.ACTIVE, *changes.HELD])
         decisions = forgetting.plan_forget(records, memory.retention, t)
         if dry_run:
             expired = expired_count(memory, user_id, t)
