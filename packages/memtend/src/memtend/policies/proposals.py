@@ -8,7 +8,7 @@ proposal a fact accept retires. Rejecting is :func:`memtend.policies.changes.rej
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Literal, cast
+from typing import Literal
 
 from memtend.errors import InvalidInputError, describe
 from memtend.policies import changes
@@ -39,7 +39,7 @@ def check_write_mode(value: object) -> WriteMode:
     """``value`` as a write mode, or a typed error naming the choices (never the value)."""
     if not isinstance(value, str) or value not in WRITE_MODES:
         raise InvalidInputError(f"write_mode must be one of {', '.join(WRITE_MODES)}; got {describe(value)}")
-    return cast(WriteMode, value)
+    return value
 
 
 def status_for(mode: WriteMode, source: Source, status: Status) -> Status:
