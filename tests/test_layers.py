@@ -43,6 +43,7 @@ FACADE = (
     "memtend.cli",
     "memtend.prompt_context",
     "memtend.testing.",
+    "memtend.inspector.",  # the memory inspector: a web page over a Memory, built on its public API only
 )
 # What no lower layer imports (nor anything inside them, should they become packages).
 MEMORY_MODULES = ("memtend.memory", "memtend.user_memory")

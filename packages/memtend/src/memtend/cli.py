@@ -198,6 +198,31 @@ def cmd_stats(args: argparse.Namespace) -> None:
         _print_json([mem.user(u).stats() for u in users])
 
 
+def cmd_inspect(args: argparse.Namespace) -> None:
+    from memtend.errors import StoreLockedError
+    from memtend.inspector.address import check_exposure
+    from memtend.inspector.serve import serve
+
+    check_exposure(args.host, protected=False)  # before opening the store: the CLI has no auth hook to give
+    if args.url:
+        from memtend.connect import open_memory
+
+        mem = open_memory(args.url)
+    else:
+        try:
+            mem = _memory(args)
+        except StoreLockedError:
+            raise StoreLockedError(
+                "another process (the running application?) holds this embedded store. Serve the inspector from "
+                "that application (memtend.inspector.InspectorServer(memory) or mount Inspector(memory)), or run "
+                "the store as a Chroma server and pass --url"
+            ) from None
+    with mem:
+        where = args.url or str(_folder(args))
+        print(f"memtend inspector on http://{args.host}:{args.port}/ over {where} (Ctrl-C stops it)", flush=True)
+        serve(mem, host=args.host, port=args.port, log_level="warning")
+
+
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> None:
     if args.path is None:
@@ -380,6 +405,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("erase", cmd_erase, "remove a user from every collection")
     p.add_argument("--user", required=True)
     command("scrub", cmd_scrub, "rewrite a store's files so no erased byte survives (stop a server using it first)")
+    p = command("inspect", cmd_inspect, "serve the memory inspector, a web page to see, correct and delete memories")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback only: the CLI has no auth)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--url", help="a Chroma server's http://host:port to inspect instead of the --path folder")
     p = command("stats", cmd_stats, "counts per user")
     p.add_argument("--user")
     return parser

@@ -134,6 +134,11 @@ class StoreDamagedError(MemtendError, RuntimeError):
     """A store's files are missing or damaged; the message names the file and what to do."""
 
 
+class InspectorUnprotectedError(MemtendError, RuntimeError):
+    """The memory inspector was asked to listen on (or answer from) an address other than loopback without an
+    authentication hook: anyone who reaches it could read and erase every user's memory."""
+
+
 class MemoryClosedError(MemtendError, RuntimeError):
     """A call through a Memory (or a handle obtained from it) after ``Memory.close()``."""
 
