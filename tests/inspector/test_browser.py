@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inspector_support import browser_fixture, inspector_fixture, page_fixture  # noqa: F401  (fixtures)
 from memtend import Kind, Source, Status
 from memtend.errors import RecordNotFoundError
 

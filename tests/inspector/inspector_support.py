@@ -1,4 +1,5 @@
-"""Fixtures of the inspector tests: the inspector served on a thread over a real Memory, and Debian's Chromium
+"""Fixtures of the inspector tests (a module of their own, not a conftest: `from conftest import` in other folders
+must keep finding tests/conftest.py): the inspector served on a thread over a real Memory, and Debian's Chromium
 driven by Playwright (the browser on the machine: Playwright never downloads one here)."""
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture
-def inspector(memory: Any) -> Iterator[Any]:
+@pytest.fixture(name="inspector")
+def inspector_fixture(memory: Any) -> Iterator[Any]:
     """The inspector over the test's Memory (each backend), served on a free loopback port of this process, as an
     application that holds the store would serve it."""
     from memtend.inspector import InspectorServer
@@ -36,8 +37,8 @@ def inspector(memory: Any) -> Iterator[Any]:
         yield server
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@pytest.fixture(name="browser", scope="session")
+def browser_fixture() -> Iterator[Any]:
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         if IN_CI:
             pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium package")
@@ -57,8 +58,8 @@ def browser() -> Iterator[Any]:
     shutil.rmtree(profile, ignore_errors=True)
 
 
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+@pytest.fixture(name="page")
+def page_fixture(browser: Any) -> Iterator[Any]:
     tab = browser.new_page()
     tab.set_default_timeout(20_000)
     yield tab
