@@ -26,13 +26,21 @@ class MemoryContext:
     profile: dict[str, str] = field(default_factory=dict)
     rules: list[str] = field(default_factory=list)
     memories: list[str] = field(default_factory=list)  # "[YYYY-MM-DD] text", best first
-    constraints: list[str] = field(default_factory=list)  # kept by transcript compaction
+    constraints: list[str] = field(
+        default_factory=list
+    )  # the conversation's, in force (core: conversation_constraints)
 
     def profile_text(self) -> str:
         return "\n".join(f"- {key}: {value}" for key, value in self.profile.items())
 
     def rules_text(self) -> str:
         return "\n".join(f"- {rule}" for rule in self.rules)
+
+    def rules_and_constraints_text(self) -> str:
+        """The standing rules, then the constraints of this conversation (marked as such)."""
+        lines = [f"- {rule}" for rule in self.rules]
+        lines += [f"- {c} (set in this conversation)" for c in self.constraints]
+        return "\n".join(lines)
 
     def memories_text(self) -> str:
         return "\n".join(f"- {label}" for label in self.memories)

@@ -32,6 +32,7 @@ from memtend_langchain._messages import (
     require_messages,
     to_memtend,
 )
+from memtend_langchain.history_context import HistoryContext
 
 __all__ = ["CHAT_NAMESPACE", "MemtendChatMessageHistory", "history_factory_config", "with_memtend_history"]
 
@@ -207,11 +208,21 @@ def history_factory_config() -> list[ConfigurableFieldSpec]:
 
 
 def with_memtend_history(
-    runnable: Runnable[Any, Any], memory: Memory, *, redact: bool = REDACT_DEFAULT, **kwargs: Any
+    runnable: Runnable[Any, Any],
+    memory: Memory,
+    *,
+    redact: bool = REDACT_DEFAULT,
+    context: bool = True,
+    k: int = 5,
+    **kwargs: Any,
 ) -> RunnableWithMessageHistory:
     """``RunnableWithMessageHistory`` keyed by user and session over memtend; call it with
     ``config={"configurable": {"user_id": ..., "session_id": ...}}``. ``kwargs`` go to RunnableWithMessageHistory
     (``input_messages_key``, ``history_messages_key``, ...).
+
+    With ``context`` (the default) every call also gets a system message, at the head of the history, with the
+    user's profile, rules, the constraints they set in this conversation and ``k`` recalled memories
+    (:mod:`memtend_langchain.history_context`); none of it is stored in the history.
 
     RunnableWithMessageHistory stores a turn in an end-of-run listener and only logs an error raised there, so a
     refusal there would lose the turn: the sensitive value is masked (``redact=True``, the default). With
@@ -221,4 +232,14 @@ def with_memtend_history(
     def factory(user_id: str, session_id: str) -> MemtendChatMessageHistory:
         return MemtendChatMessageHistory(user_id, session_id, memory=memory, redact=redact)
 
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInputError(f"k (memories recalled per call) must be a positive integer, got {describe(k)}")
+    if context:
+        step = HistoryContext(
+            memory,
+            k=k,
+            input_messages_key=kwargs.get("input_messages_key"),
+            history_messages_key=kwargs.get("history_messages_key"),
+        )
+        runnable = step.runnable() | runnable
     return RunnableWithMessageHistory(runnable, factory, history_factory_config=history_factory_config(), **kwargs)

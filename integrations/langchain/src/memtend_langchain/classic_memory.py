@@ -1,7 +1,9 @@
 """``MemtendMemory``: the classic chain memory (``langchain_classic.base_memory.BaseMemory``) over memtend.
 
 Needs the ``classic`` extra (``pip install memtend-langchain[classic]``). ``load_memory_variables`` returns the
-user's profile, standing rules and the memories recalled for the input (each labelled with its date);
+user's profile, standing rules and the memories recalled for the input (each labelled with its date), and on every
+turn the constraints the user set in the session (kept by the core, ``user.constraints(session_id)``: a revised
+one replaces the earlier, a request is not a constraint), listed under the rules;
 ``save_context`` logs the turn (what the user said, what the chain answered) through the core's write gate.
 
 With ``memory_key="history"`` it offers one variable instead, as ``ConversationBufferMemory`` does, so it drops
@@ -15,7 +17,8 @@ from typing import Any
 
 from langchain_classic.base_memory import BaseMemory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from memtend import Event, InvalidInputError, Kind, Memory, Record, Source, UserMemory
+from memtend import Event, InvalidInputError, Kind, Memory, Message, Record, Source, UserMemory
+from memtend.prompt_context import conversation_constraints
 from memtend.surfaces import REDACT_DEFAULT, refused_at
 from pydantic import ConfigDict, Field
 
@@ -93,27 +96,43 @@ class MemtendMemory(BaseMemory):
     def _variables(self, found: MemoryContext) -> dict[str, Any]:
         return {
             self.profile_key: found.profile_text(),
-            self.rules_key: found.rules_text(),
+            self.rules_key: found.rules_and_constraints_text(),
             self.memories_key: found.memories_text(),
         }
 
+    def _constraints(self, user: UserMemory, query: str | None) -> list[str]:
+        """The session's constraints in force after this turn's message (the message alone without a session)."""
+        said = [query] if query else []
+        if not self.session_id:
+            return conversation_constraints([Message.user(text) for text in said])
+        return user.constraints(self.session_id).note(said)
+
+    async def _aconstraints(self, user: UserMemory, query: str | None) -> list[str]:
+        said = [query] if query else []
+        if not self.session_id:
+            return conversation_constraints([Message.user(text) for text in said])
+        return await user.constraints(self.session_id).anote(said)
+
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        user = self._user()
         if self.memory_key is not None:
-            user = self._user()
+            query = self._query(inputs, optional=True)
             recent = self._recent(user.list(kinds=[Kind.EVENT]))
-            found = gather(user, self._query(inputs, optional=True), self.k, exclude=[r.id for r in recent])
-            return self._history(found, recent)
+            rules = self._constraints(user, query)
+            return self._history(gather(user, query, self.k, rules, exclude=[r.id for r in recent]), recent)
         query = self._query(inputs)
-        return self._variables(gather(self._user(), query, self.k))
+        return self._variables(gather(user, query, self.k, self._constraints(user, query)))
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        user = self._user()
         if self.memory_key is not None:
-            user = self._user()
+            query = self._query(inputs, optional=True)
             recent = self._recent(await user.alist(kinds=[Kind.EVENT]))
-            found = await agather(user, self._query(inputs, optional=True), self.k, exclude=[r.id for r in recent])
+            rules = await self._aconstraints(user, query)
+            found = await agather(user, query, self.k, rules, exclude=[r.id for r in recent])
             return self._history(found, recent)
         query = self._query(inputs)
-        return self._variables(await agather(self._user(), query, self.k))
+        return self._variables(await agather(user, query, self.k, await self._aconstraints(user, query)))
 
     # ------------------------------------------------------------------ the one-variable history
     def _recent(self, events: list[Record]) -> list[Record]:

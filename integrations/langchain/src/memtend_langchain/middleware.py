@@ -6,8 +6,9 @@
   ``compact_transcript`` replaces its older part with one structured summary turn (tool calls never split from
   their results); the state is updated with the compacted transcript;
 * around each model call: the user's profile, standing rules, the memories recalled for the latest user message
-  (dated, marked as possibly outdated) and the user constraints kept by compaction go into this call's system
-  message only (``request.override``), never into the state;
+  (dated, marked as possibly outdated) and the constraints the user set in this conversation (the core's
+  ``conversation_constraints``: every turn, compaction on or off, a revised one in its latest version only) go
+  into this call's system message only (``request.override``), never into the state;
 * around each tool call: when a tool named untrusted returns, the core marks the thread as holding untrusted
   content (also done before the agent for such output already in the state): from then on, on this turn and
   every later one, what the agent remembers or sets in the thread is held for review until a person has
@@ -46,6 +47,7 @@ from memtend import (
     acompact_transcript,
     compact_transcript,
 )
+from memtend.prompt_context import conversation_constraints
 from memtend.records import MAX_TEXT_CHARS, check_text
 from memtend.surfaces import REDACT_DEFAULT, check_redact, refused_at
 from memtend.working.side_effects import OnRepeat, Verdict
@@ -337,7 +339,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelCallResult:
         user = self._user(request.runtime)
-        _, constraints, _ = self._compact(request.messages)
+        constraints = conversation_constraints(to_memtend(request.messages))
         found = gather(user, _latest_user_text(request.messages), self.k, constraints)
         return handler(self._request(request, found))
 
@@ -345,7 +347,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelCallResult:
         user = self._user(request.runtime)
-        _, constraints, _ = await self._acompact(request.messages)
+        constraints = conversation_constraints(to_memtend(request.messages))
         found = await agather(user, _latest_user_text(request.messages), self.k, constraints)
         return await handler(self._request(request, found))
 

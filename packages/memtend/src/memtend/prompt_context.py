@@ -5,6 +5,11 @@ model: the user's profile (current facts), the user's rules (pinned), and the me
 conversation, each labelled with its date. :func:`user_context` gathers them and :meth:`UserContext.render`
 writes the system-prompt text, so every adapter shows the same thing the same way.
 
+:func:`conversation_constraints` is what the user asked of this conversation that still holds: every instruction
+of theirs (and of any compaction summary), a revised one in its latest version only, one-off requests left out
+(the transcript summary's rules, :mod:`memtend.transcripts.summary.constraints`); an adapter with no transcript
+at hand keeps them per session with :meth:`memtend.UserMemory.constraints`.
+
 :func:`conversation_query` is the text recalled against (the latest user turn), and :func:`transcript_events`
 decides which messages of a conversation become events in the user's long-term log (user and assistant text;
 no tool results, system prompts or compaction summaries), so an adapter capturing history holds no such rule.
@@ -59,6 +64,21 @@ class UserContext:
         return "\n\n".join(parts)
 
 
+def current_constraints(constraints: Iterable[str]) -> list[str]:
+    """The constraints still in force: those a later revision replaced (marked by the summary code) left out."""
+    from memtend.transcripts.summary.constraints import is_replaced
+
+    return [c for c in constraints if not is_replaced(c)]
+
+
+def conversation_constraints(messages: Sequence[Message]) -> list[str]:
+    """The user's constraints of a conversation that still hold, in order: their instructions and those carried
+    by compaction summaries, each revised one in its latest version only; requests are not constraints."""
+    from memtend.transcripts.summary import extract_constraints
+
+    return current_constraints(extract_constraints(ensure_messages(messages)))
+
+
 def render_hits(hits: Iterable[Hit]) -> str:
     """One ``- [date] text`` line per recalled memory, best first."""
     return "\n".join(f"- {hit.label()}" for hit in hits)
@@ -83,7 +103,7 @@ def user_context(user: UserMemory, query: str | None, *, k: int = 5, constraints
 
     if not isinstance(user, UserMemory):
         raise InvalidInputError(f"user must be a UserMemory (memory.user(user_id)), got {describe(user)}")
-    constraints = check_texts(constraints, "constraints")
+    constraints = current_constraints(check_texts(constraints, "constraints"))
     rules = [record.text for record in user.list(kinds=[Kind.RULE], status=Status.ACTIVE)]
     recalled = user.recall(query, k=k, kinds=RECALLED_KINDS) if query else []
     return UserContext(profile=user.facts(), rules=rules, recalled=list(recalled), constraints=list(constraints))

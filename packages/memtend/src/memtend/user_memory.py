@@ -53,6 +53,7 @@ from memtend.writing import review
 if TYPE_CHECKING:
     from memtend.documents.store import GateMode
     from memtend.handle import FacadeHandle
+    from memtend.working.constraints import SessionConstraints
     from memtend.working.ledger import Ledger
     from memtend.working.session import SessionState
 
@@ -532,6 +533,13 @@ class UserMemory:
         from memtend.working.ledger import Ledger
 
         return Ledger(self, session_id)
+
+    @no_io
+    def constraints(self, session_id: str) -> SessionConstraints:
+        """The constraints the user set in one session, for adapters that see one message per turn."""
+        from memtend.working.constraints import SessionConstraints
+
+        return SessionConstraints(self, session_id)
 
     @no_io
     def store(self, namespace: str) -> KeyedStore:
