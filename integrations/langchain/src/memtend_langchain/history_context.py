@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from memtend import Memory, UserMemory
 from memtend.prompt_context import conversation_constraints
 
@@ -44,13 +44,13 @@ class HistoryContext:
         self.input_key = input_messages_key
         self.history_key = history_messages_key
 
-    def runnable(self) -> RunnableLambda[Any, Any]:
+    def runnable(self) -> Runnable[Any, Any]:
         return RunnableLambda(self.inject, self.ainject).with_config(run_name="memtend_context")
 
     # ------------------------------------------------------------------ reading the call
     def _user(self, config: RunnableConfig) -> UserMemory:
         configurable: Mapping[str, Any] = config.get("configurable") or {}
-        return self.memory.user(configurable.get("user_id"))
+        return self.memory.user(configurable.get("user_id"))  # type: ignore[arg-type]  # checked by Memory.user
 
     def _conversation(self, value: Any) -> list[BaseMessage]:
         """The history and the new input, oldest first."""
