@@ -26,7 +26,8 @@ C = TypeVar("C", bound=Closable)
 
 def split_options(cls: type, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``options`` of ``from_conn_string`` as (the class's own keyword arguments, the Memory's)."""
-    own = set(inspect.signature(cls).parameters) - {"memory"}
+    init = cls.__init__  # type: ignore[misc]  # __init__'s keywords: the saver's __new__ takes any
+    own = set(inspect.signature(init).parameters) - {"self", "memory"}
     return {k: v for k, v in options.items() if k in own}, {k: v for k, v in options.items() if k not in own}
 
 

@@ -99,15 +99,30 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     shows each checkpoint's messages decoded (see :mod:`memtend_langgraph.saver_readable`). Thread-safe: it keeps
     no state of its own, and the async methods run the same code off the event loop.
 
+    ``MemtendSaver(memory, checkpoints=SqliteSaver(conn))`` (any LangGraph saver: ``AsyncSqliteSaver``,
+    ``PostgresSaver``, ``InMemorySaver``) keeps the checkpoints in that saver and only the thread-to-user registry
+    in memtend, so a step costs what it costs there (see :mod:`memtend_langgraph.saver_delegated`).
+
     ``MemtendSaver.from_conn_string(folder_or_url)`` opens its own Memory under ``with`` or ``async with`` (as
     ``SqliteSaver.from_conn_string`` does); ``setup()`` checks the store answers; ``close()`` closes a Memory the
     saver opened, and the saver is a context manager itself.
     """
 
+    def __new__(cls, *args: Any, checkpoints: BaseCheckpointSaver[Any] | None = None, **kwargs: Any) -> MemtendSaver:
+        """``checkpoints=`` (a LangGraph saver) makes a delegated saver
+        (:class:`~memtend_langgraph.saver_delegated.DelegatedSaver`): the bytes in that saver, the registry here."""
+        target: type[MemtendSaver] = cls
+        if checkpoints is not None and cls is MemtendSaver:
+            from memtend_langgraph.saver_delegated import DelegatedSaver
+
+            target = DelegatedSaver
+        return super().__new__(target)
+
     def __init__(
         self,
         memory: Memory,
         *,
+        checkpoints: BaseCheckpointSaver[Any] | None = None,
         user_resolver: ConfigUser | None = None,
         default_user: str | None = None,
         context_field: str = "user_id",
@@ -116,6 +131,8 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         redact: bool = REDACT_DEFAULT,
     ) -> None:
         super().__init__(serde=serde)
+        if checkpoints is not None:  # MemtendSaver(...) itself made a DelegatedSaver; a subclass keeps Chroma's
+            raise InvalidInputError("checkpoints= is taken by MemtendSaver itself, not by a subclass of it")
         if not isinstance(context_field, str) or not context_field:
             raise InvalidInputError("context_field names the field of the run's context holding the user id")
         self.memory = memory

@@ -42,42 +42,67 @@ class ReadableCheckpoints:
         stored = StoredCheckpoint.decode(value)
         checkpoint = self.serde.loads_typed(stored.checkpoint)
         metadata = self.serde.loads_typed(stored.metadata)
-        messages: list[dict[str, Any]] = []
-        values: dict[str, Any] = {}
-        for channel, channel_value in (checkpoint.get("channel_values") or {}).items():
-            found = messages_of(channel_value)
-            if found is not None:
-                messages.extend(found)
-            else:
-                values[channel] = plain(channel_value)
-        return {
-            "thread_id": namespace[1],
-            "checkpoint_ns": checkpoint_ns_of(namespace[2]),
-            "checkpoint_id": key,
-            "parent_checkpoint_id": stored.parent_id,
-            "metadata": plain({k: v for k, v in metadata.items() if k != "user_id"}),
-            "messages": messages,
-            "values": values,
-        }
+        return readable_checkpoint(
+            namespace[1], checkpoint_ns_of(namespace[2]), key, stored.parent_id, checkpoint, metadata
+        )
 
     def write(self, namespace: Namespace, value: bytes) -> dict[str, Any]:
         stored = StoredWrite.decode(value)
         written = self.serde.loads_typed(stored.value)
-        found = messages_of(written)
-        if found is None and _is_message(written):
-            found = [_message(written)]
-        out: dict[str, Any] = {
-            "thread_id": namespace[1],
-            "checkpoint_ns": checkpoint_ns_of(namespace[2]),
-            "checkpoint_id": namespace[3],
-            "task_id": stored.task_id,
-            "channel": stored.channel,
-        }
+        return readable_write(
+            namespace[1], checkpoint_ns_of(namespace[2]), namespace[3], stored.task_id, stored.channel, written
+        )
+
+
+def readable_checkpoint(
+    thread_id: str,
+    checkpoint_ns: str,
+    checkpoint_id: str,
+    parent_id: str | None,
+    checkpoint: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    hidden: tuple[str, ...] = ("user_id",),
+) -> dict[str, Any]:
+    """A decoded checkpoint as the export shows it: its messages, its other plain channel values, its metadata
+    without the ``hidden`` keys (copies of the user it is stored under)."""
+    messages: list[dict[str, Any]] = []
+    values: dict[str, Any] = {}
+    for channel, channel_value in (checkpoint.get("channel_values") or {}).items():
+        found = messages_of(channel_value)
         if found is not None:
-            out["messages"] = found
+            messages.extend(found)
         else:
-            out["value"] = plain(written)
-        return out
+            values[channel] = plain(channel_value)
+    return {
+        "thread_id": thread_id,
+        "checkpoint_ns": checkpoint_ns,
+        "checkpoint_id": checkpoint_id,
+        "parent_checkpoint_id": parent_id,
+        "metadata": plain({k: v for k, v in metadata.items() if k not in hidden}),
+        "messages": messages,
+        "values": values,
+    }
+
+
+def readable_write(
+    thread_id: str, checkpoint_ns: str, checkpoint_id: str, task_id: str, channel: str, written: Any
+) -> dict[str, Any]:
+    """A decoded pending write as the export shows it: its messages, else its value where it is plain."""
+    found = messages_of(written)
+    if found is None and _is_message(written):
+        found = [_message(written)]
+    out: dict[str, Any] = {
+        "thread_id": thread_id,
+        "checkpoint_ns": checkpoint_ns,
+        "checkpoint_id": checkpoint_id,
+        "task_id": task_id,
+        "channel": channel,
+    }
+    if found is not None:
+        out["messages"] = found
+    else:
+        out["value"] = plain(written)
+    return out
 
 
 def _is_message(value: Any) -> bool:

@@ -194,15 +194,20 @@ class Memory(Applier):
 
     def erase_user(self, user_id: str) -> ErasureReceipt:
         """Remove the user from every collection (memories, archive, summaries, history, session state, ledger,
-        everything adapters keep) and return a receipt with counts.
+        everything adapters keep, and first what they keep elsewhere: see :mod:`memtend.documents.external`) and
+        return a receipt with counts.
 
         On an embedded store no file in the folder keeps a byte of the user afterwards (Chroma's log purged, its
         vector index files and ``chroma.sqlite3`` rewritten: see :mod:`memtend.storage.purge`); a server's folder
         needs its operator to run ``memtend scrub`` on it (README, "Data safety")."""
+        from memtend.documents.external import erase_external
+
         user_id = check_user_id(user_id)
+        elsewhere = erase_external(self, user_id)  # first: the index of what adapters keep elsewhere is memtend's
         events = self.apply(Change(user_id, erase=True))
         shared = () if user_id == SHARED_OWNER else self.shared_namespaces()
-        return ErasureReceipt(user_id=user_id, counts=dict(events[0].counts or {}), at=events[0].at, shared=shared)
+        counts = {**dict(events[0].counts or {}), **{f"external:{name}": n for name, n in elsewhere.items()}}
+        return ErasureReceipt(user_id=user_id, counts=counts, at=events[0].at, shared=shared)
 
     def shared_namespaces(self) -> tuple[tuple[str, ...], ...]:
         """The namespaces (two labels deep) of documents kept for no one user: what adapters were told is shared

@@ -21,6 +21,7 @@ from memtend.arguments import check_items, describe
 from memtend.consistency import claims as fact_claims
 from memtend.consistency import guarded as shared_writes
 from memtend.consistency.claim_write import write_claim
+from memtend.documents.external import export_external
 from memtend.documents.keyed import KeyedStore, export_items
 from memtend.documents.store import DocumentStore, shared_namespaces
 from memtend.documents.values import gate_identifier, gated_metadata
@@ -568,6 +569,8 @@ class UserMemory:
             "documents": self.documents().export(),
             # kept for no one user (an adapter's shared namespaces): not this user's data, named so it can be checked
             "shared_namespaces": [list(ns) for ns in shared_namespaces(self.memory)],
+            # what adapters keep of the user in the application's own stores (delegated checkpoints)
+            "external": export_external(self.memory, self.user_id),
         }
 
     def stats(self) -> dict[str, Any]:
