@@ -193,9 +193,36 @@ def cmd_scrub(args: argparse.Namespace) -> None:
 
 
 def cmd_stats(args: argparse.Namespace) -> None:
+    """Record counts and the memory metrics (see memtend.metrics.report), per user and store-wide."""
+    from memtend.metrics.report import RATE_KEYS, store_metrics
+
     with _memory(args) as mem:
-        users = [args.user] if args.user else mem.users()
-        _print_json([mem.user(u).stats() for u in users])
+        users = [mem.user(args.user).user_id] if args.user else mem.users()
+        found = store_metrics(mem, users)
+        for uid in users:
+            found["users"][uid] = {**found["users"][uid], **mem.user(uid).stats()}
+        if args.json:
+            _print_json(found)
+            return
+        for name, data in [("store", found["store"]), *found["users"].items()]:
+            records = f"  {data['records']} records" if "records" in data else ""
+            print(f"{name}:{records}")
+            for key in RATE_KEYS:
+                value = data[key]
+                print(f"  {key:<35} {'-' if value is None else f'{value:.3f}'}")
+            print("  writes " + ", ".join(f"{k} {v}" for k, v in data["writes"].items()))
+
+
+def cmd_calls(args: argparse.Namespace) -> None:
+    with _memory(args) as mem:
+        entries = mem.user(args.user).calls(args.session)
+        if args.json:
+            _print_json([e.to_dict() for e in entries])
+            return
+        for e in entries:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(e.at))
+            where = e.session or "-"
+            print(f"{when}  {where:<16} {e.op:<18} {e.key or '-':<24} {e.outcome}  ({e.ms:.1f} ms)")
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
@@ -409,8 +436,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback only: the CLI has no auth)")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--url", help="a Chroma server's http://host:port to inspect instead of the --path folder")
-    p = command("stats", cmd_stats, "counts per user")
+    p = command("stats", cmd_stats, "record counts and the memory metrics, per user and store-wide")
     p.add_argument("--user")
+    p.add_argument("--json", action="store_true", help="print everything as JSON (rates are null where no data yet)")
+    p = command("calls", cmd_calls, "a user's stored memory-call log (op, key, outcome, time; never values)")
+    p.add_argument("user")
+    p.add_argument("--session", help="one session's calls only ('' for long-term memory's)")
+    p.add_argument("--json", action="store_true", help="print the log as JSON")
     return parser
 
 

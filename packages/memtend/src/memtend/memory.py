@@ -29,6 +29,7 @@ from memtend.helpers import Helpers
 from memtend.identity import SHARED_OWNER
 from memtend.index.synced import SyncedIndex
 from memtend.index.user_index import UserIndex
+from memtend.metrics import tally as metrics_tally
 from memtend.policies import forgetting
 from memtend.policies.changes import Change
 from memtend.policies.conflicts import ConflictJudge, check_judge
@@ -78,6 +79,7 @@ def _flush_open_memories() -> None:
         with contextlib.suppress(Exception):  # the store may already be gone at exit
             memory._settle_journal_ends(on_close=True)
             memory.flush_usage()
+            metrics_tally.flush_store(memory)
 
 
 class Memory(Applier):
@@ -231,6 +233,13 @@ class Memory(Applier):
     def users(self) -> list[str]:
         return self.storage.users()
 
+    def metrics(self) -> dict[str, Any]:
+        """The memory metrics store-wide (``store``: every user's counts added up) and per user (``users``), as
+        ``memtend stats --json`` prints them (see :mod:`memtend.metrics.report`; per session: ``user(u).metrics()``)."""
+        from memtend.metrics.report import store_metrics
+
+        return store_metrics(self, self.users())
+
     @property
     def store_id(self) -> str:
         """Text naming the store this Memory reaches (its folder, its server and database, or an in-process client
@@ -280,6 +289,8 @@ class Memory(Applier):
         """Flush buffered usage stamps and close this handle: every later call through it (or through a handle
         obtained from it) raises :class:`~memtend.errors.MemoryClosedError`. Other handles on the same store stay
         open; the store's shared state (and an embedded folder's lock) goes with the last of them."""
+        if not self._closed:  # the metrics' unwritten notes, before the lock (a flush never runs under it)
+            metrics_tally.flush_store(self)
         with self.lock:
             if self._closed:
                 return
@@ -323,6 +334,9 @@ class Memory(Applier):
 
     async def ausers(self) -> list[str]:
         return await run_io(self.users)
+
+    async def ametrics(self) -> dict[str, Any]:
+        return await run_io(self.metrics)
 
     async def adocument_owners(self, namespace_prefix: Namespace) -> list[str]:
         return await run_io(self.document_owners, namespace_prefix)

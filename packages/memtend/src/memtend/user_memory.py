@@ -27,6 +27,8 @@ from memtend.documents.store import DocumentStore, shared_namespaces
 from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.helpers import Parts
+from memtend.metrics import observe as observed_calls
+from memtend.metrics.facade import MetricsCalls
 from memtend.policies import changes, compaction, gate, precedence, proposals, recall_filters
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
@@ -82,8 +84,11 @@ class _Checked:
     redacted: tuple[str, ...]
 
 
-class UserMemory:
-    """Everything stored about one user; obtained from ``Memory.user(user_id)``."""
+@observed_calls.instrumented  # each public call logged and timed (memtend.metrics.observe)
+class UserMemory(MetricsCalls):
+    """Everything stored about one user; obtained from ``Memory.user(user_id)``. The metrics and call-log calls
+    (``metrics``, ``calls``, ``report_recall``, ``report_compaction``, ``check_retrieval``) come from
+    :class:`~memtend.metrics.facade.MetricsCalls`."""
 
     def __init__(self, memory: FacadeHandle, user_id: str) -> None:
         self.memory = memory

@@ -114,7 +114,8 @@ class CompactionResult:
     the summary now standing for the removed part (``None`` when not compacted); ``constraints`` every
     user constraint known (from summaries and from the kept messages), for an adapter to put in
     the system prompt on every turn; ``removed`` how many messages the summary replaced; ``reason``
-    why it compacted (``turns``, ``tokens``, ``forced``) or why not.
+    why it compacted (``turns``, ``tokens``, ``forced``) or why not; ``max_tokens`` the token budget it was given
+    (None without one), so ``utilisation`` (tokens before / the budget) tells how full the context was when it ran.
     """
 
     messages: list[Message]
@@ -125,6 +126,12 @@ class CompactionResult:
     tokens_before: int = 0
     tokens_after: int = 0
     reason: str = ""
+    max_tokens: int | None = None
+
+    @property
+    def utilisation(self) -> float | None:
+        """The share of the token budget the transcript used before compaction (None without a budget)."""
+        return self.tokens_before / self.max_tokens if self.max_tokens else None
 
 
 def _positive(name: str, value: int | None) -> None:
@@ -276,7 +283,7 @@ def _compaction(
     elif max_tokens is not None and tokens_before > max_tokens:
         reason = "tokens"
     if not reason:
-        return _unchanged(items, tokens_before, "under the limits")
+        return _unchanged(items, tokens_before, "under the limits", max_tokens)
 
     keep_turns = keep_recent_turns or min(DEFAULT_KEEP_RECENT_TURNS, max_turns or DEFAULT_KEEP_RECENT_TURNS)
     if keep_tokens is None and max_tokens is not None:
@@ -284,7 +291,7 @@ def _compaction(
     start = next((i for i, m in enumerate(items) if m.role != "system"), len(items))
     cut = _choose_cut(items, start, keep_turns, keep_tokens, counter)
     if cut is None:
-        return _unchanged(items, tokens_before, "no safe cut point")
+        return _unchanged(items, tokens_before, "no safe cut point", max_tokens)
 
     removed_part, tail = items[start:cut], items[cut:]
     earlier: StructuredSummary | None = None
@@ -326,10 +333,11 @@ def _compaction(
         tokens_before=tokens_before,
         tokens_after=counter(new_messages),
         reason=reason,
+        max_tokens=max_tokens,
     )
 
 
-def _unchanged(items: list[Message], tokens: int, reason: str) -> CompactionResult:
+def _unchanged(items: list[Message], tokens: int, reason: str, max_tokens: int | None) -> CompactionResult:
     return CompactionResult(
         messages=list(items),
         summary=None,
@@ -338,6 +346,7 @@ def _unchanged(items: list[Message], tokens: int, reason: str) -> CompactionResu
         tokens_before=tokens,
         tokens_after=tokens,
         reason=reason,
+        max_tokens=max_tokens,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,6 +21,7 @@ from typing import Any
 from memtend.documents.keyed import check_value
 from memtend.documents.values import check_json, gate_identifier, gated_json
 from memtend.errors import InvalidInputError, SensitiveDataError
+from memtend.metrics import tally as metrics_tally
 from memtend.records import check_name, now
 from memtend.transcripts.summary.ids import result_ids
 from memtend.working.scope import SessionScoped, is_expired
@@ -177,6 +179,7 @@ class Ledger(SessionScoped):
         Call it after the call with its ``result``, or before it with ``pending=True`` and again after with the
         result (which completes the entry: one call). Recording a call already recorded counts as a repeat.
         """
+        started = time.time_ns()
         tool = gate_identifier(_check_tool(tool), "the tool name")  # it names the entry: refused, never masked
         self._gate_session_id()
         args = _canonical_args(args)
@@ -187,8 +190,10 @@ class Ledger(SessionScoped):
         tally = self._tally()
         with tally.lock:
             old_value = self._store.get(key)
+            previous = 0  # times the call was recorded before
             if isinstance(old_value, dict):
                 old = LedgerEntry.from_value(key, old_value)
+                previous = old.calls
                 completes = old.pending and not pending
                 entry = LedgerEntry(
                     key=key,
@@ -204,6 +209,14 @@ class Ledger(SessionScoped):
             else:
                 entry = LedgerEntry(key, tool, _masked(args), result_text, tuple(ids), t, t, 1, pending)
             self._store.put(key, entry.to_value(), expires_at=self._expiry())
+        repeat = previous > 0 and entry.calls > previous
+        new_call = previous == 0 or repeat
+        outcome = "repeat" if repeat else "new" if new_call else "completed"
+        counts = {"ledger.calls": 1 if new_call else 0, "ledger.repeats": 1 if repeat else 0}
+        metrics_tally.note_call(
+            self.user.memory, self.user.user_id, "record", tool, outcome + (" pending" if pending else ""),
+            session=self.session_id, started_ns=started, ended_ns=time.time_ns(), counts=counts,
+        )  # fmt: skip
         return entry
 
     def claim(self, tool: str, args: Any) -> LedgerEntry | None:
@@ -239,11 +252,15 @@ class Ledger(SessionScoped):
 
     def seen(self, tool: str, args: Any) -> LedgerEntry | None:
         """The recorded call of ``tool`` with these ``args`` (in any key order), or None if it was not made."""
+        started = time.time_ns()
         key = call_key(_check_tool(tool), args)
         item = self._store.item(key)
-        if item is None or is_expired(item, now()) or not isinstance(item.value, dict):
-            return None
-        return LedgerEntry.from_value(key, item.value)
+        found = item is not None and not is_expired(item, now()) and isinstance(item.value, dict)
+        metrics_tally.note_call(
+            self.user.memory, self.user.user_id, "seen", tool, "hit" if found else "miss", session=self.session_id,
+            started_ns=started, ended_ns=time.time_ns(),
+        )  # fmt: skip
+        return LedgerEntry.from_value(key, item.value) if found and item is not None else None
 
     def entries(self) -> list[LedgerEntry]:
         """Every recorded call of the session, oldest first."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import json
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ from typing import Any
 from memtend.documents.keyed import KVItem, check_value
 from memtend.documents.values import gate_identifier, gated_json
 from memtend.errors import InvalidInputError, MemtendError, SensitiveDataError, SensitiveIdentifierError
+from memtend.metrics import tally as metrics_tally
 from memtend.policies import gate
 from memtend.policies.precedence import FactOutcome, canonical_key
 from memtend.records import MAX_KEY_CHARS, MAX_TEXT_CHARS, Source, check_name, now
@@ -119,6 +121,8 @@ class _Call:
     key: str
     outcome: str = "ok"
     persisted: bool = False  # already counted in a write that carried the stats
+    started_ns: int = field(default_factory=time.time_ns)
+    given: str = ""  # the key as given (canonicalising lower-cases, which can hide a token from the log's gate)
 
 
 @dataclass(frozen=True)
@@ -415,6 +419,7 @@ class SessionState(SessionScoped):
     def _call(self, op: str, key: object) -> Iterator[_Call]:
         """Count and log one call, whatever its outcome."""
         call = _Call(op, key[:MAX_KEY_CHARS] if isinstance(key, str) else f"<{type(key).__name__}>")
+        call.given = call.key
         try:
             yield call
         except SensitiveIdentifierError:
@@ -434,12 +439,21 @@ class SessionState(SessionScoped):
         tally = self._tally()
         with tally.lock:
             tally.log.append(CallRecord(now(), call.op, call.key, call.outcome))
-            if call.persisted:
-                return
-            tally.pending[call.op] += 1
-            counter = _OUTCOME_COUNTERS.get(call.outcome.split(":")[0])
-            if counter:
-                tally.pending[counter] += 1
+            if not call.persisted:
+                tally.pending[call.op] += 1
+                counter = _OUTCOME_COUNTERS.get(call.outcome.split(":")[0])
+                if counter:
+                    tally.pending[counter] += 1
+        # the memory metrics and the stored call log (see memtend.metrics): after the session's lock is let go
+        counts: dict[str, float] = {}
+        if call.op == "get" and call.outcome in ("hit", "miss"):
+            counts = {"memory.gets": 1, "memory.hits": 1 if call.outcome == "hit" else 0}
+        elif call.outcome == "refused":
+            counts = {"writes.refused": 1}
+        metrics_tally.note_call(
+            self.user.memory, self.user.user_id, call.op, call.key, call.outcome, session=self.session_id,
+            started_ns=call.started_ns, ended_ns=time.time_ns(), counts=counts, given=call.given,
+        )  # fmt: skip
 
     def _after_read(self) -> None:
         tally = self._tally()

@@ -22,6 +22,7 @@ from memtend.consistency import journal
 from memtend.errors import InvalidInputError, MemoryClosedError, StorageUnavailableError, WriteInterruptedError
 from memtend.helpers import Helpers, Parts, embed_in_parts
 from memtend.index.synced import SyncedIndex
+from memtend.metrics import tally as metrics_tally
 from memtend.policies import changes
 from memtend.policies.changes import Change
 from memtend.records import Record, Status, new_id, now
@@ -482,6 +483,7 @@ class Applier:
             from memtend.working.session import drop_user_tallies
 
             drop_user_tallies(self.storage, uid)
+            metrics_tally.drop_user(self.storage, uid)
             if not batch:
                 self._scrub_files()
         return changes.events(change, now(), counts)
@@ -500,6 +502,7 @@ class Applier:
             self.emit(changes.document_events(user_id, *ids, masked, now()))
 
     def emit(self, events: list[ChangeEvent]) -> list[ChangeEvent]:
+        metrics_tally.note_events(self, events)  # held, proposed, accepted (memtend.metrics)
         hook = self.on_change
         if hook is not None:
             for event in events:
