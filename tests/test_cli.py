@@ -12,7 +12,7 @@ from memtend.cli import main, run_demo
 
 COMMANDS = [
     "demo", "add", "recall", "list", "export", "forget", "review",
-    "show", "correct", "delete", "restore", "purge", "erase", "scrub", "stats",
+    "show", "correct", "delete", "restore", "purge", "erase", "scrub", "stats", "calls",
 ]  # fmt: skip
 
 
@@ -59,7 +59,7 @@ def test_every_command_has_help(capsys) -> None:  # type: ignore[no-untyped-def]
         assert done.value.code == 0
         out = capsys.readouterr().out
         assert "usage: memtend " + command in out
-        if command not in ("demo", "stats", "scrub"):
+        if command not in ("demo", "stats", "scrub", "calls"):
             assert "--user" in out, f"{command} --help does not show --user"
 
 
@@ -190,3 +190,41 @@ def test_user_errors_print_one_line_and_no_traceback(tmp_path: Path, capsys: pyt
     assert done.returncode == 2 and "StoreDamagedError" in done.stderr and "chroma.sqlite3" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (store / "chroma.sqlite3").exists()
+
+
+# ------------------------------------------------------------------------------------------ metrics and call log
+RATES = ("memory_hit_rate", "context_utilisation_at_compaction", "retrieval_hit_rate", "side_effect_repeat_rate")
+
+
+def test_stats_json_prints_the_four_metrics_per_user_and_store_wide(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memtend import Memory
+
+    store = tmp_path / "s"
+    with Memory(path=store) as mem:
+        state = mem.user("alice").session("t1")
+        state.set("branch", "main")
+        state.get("branch")
+        state.get("brnch")
+        mem.user("alice").ledger("t1").record("deploy", {"env": "prod"})
+        mem.user("bob").remember("Bob likes tea")
+    code, out, err = _run(capsys, "--path", str(store), "stats", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    for scope in (found["store"], found["users"]["alice"], found["users"]["bob"]):
+        assert set(RATES) <= set(scope)
+    assert found["store"]["memory_hit_rate"] == 0.5 and found["users"]["alice"]["side_effect_repeat_rate"] == 0.0
+    assert all(found["users"]["bob"][key] is None for key in RATES), "no data yet: null"
+    assert found["users"]["bob"]["records"] == 1
+    code, out, _ = _run(capsys, "--path", str(store), "stats", "--user", "alice")
+    assert code == 0 and "memory_hit_rate" in out and "0.500" in out and "bob" not in out
+
+    code, out, _ = _run(capsys, "--path", str(store), "calls", "alice")
+    lines = out.splitlines()
+    assert code == 0 and [line.split()[3] for line in lines] == ["set", "get", "get", "record"]
+    assert "brnch" in out and "miss" in out and "main" not in out, "keys, never values"
+    code, out, _ = _run(capsys, "--path", str(store), "calls", "alice", "--session", "t1", "--json")
+    assert [c["outcome"] for c in json.loads(out)][:3] == ["added", "hit", "miss"]
+    code, out, _ = _run(capsys, "--path", str(store), "calls", "bob", "--session", "t1")
+    assert code == 0 and out == ""
