@@ -76,6 +76,16 @@ def test_write_counts_refused_held_and_accepted(memory: Memory) -> None:
     assert writes == {"refused": 2, "held_for_review": 2, "proposed": 0, "accepted": 1}
 
 
+def test_write_counts_proposed_and_accepted(propose_memory: Memory) -> None:
+    alice = propose_memory.user("alice")
+    first = alice.remember("Alice prefers window seats", source="agent")
+    alice.remember("Alice is vegetarian", source="agent")
+    alice.accept(first.id)
+    writes = alice.metrics()["writes"]
+    assert writes["proposed"] == 2 and writes["accepted"] == 1 and writes["held_for_review"] == 0
+    assert [e.op for e in alice.calls()] == ["remember", "remember", "accept"]
+
+
 def test_held_out_check_counts_hits_and_misses(memory: Memory) -> None:
     alice = memory.user("alice")
     tea = alice.remember("Alice drinks green tea every morning")
