@@ -5,9 +5,20 @@ Swap them in with one line each::
     graph = builder.compile(checkpointer=MemtendSaver(memory), store=MemtendStore(memory))
 """
 
+from memtend_langgraph.context_prompt import MemtendPrompt
 from memtend_langgraph.embeddings import embedding_function
 from memtend_langgraph.errors import UserMismatchError, UserNotFoundError
 from memtend_langgraph.saver import MemtendSaver
+from memtend_langgraph.side_effects import LedgerToolCalls, ledger_tool_node
 from memtend_langgraph.store import MemtendStore
 
-__all__ = ["MemtendSaver", "MemtendStore", "UserMismatchError", "UserNotFoundError", "embedding_function"]
+__all__ = [
+    "LedgerToolCalls",
+    "MemtendPrompt",
+    "MemtendSaver",
+    "MemtendStore",
+    "UserMismatchError",
+    "UserNotFoundError",
+    "embedding_function",
+    "ledger_tool_node",
+]
