@@ -8,17 +8,22 @@ recalls the top k memories of its user, and its evidence turns are scored:
 - R_all@k: share of questions whose evidence is all in the top k;
 
 for categories 1-4, category 5 (adversarial) and all five. memtend goes through its public API
-(``Memory.user(...).log_many`` / ``recall``) twice: each turn logged with its ``session`` (``memtend``), and
-the same turns logged with their times only, no session (``memtend-times``: what most users pass). Two
-baselines are computed in the same run: BM25 (rank-bm25 defaults, stopwords dropped, no stemming) and
-all-MiniLM-L6-v2 cosine alone.
+(``Memory.user(...)``, then ``recall``) with the turns written six ways: events in one ``log_many`` per
+conversation (``memtend``), one ``log(text, at=...)`` per turn (``memtend-log``), or as notes, one
+``remember(text, at=...)`` per turn (``memtend-notes``, as an agent's memories are written), each with its
+``session`` and with its time only, no session (the ``-times`` systems: what most users pass). Two baselines are
+computed in the same run: BM25 (rank-bm25 defaults, stopwords dropped, no stemming) and all-MiniLM-L6-v2 cosine
+alone.
 
-The report split (conv-41, 42, 43) is never tuned on: ranking changes are chosen on the tuning split
-(conv-26, conv-30) and only then measured on the report split.
+The split, by conversation, is fixed here (``SPLITS``): ranking changes are chosen on the tuning part (conv-26,
+conv-30) and only then measured on the held-out report part (conv-41, 42, 43), whose figure is the one that counts.
+It has been the split since the first ranking work (see tests/benchmarks/RESULTS.md for which rounds looked at
+which part).
 
 Nothing from a question's annotations (answer, evidence, category) is used at query time.
 
     uv run python tests/benchmarks/locomo.py [--data PATH] [--limit-conversations N] [--split tune|report|all]
+        [--systems memtend,memtend-times,memtend-log,memtend-notes-times,...]
 """
 
 from __future__ import annotations
@@ -171,17 +176,42 @@ def latency_summary(latencies: Sequence[float]) -> dict[str, float]:
 # -- systems ---------------------------------------------------------------------------------------
 
 
+SYSTEMS = (
+    "memtend",  # events, one log_many per conversation, with sessions
+    "memtend-times",  # the same without sessions
+    "memtend-log",  # events, one log per turn, with sessions
+    "memtend-log-times",
+    "memtend-notes",  # notes, one remember per turn, with sessions
+    "memtend-notes-times",
+    "memtend-index",  # the ranking on a UserIndex (no storage): the tuning harness; events
+    "memtend-index-times",
+    "memtend-index-notes",
+    "memtend-index-notes-times",
+    "bm25",
+    "minilm",
+)
+WRITES = ("batch", "log", "remember")  # log_many per conversation; one log per turn; one remember per turn (notes)
+
+
 def run_memtend(
-    conversations: Sequence[Conversation], *, sessions: bool = True, conflict_judge: Any = "auto"
+    conversations: Sequence[Conversation],
+    *,
+    sessions: bool = True,
+    conflict_judge: Any = "auto",
+    writes: str = "batch",
 ) -> Ranked:
     """memtend through its public API, on an embedded Chroma in a temporary folder.
 
-    ``sessions=False`` logs each turn with its time only (no ``session``), as most users would;
+    ``sessions=False`` writes each turn with its time only (no ``session``), as most users would;
+    ``writes``: ``"batch"`` (one ``log_many`` per conversation), ``"log"`` (one ``log(text, at=...)`` per turn) or
+    ``"remember"`` (the turns stored as notes, one ``remember(text, at=...)`` per turn, as an agent's memories are);
     ``conflict_judge``: Memory's (``"auto"``: the installed memtend-conflicts; None: the newest-wins rules alone).
     """
     from memtend import Event, Memory
     from memtend.extras import AUTO
 
+    if writes not in WRITES:
+        raise ValueError(f"writes must be one of {WRITES}")
     judge = AUTO if conflict_judge == "auto" else conflict_judge
     out = Ranked()
     with (
@@ -191,12 +221,16 @@ def run_memtend(
         mem.user("warm-up").recall("warm up the embedding model", k=1)
         for conv in conversations:
             user = mem.user(conv.sample_id)
-            events = [
-                Event(text=t.text, at=t.at, session=t.session if sessions else "", metadata={"dia_id": t.dia_id})
-                for t in conv.turns
-            ]
             started = time.perf_counter()
-            user.log_many(events)
+            if writes == "batch":
+                user.log_many(
+                    Event(text=t.text, at=t.at, session=t.session if sessions else "", metadata={"dia_id": t.dia_id})
+                    for t in conv.turns
+                )
+            else:
+                write = user.log if writes == "log" else user.remember
+                for t in conv.turns:
+                    write(t.text, at=t.at, session=t.session if sessions else "", metadata={"dia_id": t.dia_id})
             user.recall("index warm-up", k=1, now=conv.now)  # the first recall loads the user's index
             out.ingest_seconds += time.perf_counter() - started
             for q in conv.questions:
@@ -214,10 +248,12 @@ def run_index(
     *,
     sessions: bool = True,
     conflict_judge: Any = "auto",
+    notes: bool = False,
 ) -> Ranked:
     """memtend's ranking straight on a ``UserIndex`` (no storage): the harness used for tuning.
 
-    ``sessions=False`` indexes the turns with their times only (no session); ``conflict_judge`` as Memory's."""
+    ``sessions=False`` indexes the turns with their times only (no session); ``notes``: as notes, not events;
+    ``conflict_judge`` as Memory's."""
     from memtend.extras import AUTO, resolve
     from memtend.index.user_index import UserIndex
     from memtend.records import Kind, Record
@@ -233,7 +269,7 @@ def run_index(
             Record(
                 id=t.dia_id,
                 user_id=conv.sample_id,
-                kind=Kind.EVENT,
+                kind=Kind.NOTE if notes else Kind.EVENT,
                 text=t.text,
                 created_at=t.at,
                 updated_at=t.at,
@@ -400,8 +436,16 @@ def run(
     runners: dict[str, Callable[[Sequence[Conversation]], Ranked]] = {
         "memtend": lambda c: run_memtend(c, conflict_judge=conflict_judge),
         "memtend-times": lambda c: run_memtend(c, sessions=False, conflict_judge=conflict_judge),
+        "memtend-log": lambda c: run_memtend(c, conflict_judge=conflict_judge, writes="log"),
+        "memtend-log-times": lambda c: run_memtend(c, sessions=False, conflict_judge=conflict_judge, writes="log"),
+        "memtend-notes": lambda c: run_memtend(c, conflict_judge=conflict_judge, writes="remember"),
+        "memtend-notes-times": lambda c: run_memtend(
+            c, sessions=False, conflict_judge=conflict_judge, writes="remember"
+        ),
         "memtend-index": lambda c: run_index(c, conflict_judge=conflict_judge),
         "memtend-index-times": lambda c: run_index(c, sessions=False, conflict_judge=conflict_judge),
+        "memtend-index-notes": lambda c: run_index(c, conflict_judge=conflict_judge, notes=True),
+        "memtend-index-notes-times": lambda c: run_index(c, sessions=False, conflict_judge=conflict_judge, notes=True),
         "bm25": run_bm25,
         "minilm": run_minilm,
     }
@@ -437,15 +481,15 @@ def format_report(result: dict[str, Any]) -> str:
         for group in GROUPS:
             counts = {int(s["parts"][part][group]["questions"]) for s in result["systems"].values()}
             lines.append(f"-- {group} ({'/'.join(map(str, sorted(counts)))} questions)")
-            lines.append(f"   {'system':<20}" + "".join(f"{m:>10}" for m in metrics))
+            lines.append(f"   {'system':<26}" + "".join(f"{m:>10}" for m in metrics))
             for name, system in result["systems"].items():
                 row = system["parts"][part][group]
-                lines.append(f"   {name:<20}" + "".join(f"{row[m]:>10.1f}" for m in metrics))
+                lines.append(f"   {name:<26}" + "".join(f"{row[m]:>10.1f}" for m in metrics))
     lines.append("\n== timings (all run)")
     for name, system in result["systems"].items():
         lat = system["latency"]
         lines.append(
-            f"   {name:<20} ingest {system['ingest_seconds']:7.2f} s   recall median {lat['median_ms']:6.2f} ms"
+            f"   {name:<26} ingest {system['ingest_seconds']:7.2f} s   recall median {lat['median_ms']:6.2f} ms"
             f"   p95 {lat['p95_ms']:6.2f} ms"
         )
     return "\n".join(lines)
@@ -459,7 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--systems",
         default="memtend,memtend-times,bm25,minilm",
-        help="comma-separated: memtend, memtend-times (no sessions), memtend-index, memtend-index-times, bm25, minilm",
+        help="comma-separated, of: " + ", ".join(SYSTEMS),
     )
     parser.add_argument(
         "--ablation", action="store_true", help="print the effect of each ranking change instead (UserIndex only)"

@@ -1,7 +1,9 @@
-"""The LoCoMo retrieval benchmark, run on one conversation: memtend's public API beats its baselines."""
+"""The LoCoMo retrieval benchmark, run on one conversation: memtend's public API beats its baselines, the same turns
+stored as notes rank as the events do, and the tuning and held-out parts split the conversations."""
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any
 
@@ -20,7 +22,8 @@ def bench() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def result(bench: ModuleType) -> dict[str, Any]:
-    return bench.run(shared_path(*DATA_PARTS), ["conv-30"])
+    systems = ("memtend", "memtend-times", "memtend-notes-times", "bm25", "minilm")
+    return bench.run(shared_path(*DATA_PARTS), ["conv-30"], systems=systems)
 
 
 def all_five(result: dict[str, Any], system: str) -> dict[str, float]:
@@ -40,6 +43,27 @@ def test_times_only_logging_recalls_as_well_as_sessions(result: dict[str, Any]) 
     assert times_only["questions"] == with_sessions["questions"]
     for k in ("frac@5", "frac@10"):
         assert times_only[k] >= with_sessions[k] - 1.0  # without time windows: about 10 points lower
+
+
+def test_notes_without_sessions_recall_as_well_as_events(result: dict[str, Any]) -> None:
+    events, notes = all_five(result, "memtend"), all_five(result, "memtend-notes-times")
+    assert notes["questions"] == events["questions"]
+    for k in ("frac@5", "frac@10"):
+        assert notes[k] >= events[k] - 1.0  # stood 14 points lower when notes had no timeline and were judged
+
+
+def test_the_split_is_by_conversation_and_covers_the_data(bench: ModuleType) -> None:
+    tune, report = set(bench.SPLITS["tune"]), set(bench.SPLITS["report"])
+    assert tune and report and not tune & report
+    with open(shared_path(*DATA_PARTS), encoding="utf-8") as f:
+        assert {sample["sample_id"] for sample in json.load(f)} == tune | report
+    result = bench.run(shared_path(*DATA_PARTS), ["conv-26", "conv-41"], systems=("bm25",))
+    assert result["parts"] == {"tune": ["conv-26"], "report": ["conv-41"], "all": ["conv-26", "conv-41"]}
+    parts = result["systems"]["bm25"]["parts"]
+    assert (
+        parts["tune"]["all five"]["questions"] + parts["report"]["all five"]["questions"]
+        == (parts["all"]["all five"]["questions"])
+    )
 
 
 def test_numbers_are_consistent(result: dict[str, Any]) -> None:

@@ -438,7 +438,9 @@ def test_events_without_a_session_take_their_neighbours_in_time() -> None:
         rec("b1", "turn b1", days_ago=2),  # a day later: another conversation
         rec("b2", "turn b2", days_ago=2 - 40 * minute),  # 40 minutes after b1: over the half-hour gap
         rec("b3", "turn b3", days_ago=2 - 41 * minute),
-        rec("n1", "a note", days_ago=3 - minute, kind=Kind.NOTE),  # notes stand alone
+        rec("n1", "a note", days_ago=3 - minute, kind=Kind.NOTE),  # notes have a timeline of their own
+        rec("n2", "a second note", days_ago=3 - 3 * minute, kind=Kind.NOTE),
+        rec("f1", "a fact", days_ago=3 - minute, kind=Kind.FACT),  # facts stand alone
         rec("s1", "turn s1", days_ago=3 - minute, session="s"),  # a session keeps its own window
     ]
     index.upsert(turns, np.stack([OFF[0]] * len(turns)))
@@ -446,7 +448,9 @@ def test_events_without_a_session_take_their_neighbours_in_time() -> None:
     assert index.neighbours("a3") == (["a2", "a1"], [])
     assert index.neighbours("b1") == ([], [])
     assert index.neighbours("b3") == (["b2"], [])
-    assert index.neighbours("n1") == ([], [])
+    assert index.neighbours("n1") == ([], ["n2"])
+    assert index.neighbours("n2") == (["n1"], [])
+    assert index.neighbours("f1") == ([], [])
     assert index.neighbours("s1") == ([], [])
     index.upsert([rec("b0", "turn b0", days_ago=2 - 20 * minute)], OFF[0][None, :])  # bridges the gap
     assert index.neighbours("b3") == (["b2", "b0"], [])
@@ -456,6 +460,55 @@ def test_events_without_a_session_take_their_neighbours_in_time() -> None:
     lone = new_index(RetrievalConfig(timeline_kinds=frozenset()))
     lone.upsert(turns[:3], np.stack([OFF[0]] * 3))
     assert lone.neighbours("a2") == ([], [])
+
+
+class EveryNewerReplaces:
+    """A judge that calls every newer record it reads a change of every older one; notes what it was asked."""
+
+    change_relevance = 0.0
+
+    def __init__(self) -> None:
+        self.read_ids: list[str] = []
+
+    def read(self, record: Record, vector: np.ndarray) -> object:
+        self.read_ids.append(record.id)
+        return record.id
+
+    def judge(self, pool: C.Pool) -> C.PairTest:
+        return lambda newer, older: pool.reading(newer) is not None and pool.reading(older) is not None
+
+
+@pytest.mark.parametrize("session", ["", "chat"])
+@pytest.mark.parametrize("kind", [Kind.NOTE, Kind.EVENT])
+def test_turns_of_a_dialogue_are_found_alike_whatever_their_kind(kind: Kind, session: str) -> None:
+    """Two speakers' turns, a minute apart (in a session or not): the older answer is not replaced by a later turn
+    in other words, whether the turns were stored as notes or events; lone notes days apart still are."""
+    minute = 60.0 / DAY
+    config = RetrievalConfig(question_factor=1.0, recency_weight=0.0, date_bonus=0.0, name_bonus=0.0)
+    turns = [
+        (rec("q", "Ann: what did you paint?", days_ago=3, kind=kind, session=session), OFF[0]),
+        (
+            rec("a", "Bob: a sunset over the lake", days_ago=3 - minute, kind=kind, session=session),
+            blend(Q, OFF[1], 0.9),
+        ),
+        (
+            rec("b", "Ann: lovely, the lake again", days_ago=3 - 2 * minute, kind=kind, session=session),
+            blend(Q, OFF[2], 0.5),
+        ),
+    ]
+    judge = EveryNewerReplaces()
+    index = UserIndex(config, judge)
+    index.upsert([r for r, _ in turns], np.stack([v for _, v in turns]))
+    assert ids(index.search("what did Bob paint", Q, k=3, now=NOW))[0] == "a"
+    assert judge.read_ids == []  # never asked about a turn of a dialogue
+    lone = UserIndex(config, judge)
+    notes = [
+        (rec("a", "Bob: a sunset over the lake", days_ago=9, kind=Kind.NOTE), blend(Q, OFF[1], 0.9)),
+        (rec("b", "Bob: the lake again", days_ago=2, kind=Kind.NOTE), blend(Q, OFF[2], 0.5)),
+    ]
+    lone.upsert([r for r, _ in notes], np.stack([v for _, v in notes]))
+    assert ids(lone.search("what did Bob paint", Q, k=2, now=NOW)) == ["b", "a"]  # a lone note still may change
+    assert sorted(judge.read_ids) == ["a", "b"]
 
 
 def test_a_sessionless_answer_borrows_the_question_said_just_before() -> None:

@@ -8,9 +8,11 @@ among the top are settled by ``memtend.policies.conflicts`` (and a ``ConflictJud
 
 Records of one session are ordered by ``(created_at, order of first insertion)``; when the index is
 rebuilt from storage, feed records in that order so same-timestamp records keep their sequence. Records
-logged without a session (of the kinds in ``RetrievalConfig.timeline_kinds``) share one timeline per kind,
-where neighbours count only while each step between them is at most ``context_gap_seconds``: turns said
-close together form the context windows a session would.
+written without a session (of the kinds in ``RetrievalConfig.timeline_kinds``: events and notes) share one
+timeline per kind, where neighbours count only while each step between them is at most ``context_gap_seconds``:
+turns said close together form the context windows a session would. A turn of a dialogue (a speaker, with another
+speaker's turn in its window) is read as what was said then whatever its kind: the conflict judge is not asked
+whether a later turn replaces it.
 """
 
 from __future__ import annotations
@@ -430,6 +432,8 @@ class UserIndex:
 
         def reading(position: int) -> object:
             slot = top[position]
+            if self._dialogue_turn(slot):
+                return None  # what was said then, as an event is: only the plain rules replace it
             said = self._readings[slot]
             if said is _UNREAD:
                 said = self._readings[slot] = judge.read(records[position], self._emb[slot])
@@ -448,6 +452,16 @@ class UserIndex:
             reading=reading,
             encode=encode,
         )
+
+    def _dialogue_turn(self, slot: int) -> bool:
+        """Whether a record is a turn of a dialogue: it has a speaker and its context window (session or timeline)
+        holds another speaker's turn. Whatever kind it was stored as, it is what someone said at that time, as a
+        logged event is, so a later turn says what came next rather than replacing it in other words."""
+        own = int(self._speaker[slot])
+        if own < 0:
+            return False
+        around = self._speaker[self._nbr[slot][self._nbr[slot] >= 0]]
+        return bool(((around >= 0) & (around != own)).any())
 
     def _text_size(self, slot: int) -> int:
         record = self._records[slot]

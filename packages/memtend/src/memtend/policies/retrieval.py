@@ -10,8 +10,9 @@ How a record's score is built, and why each part holds for any user's memory:
    drift per query, so each is rescaled to 0..1 over the records being ranked before a weighted sum.
 2. **Context window.** A memory is often only meaningful next to its neighbours: "yes, last Friday"
    answers the question asked in the turn before it. Records of the same session/thread, ordered by
-   time, lend part of their score to the records around them. Events logged without a session form one
-   timeline, where records said close together (no gap over half an hour) are each other's window.
+   time, lend part of their score to the records around them. Events and notes written without a session form
+   a timeline per kind, where records said close together (no gap over half an hour) are each other's window:
+   the kind decides how long a memory lives, not whether its neighbours help find it.
 3. **Recency.** Each kind has a half-life: events and notes fade, facts and rules do not (a fact is
    true until superseded). It is a small additive term: it breaks near-ties, it never buries relevance.
 4. **Small bonuses.** A question that names a date favours records made on that date; a "when"
@@ -65,7 +66,8 @@ class RetrievalConfig:
     context_before: tuple[float, ...] = (1.0, 1.0)  # weights of the window's records before a record, nearest first
     context_after: tuple[float, ...] = (1.0,)  # weights of the window's records after a record, nearest first
     context_share: float = 0.67  # share (0..1) of a record's relevance that comes from its context window
-    timeline_kinds: frozenset[Kind] = frozenset({Kind.EVENT})  # kinds whose records without a session form a timeline
+    timeline_kinds: frozenset[Kind] = frozenset({Kind.EVENT, Kind.NOTE})  # kinds whose records without a session
+    # form a timeline (one per kind)
     context_gap_seconds: float = 1800.0  # on a timeline, the longest step (seconds) between neighbours of one window
     half_life_days: Mapping[Kind, float | None] = field(default_factory=_default_half_lives)  # days; None: never fades
     recency_weight: float = 0.01  # weight of the recency (1 when new, halving every half-life) added to the score
