@@ -36,6 +36,8 @@ from memtend.errors import (
 )
 
 if TYPE_CHECKING:
+    from memtend.capture.extractor import allm_extractor, llm_extractor
+    from memtend.capture.report import CaptureReport
     from memtend.connect import open_memory
     from memtend.documents.keyed import KeyedStore
     from memtend.documents.store import (
@@ -113,6 +115,9 @@ _LAZY: dict[str, str] = {
     "StructuredSummary": "memtend.transcripts.summary",
     "SummaryValidationError": "memtend.transcripts.summary",
     "allm_summarizer": "memtend.transcripts.summary",
+    "CaptureReport": "memtend.capture.report",
+    "llm_extractor": "memtend.capture.extractor",
+    "allm_extractor": "memtend.capture.extractor",
     "llm_summarizer": "memtend.transcripts.summary",
     "CompactionResult": "memtend.transcripts.compaction",
     "acompact_transcript": "memtend.transcripts.compaction",
@@ -142,6 +147,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CaptureReport",
     "ChangeEvent",
     "ChangeType",
     "CompactionReport",
@@ -199,10 +205,12 @@ __all__ = [
     "UserNotFoundError",
     "WriteInterruptedError",
     "acompact_transcript",
+    "allm_extractor",
     "allm_summarizer",
     "canonical_key",
     "clear_tool_results",
     "compact_transcript",
+    "llm_extractor",
     "llm_summarizer",
     "open_memory",
     "side_effecting",

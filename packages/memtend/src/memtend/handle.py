@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -71,6 +71,7 @@ class FacadeHandle(MemoryHandle, Protocol):
     on_change: Callable[[ChangeEvent], None] | None
     injection_check: InjectionCheck | None  # the gate's second opinion on external text (None: patterns alone)
     write_mode: WriteMode  # "propose": the agent's and an extractor's writes wait as proposals (policies.proposals)
+    extractor: Any  # what capture asks by default (None: the offline rules), see memtend.capture
 
     def settled_storage(self) -> Storage:
         """Storage, with buffered usage stamps written first."""

@@ -23,6 +23,7 @@ import numpy as np
 
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_injection_check, check_retention, check_retrieval, describe
+from memtend.capture.extractor import check_extractor
 from memtend.errors import InvalidInputError, MemoryClosedError
 from memtend.extras import AUTO, Auto, resolve
 from memtend.helpers import Helpers
@@ -101,6 +102,9 @@ class Memory(Applier):
     ``write_mode``: ``"direct"`` stores what the agent or an extractor remembers at once; ``"propose"`` stores it
     as a proposal that nothing recalls or shows until it is accepted (``UserMemory.proposals``, ``accept``, ``reject``).
 
+    ``extractor``: what ``capture`` asks which parts of a turn are worth keeping (``memtend.llm_extractor(model)``;
+    None: the offline rules of :mod:`memtend.policies.capture`).
+
     ``injection_check``: the second opinion on external text the injection patterns pass (its ``flagged`` bit):
     ``AUTO`` uses the installed ``memtend-injection`` extra (``pip install memtend[injection]``) if there is one,
     ``None`` the patterns alone, a callable (:class:`~memtend.policies.gate.InjectionCheck`) replaces it.
@@ -120,6 +124,7 @@ class Memory(Applier):
         conflict_judge: ConflictJudge | Auto | None = AUTO,
         injection_check: InjectionCheck | Auto | None = AUTO,
         write_mode: WriteMode = "direct",
+        extractor: Any = None,
     ) -> None:
         _check_options(
             client=client,
@@ -133,6 +138,7 @@ class Memory(Applier):
         self.write_mode: WriteMode = check_write_mode(write_mode)
         self.conflict_judge = check_judge(resolve("conflict_judge", conflict_judge))
         self.injection_check: InjectionCheck | None = resolve("injection_check", check_injection_check(injection_check))
+        self.extractor = check_extractor(extractor)  # what capture asks (None: the offline rules; memtend.capture)
         if client is not None and path is not None:
             raise InvalidInputError("pass either path or client, not both")
         if embedding_function is None:

@@ -18,6 +18,10 @@ import numpy as np
 
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_items, describe
+from memtend.capture import merge
+from memtend.capture import run as capture_run
+from memtend.capture.extractor import AsyncExtractor, Extractor, check_extractor
+from memtend.capture.report import CaptureReport
 from memtend.consistency import claims as fact_claims
 from memtend.consistency import guarded as shared_writes
 from memtend.consistency.claim_write import write_claim
@@ -56,6 +60,7 @@ from memtend.writing import review
 if TYPE_CHECKING:
     from memtend.documents.store import GateMode
     from memtend.handle import FacadeHandle
+    from memtend.transcripts.messages import Message
     from memtend.working.constraints import SessionConstraints
     from memtend.working.ledger import Ledger
     from memtend.working.session import SessionState
@@ -187,11 +192,27 @@ class UserMemory(MetricsCalls):
     ) -> Record:
         """Store a free-text note (``at``: when it was said, epoch seconds; default now, so a past conversation
         imported as notes keeps its dates)."""
+        return self._note(text, source=source, metadata=metadata, redact=redact, session=session, at=at)[0]
+
+    def _note(
+        self,
+        text: object,
+        *,
+        source: Source | str,
+        metadata: dict[str, Any] | None,
+        redact: bool,
+        session: str,
+        at: float | None,
+    ) -> tuple[Record, str]:
+        """``remember``, and what it did: added, or duplicate / refreshed (see :mod:`memtend.capture.merge`)."""
         checked, embedded = self.memory.gated_beside_embedding(
             text,
             lambda: self._checked(Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata),
         )
-        return self._add([checked], embedded)[0]
+        vector = embedded.get(checked.record.text) if embedded else None
+        return merge.write_or_merge(
+            self.memory, self.user_id, checked.record, vector, lambda: self._add([checked], embedded)[0]
+        )
 
     def log(
         self,
@@ -276,12 +297,27 @@ class UserMemory(MetricsCalls):
         its successor and can be restored. An external source is held for review instead. ``at``: when the value
         was said (default now); a value said before the current one was set is kept out (``kept``).
         """
+        return self._fact(key, value, source=source, redact=redact, at=at)
+
+    def _fact(
+        self,
+        key: str,
+        value: str,
+        *,
+        source: Source | str,
+        redact: bool,
+        at: float | None,
+        session: str = "",
+        metadata: dict[str, Any] | None = None,
+    ) -> FactResult:
+        """``set_fact``, with the session and metadata (provenance) the written value carries."""
         canonical = _fact_key(key) if type(key) is str else _fact_key.__wrapped__(key)
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
+        given: dict[str, Any] = {"key": canonical, "value": value, "session": session, "metadata": metadata}
         checked, embedded = self.memory.gated_beside_embedding(
-            text, lambda: self._checked(Kind.FACT, text, source, redact=redact, at=at, key=canonical, value=value)
+            text, lambda: self._checked(Kind.FACT, text, source, redact=redact, at=at, **given)
         )
         candidate = checked.record
         if candidate.text != text:  # redacted: keep the value consistent with what is stored
@@ -316,6 +352,34 @@ class UserMemory(MetricsCalls):
         # storage refuses the read)
         records, _ = self.memory.storage.get_records(self.user_id, kinds=[Kind.FACT], statuses=[Status.ACTIVE])
         return {r.key: r.value for r in sorted(records, key=lambda r: r.key) if r.id.startswith("fact:")}
+
+    # ------------------------------------------------------------------ capture of a turn (memtend.capture)
+    def capture(
+        self,
+        messages: Iterable[Message],
+        *,
+        session: str = "",
+        offset: int = 0,
+        extractor: Extractor | AsyncExtractor | None = None,
+        redact: bool = False,
+    ) -> CaptureReport:
+        """Keep what a turn (messages: user, assistant, tool) holds that is worth keeping, written or merged with its
+        provenance (``session``, ``offset``: the first message's index); see :mod:`memtend.capture`."""
+        run = capture_run.judge(messages, offset, check_extractor(extractor) or self.memory.extractor)
+        return capture_run.write(*run, self._note, self._fact, session=check_name(session, "session"), redact=redact)
+
+    async def acapture(
+        self,
+        messages: Iterable[Message],
+        *,
+        session: str = "",
+        offset: int = 0,
+        extractor: Extractor | AsyncExtractor | None = None,
+        redact: bool = False,
+    ) -> CaptureReport:
+        run = await capture_run.ajudge(list(messages), offset, check_extractor(extractor) or self.memory.extractor)
+        write, session = capture_run.write, check_name(session, "session")
+        return await run_io(write, *run, self._note, self._fact, session=session, redact=redact)
 
     # ------------------------------------------------------------------ retrieval
     def recall(

@@ -355,6 +355,33 @@ class UserIndex:
         scores = retrieval.rank(inputs, now, cfg)
         return self._top(scores, k, int(result_mask.sum()), set(terms), cosine, encode)
 
+    def nearest(
+        self, vector: np.ndarray, *, k: int, kinds: set[Kind], statuses: frozenset[Status] = _ACTIVE
+    ) -> list[tuple[str, float]]:
+        """The ``k`` indexed records of ``kinds`` closest in meaning to ``vector``, as ``(id, cosine)``, closest
+        first: the near-duplicate check of a write (the same unit vectors recall ranks by)."""
+        n = self._lex.capacity
+        if k <= 0 or n == 0 or self._dim == 0:
+            return []
+        allowed_status = np.zeros(len(_STATUSES), dtype=bool)
+        allowed_status[[_STATUS_CODE[Status(s)] for s in statuses]] = True
+        allowed_kind = np.zeros(len(_KINDS), dtype=bool)
+        allowed_kind[[_KIND_CODE[Kind(x)] for x in kinds]] = True
+        mask = self._alive[:n] & allowed_status[self._status[:n]] & allowed_kind[self._kind[:n]]
+        if not mask.any():
+            return []
+        unit = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if unit.shape[0] != self._dim:
+            return []
+        unit = unit / (float(np.linalg.norm(unit)) or 1.0)
+        cosine = np.where(mask, np.einsum("ij,j->i", self._emb[:n], unit), -np.inf)
+        top = np.argsort(-cosine, kind="stable")[: min(k, int(mask.sum()))]
+        return [(self._id(int(slot)), float(cosine[slot])) for slot in top]
+
+    def vector(self, id: str) -> np.ndarray:
+        """The indexed (unit) vector of a record."""
+        return np.array(self._emb[self._lex.slot(self.record(id).id)])
+
     def _stating_times(self, n: int) -> np.ndarray:
         """Which of the first ``n`` slots state a time, reading the texts not read yet (only "when" questions
         ask, so a cold load does not read every text for it)."""

@@ -156,6 +156,33 @@ def add(
     )
 
 
+def refresh(
+    user_id: str, existing: Record, newer: Record, vector: np.ndarray | None, t: float, *, sessions_kept: int = 8
+) -> tuple[Record, Change]:
+    """A statement said again: the stored record stays (its id and text), and takes in the new saying: dated now
+    (``updated_at``, ``last_used_at``), its source the more trusted of the two, and in its metadata how often it
+    was said (``said_times``), by which sources (``said_by``) and in which sessions (``said_in``, the latest
+    ``sessions_kept``). ``vector``: the stored one (nothing is embedded again)."""
+    extra = dict(existing.extra)
+    sources = [s for s in str(extra.get("said_by") or existing.source.value).split(",") if s]
+    sessions = [s for s in str(extra.get("said_in") or existing.session).split(",") if s]
+    extra["said_times"] = int(extra.get("said_times") or 1) + 1
+    extra["said_by"] = ",".join(dict.fromkeys([*sources, newer.source.value]))
+    if newer.session:
+        extra["said_in"] = ",".join(list(dict.fromkeys([*sessions, newer.session]))[-sessions_kept:])
+    for name, value in newer.extra.items():
+        extra.setdefault(name, value)
+    source = newer.source if newer.source.trust > existing.source.trust else existing.source
+    after = replace(existing, source=source, extra=extra, updated_at=t, last_used_at=t)
+    return after, Change(
+        user_id,
+        upserts=(after,),
+        vectors={existing.id: vector} if vector is not None else {},
+        history=(entry(user_id, "refresh", after, existing, newer.source),),
+        stored={existing.id: existing},
+    )
+
+
 def fact(
     user_id: str,
     candidate: Record,

@@ -1,0 +1,47 @@
+"""What ``capture`` reports: every candidate with its reason and what became of it, and what was dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memtend.policies.capture import Candidate, Dropped
+from memtend.records import Record
+
+__all__ = ["CaptureReport", "Captured"]
+
+
+@dataclass(frozen=True)
+class Captured:
+    """One candidate and its fate: ``action`` is ``added``, ``duplicate`` / ``refreshed`` (an active memory said
+    the same: it was refreshed, nothing added), ``updated`` (a keyed fact's new value; the old one archived,
+    restorable), ``unchanged`` (the fact already had this value), ``kept`` (the fact's current value stays: it
+    came from a more trusted source, or was said later), ``held`` (held for review), ``proposed`` (a proposal
+    waiting to be accepted: ``Memory(write_mode="propose")``) or ``skipped`` (refused: see
+    ``why``)."""
+
+    candidate: Candidate
+    action: str
+    why: str = ""
+    record: Record | None = None
+
+
+@dataclass(frozen=True)
+class CaptureReport:
+    """Everything one ``capture`` call did: ``captured`` per candidate, ``dropped`` what was not kept (and why),
+    and ``origin``: which extractor decided (``offline``, ``llm``, or ``offline-fallback`` when a model failed)."""
+
+    captured: list[Captured] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    origin: str = "offline"
+
+    @property
+    def written(self) -> list[Record]:
+        """The records added or changed (refreshed ones included)."""
+        return [c.record for c in self.captured if c.record is not None and c.action != "skipped"]
+
+    def actions(self) -> dict[str, int]:
+        """How many candidates met each fate."""
+        out: dict[str, int] = {}
+        for c in self.captured:
+            out[c.action] = out.get(c.action, 0) + 1
+        return out

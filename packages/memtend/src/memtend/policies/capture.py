@@ -1,0 +1,273 @@
+"""Capture: which parts of a turn are worth keeping in long-term memory, each with the reason it was kept or not.
+
+Pure: it reads messages and returns judgements; nothing here stores anything. The offline rules read structure
+before words, and keep only what they are confident about, which is what the user said of themselves:
+
+* who said it: only the user's own turns are read. The assistant's replies are not the user's voice, and tool
+  results are raw output that can be looked up again (``tool`` turns, and assistant turns that relay one);
+* what kind of sentence it is: questions ask rather than state, and acknowledgements and short remarks
+  ("Understood.", "ok thanks") carry nothing a later session needs;
+* whether it is a request: an imperative handing the user something now ("Tell me a joke") is a one-off request
+  (:func:`memtend.transcripts.summary.constraints.is_instruction` tells those from standing instructions, which
+  are kept as preferences);
+* whether it is a first-person statement: "I ...", "my ...", "we ..." in the user's turn. Among those, a statement
+  of where the user lives, their name or employer, or "my <thing> is <value>", has one answer and becomes a keyed
+  fact (``home.city``); a choice with its reason is a decision; work in progress is unfinished-work state; a
+  liking or a standing instruction is a preference; a statement that announces a change
+  (:func:`memtend.policies.text_features.update_sentences`) is a correction; other first-person statements of
+  four words or more are kept as what the user said of themselves, unless they speak only of this moment
+  ("right now", "today") or give a passing opinion ("I think so").
+
+Everything else is dropped, with its reason. An LLM extractor (:mod:`memtend.capture.extractor`) can replace these
+rules; its answer is validated against :func:`check_candidate`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from memtend.policies import text_features
+from memtend.records import Source
+from memtend.transcripts.messages import Message, ensure_messages
+from memtend.transcripts.summary.constraints import is_instruction
+
+__all__ = [
+    "Candidate",
+    "CandidateKind",
+    "Dropped",
+    "Judgement",
+    "judge_turns",
+]
+
+
+class CandidateKind(str, Enum):
+    """What a kept statement is; a ``fact`` has a key (one answer), the others are stored as notes."""
+
+    FACT = "fact"
+    PREFERENCE = "preference"
+    DECISION = "decision"
+    CORRECTION = "correction"
+    STATE = "state"  # the state of unfinished work
+    STATEMENT = "statement"  # something else the user said of themselves
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Something worth keeping: its kind, the text to store, why, and the turn it came from (index in the
+    messages given, and that message's id if it has one). A ``fact`` carries its ``key`` and ``value``."""
+
+    kind: CandidateKind
+    text: str
+    reason: str
+    turn: int
+    turn_id: str = ""
+    key: str = ""
+    value: str = ""
+    source: Source = Source.USER
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """Part of a turn that is not kept, and why."""
+
+    text: str
+    reason: str
+    turn: int
+    turn_id: str = ""
+
+
+Judgement = Candidate | Dropped
+
+# -- sentence forms -----------------------------------------------------------------------------------------
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_LEAD_IN = re.compile(
+    r"^(?:(?:actually|oh|so|and|also|well|btw|by the way|fyi|just so you know|no|yes|yeah|ok|okay|update|correction"
+    r"|scratch that|change of plan|one more thing)\b[\s,:;.!-]*)+",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|my|we|we're|we've|we'll|our|me)\b", re.IGNORECASE)
+_PASSING = re.compile(
+    r"^(?:i|we) (?:think|guess|suppose|see|understand|mean|know|wonder|hope|agree|feel|get it|believe)\b"
+    r"|^i(?:'m| am) (?:not sure|sure|glad|happy|sorry|afraid|bored|tired|hungry|done|back|here|ready|curious)\b",
+    re.IGNORECASE,
+)
+_THIS_MOMENT = re.compile(r"\b(?:right now|at the moment|today|tonight|this (?:morning|afternoon|evening))\b", re.I)
+# a value: a run of capitalised words ("Porto", "New York", "Acme Corp")
+_PROPER = r"(?-i:(?P<value>[A-Z][\w'&-]*(?:\s+(?:[A-Z][\w'&-]*|de|da|do|of|la|le|von|van)(?=\s+[A-Z]|\b))*))"
+_KEYED: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "home.city",
+        re.compile(
+            r"^(?:i|we)(?:'ve| have)?(?: just| recently| finally)? (?:moved|relocated) (?:back )?to "
+            + _PROPER
+            + r"|^(?:i|we) (?:now |still )?live in "
+            + _PROPER.replace("value", "value2")
+            + r"|^(?:i'm|i am|we're|we are) (?:now |currently )?(?:living|based) in "
+            + _PROPER.replace("value", "value3")
+            + r"|^my home (?:town |city )?is (?:in )?"
+            + _PROPER.replace("value", "value4"),
+            re.IGNORECASE,
+        ),
+    ),
+    ("name", re.compile(r"^(?:my name is|call me|my name's) " + _PROPER, re.IGNORECASE)),
+    ("work.employer", re.compile(r"^(?:i|we) (?:now )?work (?:at|for) " + _PROPER, re.IGNORECASE)),
+)
+_MY_THING = re.compile(
+    r"^my (?P<thing>(?:[a-z]+ ){0,2}[a-z]+) (?:is|are|'s) (?:now )?(?P<value>[^,;]{1,60}?)[.!]?$", re.IGNORECASE
+)
+_NOT_KEYS = frozenset("it this that one favorite bad fault pleasure turn guess point question".split())
+_DECISION = re.compile(
+    r"^(?:i|we)(?:'ve| have| had)? (?:decided|chosen|chose|picked|settled on|opted|agreed)\b"
+    r"|^(?:i'll|i will|we'll|we will|i'm going to|we're going to|let's) (?:go|stick) with\b",
+    re.IGNORECASE,
+)
+# a sentence opened by a change of mind, or saying that what held before holds no longer
+_REVISION = re.compile(
+    r"^(?:actually|no[,.!]|correction|update:|scratch that|change of plan|on second thought)"
+    r"|\b(?:no longer|not any ?more|anymore|instead)\b",
+    re.IGNORECASE,
+)
+_BECAUSE = re.compile(r"\b(?:because|since|as|so that|given that)\b\s+(?P<why>.+)$", re.IGNORECASE)
+_STATE = re.compile(
+    r"\b(?:still (?:working on|need to|have to|haven't|to do)|in the middle of|halfway through|haven't (?:finished"
+    r"|done|started)|not (?:done|finished) yet|left off|next (?:i|we) (?:need|have|want) to|picking (?:this|it) up"
+    r"|will (?:continue|finish|pick (?:this|it) up))\b",
+    re.IGNORECASE,
+)
+_LIKING = re.compile(
+    r"^(?:i|we) (?:really |much |strongly |usually |always |generally )?(?:prefer|like|love|hate|dislike|enjoy"
+    r"|can't stand|don't like|do not like|don't eat|never eat|avoid)\b|^i(?:'m| am) (?:allergic|vegetarian|vegan)\b",
+    re.IGNORECASE,
+)
+_ACK = re.compile(
+    r"^(?:ok(?:ay)?|k|sure|thanks?|thank you|thx|cool|great|nice|got it|understood|right|yes|yeah|yep|no|nope|fine"
+    r"|perfect|sounds good|alright|hello|hi|hey|bye|good(?: morning| night)?|lol|haha)\b",
+    re.IGNORECASE,
+)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9][a-z0-9'-]*", text.lower())
+
+
+def _key_of(thing: str) -> str:
+    return "_".join(_words(thing))
+
+
+def _keyed(body: str) -> tuple[str, str] | None:
+    """(key, value) when a first-person sentence states a fact with one answer."""
+    for key, pattern in _KEYED:
+        m = pattern.match(body)
+        if m is not None:
+            value = next(v for v in m.groups() if v)
+            return key, value.strip().rstrip(".")
+    m = _MY_THING.match(body)
+    if m is not None:
+        thing, value = m.group("thing"), m.group("value").strip()
+        words = _words(thing)
+        if words and words[-1] not in _NOT_KEYS and words[0] not in _NOT_KEYS and len(_words(value)) <= 6:
+            return _key_of(thing), value
+    return None
+
+
+def judge_sentence(sentence: str, turn: int, turn_id: str = "") -> Judgement:
+    """One sentence of the user's: the candidate it makes, or why it is dropped."""
+    body = _LEAD_IN.sub("", sentence.replace("\u2019", "'")).strip()
+    words = _words(body)
+    if text_features.is_question(sentence):
+        return Dropped(sentence, "a question: it asks, it states nothing to keep", turn, turn_id)
+    if not words or (len(words) <= 3 and (_ACK.match(sentence) or not _FIRST_PERSON.match(body))):
+        return Dropped(sentence, "an acknowledgement or a short remark", turn, turn_id)
+    correction = bool(_REVISION.search(sentence))
+    change = correction or bool(text_features.update_sentences(sentence))
+    if _FIRST_PERSON.match(body):
+        keyed = _keyed(body)
+        if keyed is not None:
+            key, value = keyed
+            why = "the user corrects" if correction else "the user states a change of" if change else "the user states"
+            return Candidate(
+                CandidateKind.FACT,
+                sentence,
+                f"{why} their {key.replace('_', ' ').replace('.', ' ')} (one answer)",
+                turn,
+                turn_id,
+                key=key,
+                value=value,
+            )
+        if _DECISION.match(body):
+            because = _BECAUSE.search(body)
+            why = f", because {because.group('why').rstrip('.')}" if because else " (no reason given)"
+            return Candidate(CandidateKind.DECISION, sentence, f"a decision the user made{why}", turn, turn_id)
+        if _STATE.search(body):
+            return Candidate(CandidateKind.STATE, sentence, "the state of unfinished work", turn, turn_id)
+        if _LIKING.match(body):
+            return Candidate(CandidateKind.PREFERENCE, sentence, "a preference the user states", turn, turn_id)
+        if correction:
+            return Candidate(
+                CandidateKind.CORRECTION, sentence, "the user corrects something said before", turn, turn_id
+            )
+        if _PASSING.match(body):
+            return Dropped(sentence, "a passing remark about the conversation", turn, turn_id)
+        if _THIS_MOMENT.search(body):
+            return Dropped(sentence, "speaks only of this moment", turn, turn_id)
+        if len(words) >= 4:
+            return Candidate(CandidateKind.STATEMENT, sentence, "the user says this of themselves", turn, turn_id)
+        return Dropped(sentence, "too short to be a durable statement", turn, turn_id)
+    if is_instruction(sentence):
+        return Candidate(CandidateKind.PREFERENCE, sentence, "a standing instruction the user gave", turn, turn_id)
+    if _STATE.search(body):
+        return Candidate(CandidateKind.STATE, sentence, "the state of unfinished work", turn, turn_id)
+    if words and len(words) >= 2 and not _FIRST_PERSON.match(body) and _is_request(body):
+        return Dropped(sentence, "a one-off request", turn, turn_id)
+    return Dropped(sentence, "not a statement of the user's about themselves (chit-chat or a remark)", turn, turn_id)
+
+
+def _is_request(body: str) -> bool:
+    return bool(
+        re.match(r"^(?:please|can you|could you|would you|tell|show|give|write|find|make|help|let)\b", body, re.I)
+    )
+
+
+def judge_turns(messages: Iterable[Message], *, offset: int = 0) -> list[Judgement]:
+    """What each turn leaves: candidates from the user's turns, and what was dropped with its reason. ``offset``
+    is added to each turn's index (the index of the first message in the whole conversation)."""
+    out: list[Judgement] = []
+    after_tool = False
+    for index, message in enumerate(ensure_messages(messages)):
+        turn, turn_id = index + offset, message.id or ""
+        if message.role == "user":
+            after_tool = False
+        if message.role == "tool":
+            after_tool = True
+            out.append(Dropped(message.content[:200], "raw tool output: it can be looked up again", turn, turn_id))
+            continue
+        if not message.content.strip() or _is_summary(message):
+            continue
+        if message.role == "assistant":
+            why = "relays tool output" if after_tool else "the assistant's words, not the user's"
+            out.append(Dropped(message.content[:200], why, turn, turn_id))
+            continue
+        if message.role != "user":
+            continue
+        out.extend(judge_sentence(s, turn, turn_id) for s in _sentences(message.content))
+    return out
+
+
+def _is_summary(message: Message) -> bool:
+    from memtend.transcripts.summary.schema import is_summary_message
+
+    return is_summary_message(message)
+
+
+def candidates(judgements: Sequence[Judgement]) -> list[Candidate]:
+    return [j for j in judgements if isinstance(j, Candidate)]

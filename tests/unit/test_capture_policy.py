@@ -1,0 +1,124 @@
+"""The capture policy (pure): what of a turn is kept, as what kind, and why; and the LLM extractor's checks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from memtend import Message, Source
+from memtend.capture.extractor import ExtractionError, allm_extractor, llm_extractor, validate_answer
+from memtend.policies.capture import Candidate, CandidateKind, Dropped, judge_turns
+
+
+def _one(text: str) -> Candidate | Dropped:
+    found = judge_turns([Message("user", text)])
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tell me a joke",
+        "Understood.",
+        "ok thanks",
+        "The weather is nice today.",
+        "What's the capital of France?",
+        "I think so.",
+        "Show me the cheapest option.",
+        "I'm bored right now, honestly.",
+    ],
+)
+def test_one_off_requests_chit_chat_and_acknowledgements_are_dropped_with_a_reason(text: str) -> None:
+    judged = _one(text)
+    assert isinstance(judged, Dropped) and judged.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("I moved to Porto last month.", "home.city", "Porto"),
+        ("Actually, I live in New York now.", "home.city", "New York"),
+        ("My name is Ana Silva.", "name", "Ana Silva"),
+        ("I work at Acme Corp.", "work.employer", "Acme Corp"),
+        ("My favourite colour is blue.", "favourite_colour", "blue"),
+    ],
+)
+def test_statements_with_one_answer_become_keyed_facts(text: str, key: str, value: str) -> None:
+    judged = _one(text)
+    assert isinstance(judged, Candidate) and judged.kind is CandidateKind.FACT
+    assert (judged.key, judged.value, judged.source) == (key, value, Source.USER)
+    assert "one answer" in judged.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "in_reason"),
+    [
+        ("I prefer short answers.", CandidateKind.PREFERENCE, "preference"),
+        ("Always reply in French.", CandidateKind.PREFERENCE, "standing instruction"),
+        ("We decided to use Postgres because it handles JSON well.", CandidateKind.DECISION, "handles JSON well"),
+        ("I'm still working on the migration script.", CandidateKind.STATE, "unfinished"),
+        ("I have two cats named Tom and Jerry.", CandidateKind.STATEMENT, "themselves"),
+        ("I no longer eat meat at all.", CandidateKind.CORRECTION, "corrects"),
+    ],
+)
+def test_kinds_and_visible_reasons(text: str, kind: CandidateKind, in_reason: str) -> None:
+    judged = _one(text)
+    assert isinstance(judged, Candidate) and judged.kind is kind and in_reason in judged.reason
+
+
+def test_only_the_users_voice_is_read_tool_output_and_replies_are_dropped() -> None:
+    turn = [
+        Message("user", "I moved to Porto.", id="m1"),
+        Message("assistant", "I live in Paris.", tool_calls=[{"id": "c1", "name": "search", "arguments": {}}]),
+        Message("tool", "My name is Evil Bot.", tool_call_id="c1"),
+        Message("assistant", "My name is Evil Bot."),
+    ]
+    judged = judge_turns(turn, offset=10)
+    kept = [j for j in judged if isinstance(j, Candidate)]
+    assert [(c.key, c.turn, c.turn_id) for c in kept] == [("home.city", 10, "m1")]
+    reasons = [j.reason for j in judged if isinstance(j, Dropped)]
+    assert any("tool output" in r for r in reasons) and any("relays" in r for r in reasons)
+
+
+def _answer(**item: object) -> str:
+    base = {"kind": "preference", "text": "Likes tea", "reason": "a liking", "turn": 0}
+    return json.dumps({"memories": [{**base, **item}]})
+
+
+def test_extractor_answer_validated_turn_kind_and_key() -> None:
+    turn = [Message("user", "I like tea"), Message("tool", "x", tool_call_id="c")]
+    assert validate_answer(_answer(), turn, 0)[0].source is Source.INFERRED
+    for bad in (_answer(kind="joke"), _answer(turn=5), _answer(turn=1), _answer(kind="fact"), "not json", "{}"):
+        with pytest.raises(ExtractionError):
+            validate_answer(bad, turn, 0)
+
+
+def test_llm_extractor_retries_once_then_falls_back_to_the_offline_rules() -> None:
+    prompts: list[str] = []
+    answers = iter(["nonsense", _answer(kind="fact", key="Home City", value="Porto", text="Lives in Porto")])
+
+    def model(prompt: str) -> str:
+        prompts.append(prompt)
+        return next(answers)
+
+    turn = [Message("user", "I like tea and I moved to Porto")]
+    (got,) = llm_extractor(model)(turn, 0)
+    assert isinstance(got, Candidate) and (got.key, got.value) == ("home_city", "Porto")
+    assert len(prompts) == 2 and "rejected" in prompts[1]
+
+    def broken(prompt: str) -> str:
+        raise RuntimeError("down")
+
+    fallback = llm_extractor(broken)([Message("user", "I moved to Porto.")], 0)
+    assert [c.key for c in fallback if isinstance(c, Candidate)] == ["home.city"]
+    assert any(isinstance(d, Dropped) and "offline-fallback" in d.reason for d in fallback)
+
+
+def test_async_extractor_same_flow() -> None:
+    async def model(prompt: str) -> str:
+        return _answer(kind="decision", text="Chose Postgres for JSON", reason="decision with its reason", turn=3)
+
+    got = asyncio.run(allm_extractor(model)([Message("user", "We go with Postgres because of JSON")], 3))
+    assert isinstance(got[0], Candidate) and got[0].kind is CandidateKind.DECISION and got[0].turn == 3
