@@ -90,11 +90,11 @@ class ExtractionError(InvalidInputError):
 def validate_answer(answer: object, messages: Sequence[Message], offset: int) -> list[Judgement]:
     """The candidates of a model's answer, or :class:`ExtractionError` naming every problem found."""
     if isinstance(answer, str):
-        text = answer.strip()
-        if text.startswith("```"):
-            text = text.strip("`").removeprefix("json").strip()
+        raw = answer.strip()
+        if raw.startswith("```"):
+            raw = raw.strip("`").removeprefix("json").strip()
         try:
-            answer = json.loads(text)
+            answer = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise ExtractionError([f"the answer is not JSON ({exc.msg})"]) from None
     if not isinstance(answer, Mapping) or not isinstance(answer.get("memories"), list):
