@@ -194,21 +194,9 @@ class UserMemory(MetricsCalls):
         imported as notes keeps its dates)."""
         return self._note(text, source=source, metadata=metadata, redact=redact, session=session, at=at)[0]
 
-    def _note(
-        self,
-        text: object,
-        *,
-        source: Source | str,
-        metadata: dict[str, Any] | None,
-        redact: bool,
-        session: str,
-        at: float | None,
-    ) -> tuple[Record, str]:
-        """``remember``, and what it did: added, or duplicate / refreshed (see :mod:`memtend.capture.merge`)."""
-        checked, embedded = self.memory.gated_beside_embedding(
-            text,
-            lambda: self._checked(Kind.NOTE, text, source, redact=redact, at=at, session=session, metadata=metadata),
-        )
+    def _note(self, text: object, **given: Any) -> tuple[Record, str]:
+        """``remember`` (``given``: its options), and what it did: added, duplicate or refreshed (capture.merge)."""
+        checked, embedded = self.memory.gated_beside_embedding(text, lambda: self._checked(Kind.NOTE, text, **given))
         vector = embedded.get(checked.record.text) if embedded else None
         return merge.write_or_merge(
             self.memory, self.user_id, checked.record, vector, lambda: self._add([checked], embedded)[0]
@@ -299,25 +287,15 @@ class UserMemory(MetricsCalls):
         """
         return self._fact(key, value, source=source, redact=redact, at=at)
 
-    def _fact(
-        self,
-        key: str,
-        value: str,
-        *,
-        source: Source | str,
-        redact: bool,
-        at: float | None,
-        session: str = "",
-        metadata: dict[str, Any] | None = None,
-    ) -> FactResult:
-        """``set_fact``, with the session and metadata (provenance) the written value carries."""
+    def _fact(self, key: str, value: str, *, source: Source | str, **given: Any) -> FactResult:
+        """``set_fact`` (``given``: redact, at; session and metadata, the provenance the written value carries)."""
+        at = given.get("at")
         canonical = _fact_key(key) if type(key) is str else _fact_key.__wrapped__(key)
         value = check_text(value, "value")
         source = Source.parse(source)
         text = precedence.fact_text(canonical, value)
-        given: dict[str, Any] = {"key": canonical, "value": value, "session": session, "metadata": metadata}
         checked, embedded = self.memory.gated_beside_embedding(
-            text, lambda: self._checked(Kind.FACT, text, source, redact=redact, at=at, **given)
+            text, lambda: self._checked(Kind.FACT, text, source, key=canonical, value=value, **given)
         )
         candidate = checked.record
         if candidate.text != text:  # redacted: keep the value consistent with what is stored
@@ -366,7 +344,7 @@ class UserMemory(MetricsCalls):
         """Keep what a turn (messages: user, assistant, tool) holds that is worth keeping, written or merged with its
         provenance (``session``, ``offset``: the first message's index); see :mod:`memtend.capture`."""
         run = capture_run.judge(messages, offset, check_extractor(extractor) or self.memory.extractor)
-        return capture_run.write(*run, self._note, self._fact, session=check_name(session, "session"), redact=redact)
+        return capture_run.write(*run, self._note, self._fact, session=session, redact=redact)
 
     async def acapture(
         self,
@@ -378,8 +356,7 @@ class UserMemory(MetricsCalls):
         redact: bool = False,
     ) -> CaptureReport:
         run = await capture_run.ajudge(list(messages), offset, check_extractor(extractor) or self.memory.extractor)
-        write, session = capture_run.write, check_name(session, "session")
-        return await run_io(write, *run, self._note, self._fact, session=session, redact=redact)
+        return await run_io(capture_run.write, *run, self._note, self._fact, session=session, redact=redact)
 
     # ------------------------------------------------------------------ retrieval
     def recall(

@@ -19,7 +19,7 @@ from memtend.errors import InvalidInputError
 from memtend.policies import gate
 from memtend.policies.capture import Candidate, CandidateKind, Dropped, Judgement
 from memtend.policies.precedence import FactOutcome, canonical_key, fact_text
-from memtend.records import Record, Status
+from memtend.records import Record, Status, check_name
 from memtend.results import FactResult
 from memtend.transcripts.messages import Message, ensure_messages
 
@@ -102,6 +102,7 @@ def write(
     judgements: list[Judgement], origin: str, note: NoteWriter, fact: FactWriter, *, session: str, redact: bool
 ) -> CaptureReport:
     """Write each candidate (the gate reads them all first, so a refused one stores nothing of the turn)."""
+    session = check_name(session, "session")
     kept = [j for j in judgements if isinstance(j, Candidate)]
     for candidate in kept:  # refuses (SensitiveDataError) before anything is written, or passes
         gate.check_write(_text(candidate), candidate.source, redact=redact)
