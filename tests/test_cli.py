@@ -228,3 +228,66 @@ def test_stats_json_prints_the_four_metrics_per_user_and_store_wide(
     assert [c["outcome"] for c in json.loads(out)][:3] == ["added", "hit", "miss"]
     code, out, _ = _run(capsys, "--path", str(store), "calls", "bob", "--session", "t1")
     assert code == 0 and out == ""
+
+
+def test_a_store_of_another_embedding_function_is_named_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memtend import EmbeddingMismatchError, Memory
+    from memtend.testing import HashEmbedder
+
+    store = tmp_path / "s"
+    with Memory(path=store, embedding_function=HashEmbedder()) as mem:
+        mem.user("u1").remember("Likes green tea")
+    for argv in (["list", "--user", "u1"], ["stats", "--json"], ["calls", "u1"]):
+        code, out, err = _run(capsys, "--path", str(store), *argv)
+        assert code == 2 and out == "" and "Traceback" not in err, argv
+        assert err.startswith("memtend: EmbeddingMismatchError: ") and len(err.strip().splitlines()) == 1
+        assert "memtend-hash" in err and "embedding function it was built with" in err
+    done = _command("--path", str(store), "list", "--user", "u1")
+    assert done.returncode == 2 and "EmbeddingMismatchError" in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(EmbeddingMismatchError):  # the core says it too, to every caller
+        Memory(path=store)
+    with Memory(path=store, embedding_function=HashEmbedder()) as mem:
+        assert [r.text for r in mem.user("u1").list()] == ["Likes green tea"], "nothing lost"
+
+
+def test_a_store_held_by_the_running_application_says_how_to_reach_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "s"
+    assert _run(capsys, "--path", str(store), "--create", "add", "--user", "u1", "Likes green tea")[0] == 0
+    app = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from memtend import Memory; m = Memory(path=sys.argv[1]); "
+         "print('open', flush=True); sys.stdin.read(); m.close()", str(store)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert app.stdout is not None and app.stdout.readline().strip() == "open"
+        for argv in (["list", "--user", "u1"], ["stats", "--json"], ["calls", "u1"], ["erase", "--user", "u1"]):
+            code, out, err = _run(capsys, "--path", str(store), *argv)
+            assert code == 2 and out == "" and "Traceback" not in err, argv
+            assert err.startswith("memtend: StoreLockedError: ") and len(err.strip().splitlines()) == 1
+            assert "chroma run" in err and "inspector" in err
+    finally:
+        app.communicate("", timeout=120)
+    code, out, _ = _run(capsys, "--path", str(store), "list", "--user", "u1")
+    assert code == 0 and "Likes green tea" in out, "nothing was lost, and the store opens once the app is gone"
+
+
+def test_metrics_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "s"
+    assert _run(capsys, "--path", str(store), "--create", "add", "--user", "u1", "Likes green tea")[0] == 0
+    cases = {
+        "blank user": ["--path", str(store), "calls", " "],
+        "blank session": ["--path", str(store), "calls", "u1", "--session", " "],
+        "blank stats user": ["--path", str(store), "stats", "--user", " "],
+        "missing store": ["--path", str(tmp_path / "typo"), "stats", "--json"],
+        "missing store (calls)": ["--path", str(tmp_path / "typo"), "calls", "u1"],
+        "path is a file": ["--path", str(store / "chroma.sqlite3"), "calls", "u1"],
+    }
+    for name, argv in cases.items():
+        code, out, err = _run(capsys, *argv)
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert code == 2 and out == "", f"{name}: exit {code}"
+        assert len(lines) == 1 and lines[0].startswith("memtend: ") and "Traceback" not in err, f"{name}: {err}"

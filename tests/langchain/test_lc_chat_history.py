@@ -307,6 +307,8 @@ def test_compacted_view_summarises_keeps_tool_pairs_and_stores_nothing(ephemeral
     results = {m.tool_call_id for m in view if isinstance(m, ToolMessage)}
     assert calls == results
     assert len(history.messages) == len(long_session())  # the stored history is untouched
+    found = ephemeral_memory.user("alice").metrics("long")  # the compaction reached the core's metrics
+    assert found["detail"]["compactions"] == 1 and 0 < found["context_utilisation_at_compaction"] < 1
 
 
 async def test_compacted_view_async_and_under_budget(ephemeral_memory: Memory) -> None:
@@ -316,6 +318,8 @@ async def test_compacted_view_async_and_under_budget(ephemeral_memory: Memory) -
     await history.aadd_messages(long_session()[5:])
     view = await history.acompacted_messages(max_turns=5)
     assert view[0].additional_kwargs["lc_source"] == "memtend_summary"
+    found = await ephemeral_memory.user("alice").ametrics("short")
+    assert found["detail"]["compactions"] == 1, "the view under budget did not count"
 
 
 @pytest.mark.parametrize(

@@ -197,6 +197,11 @@ def test_over_budget_the_transcript_is_compacted_with_tool_pairs_intact(ephemera
     # the compacted transcript is the state now
     assert state["messages"][0].additional_kwargs.get("lc_source") == "memtend_summary"
     assert state["messages"][-1].text == "All good."
+    # the compaction reached the core's metrics, once, in the thread; it fired on turns, so the context was a small
+    # share of the default 60k-token budget; the call log has it
+    found = ephemeral_memory.user("alice").metrics("t1")
+    assert found["detail"]["compactions"] == 1 and 0 < found["context_utilisation_at_compaction"] < 1
+    assert "report_compaction" in [c.op for c in ephemeral_memory.user("alice").calls("t1")]
 
 
 async def test_compaction_and_injection_async(ephemeral_memory: Memory) -> None:
@@ -206,6 +211,8 @@ async def test_compaction_and_injection_async(ephemeral_memory: Memory) -> None:
     state = await graph.ainvoke({"messages": [*long_history(10), HumanMessage("Status?")]}, **run("t1"))
     assert state["messages"][0].additional_kwargs.get("lc_source") == "memtend_summary"
     assert "Answer in French" in system_text(model.calls[0])
+    found = await ephemeral_memory.user("alice").ametrics("t1")
+    assert found["detail"]["compactions"] == 1
     events = await ephemeral_memory.user("alice").alist(kinds=[Kind.EVENT])
     assert "Status?" in [e.text for e in events]
 
@@ -217,6 +224,7 @@ def test_under_budget_nothing_is_compacted(ephemeral_memory: Memory) -> None:
     )
     assert all(m.additional_kwargs.get("lc_source") != "memtend_summary" for m in state["messages"])
     assert len(state["messages"]) == len(long_history(3)) + 2
+    assert ephemeral_memory.user("alice").metrics()["detail"]["compactions"] == 0
 
 
 # ---------------------------------------------------------------------- memory tools

@@ -127,6 +127,10 @@ def test_long_history_is_compacted_with_tool_pairs_intact(ephemeral_memory: Memo
     assert calls == results  # no call without its result, no result without its call
     assert "Never touch production" in (shown[0].content or "")  # the user's constraint, kept in the system message
     assert len(mem.get_all()) == len(history)  # compaction is a view: nothing stored is removed
+    # how full the context was when compaction fired reached the core's metrics, for this session
+    found = ephemeral_memory.user("alice").metrics("long")
+    assert found["detail"]["compactions"] >= 1
+    assert found["context_utilisation_at_compaction"] is not None and found["context_utilisation_at_compaction"] > 1
 
 
 def test_keep_recent_turns_goes_to_the_core(ephemeral_memory: Memory) -> None:

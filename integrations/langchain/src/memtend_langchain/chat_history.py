@@ -144,13 +144,17 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
         older part is one summary turn (the core's structured summary: goal, facts, side effects with ids, user
         constraints, open questions) followed by the recent turns, tool calls never split from their results.
         Nothing stored changes."""
-        return compact_view(
-            self.messages,
+        messages = self.messages
+        result = compact_transcript(
+            to_memtend(messages),
             max_turns=max_turns,
             max_tokens=max_tokens,
             keep_recent_turns=keep_recent_turns,
             summarizer=summarizer,
         )
+        if result.compacted:  # context use when compaction fired, for the core's metrics
+            self.user.report_compaction(result, session=self.session_id)
+        return from_memtend(result.messages, messages)
 
     async def acompacted_messages(
         self,
@@ -168,6 +172,8 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
             keep_recent_turns=keep_recent_turns,
             summarizer=summarizer,
         )
+        if result.compacted:
+            await self.user.areport_compaction(result, session=self.session_id)
         return from_memtend(result.messages, messages)
 
 

@@ -185,20 +185,24 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         }
 
     @staticmethod
-    def _outcome(messages: list[AnyMessage], result: CompactionResult) -> tuple[list[BaseMessage], list[str], bool]:
+    def _outcome(
+        messages: list[AnyMessage], result: CompactionResult
+    ) -> tuple[list[BaseMessage], list[str], CompactionResult | None]:
         if not result.compacted:
-            return list(messages), result.constraints, False
-        return from_memtend(result.messages, messages), result.constraints, True
+            return list(messages), result.constraints, None
+        return from_memtend(result.messages, messages), result.constraints, result
 
-    def _compact(self, messages: list[AnyMessage]) -> tuple[list[BaseMessage], list[str], bool]:
-        """(messages, constraints kept, whether it compacted) under the budget."""
+    def _compact(self, messages: list[AnyMessage]) -> tuple[list[BaseMessage], list[str], CompactionResult | None]:
+        """(messages, constraints kept, the compaction when it compacted) under the budget."""
         if not self._compacts or not messages:
-            return list(messages), [], False
+            return list(messages), [], None
         return self._outcome(messages, compact_transcript(to_memtend(messages), **self._options()))
 
-    async def _acompact(self, messages: list[AnyMessage]) -> tuple[list[BaseMessage], list[str], bool]:
+    async def _acompact(
+        self, messages: list[AnyMessage]
+    ) -> tuple[list[BaseMessage], list[str], CompactionResult | None]:
         if not self._compacts or not messages:
-            return list(messages), [], False
+            return list(messages), [], None
         return self._outcome(messages, await acompact_transcript(to_memtend(messages), **self._options()))
 
     @staticmethod
@@ -328,11 +332,18 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     # ------------------------------------------------------------------ before each model call: compaction
     def before_model(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         messages, _, compacted = self._compact(state["messages"])
-        return self._replace(messages) if compacted else None
+        if compacted is None:
+            return None
+        # how full the context was when compaction fired, for the core's metrics (the thread is the session)
+        self._user(runtime).report_compaction(compacted, session=self._thread(runtime) or "")
+        return self._replace(messages)
 
     async def abefore_model(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         messages, _, compacted = await self._acompact(state["messages"])
-        return self._replace(messages) if compacted else None
+        if compacted is None:
+            return None
+        await self._user(runtime).areport_compaction(compacted, session=self._thread(runtime) or "")
+        return self._replace(messages)
 
     # ------------------------------------------------------------------ around each model call: injection
     def wrap_model_call(

@@ -82,6 +82,8 @@ def _compact(owner: Any, key: tuple[Any, ...], view: _View | None, fresh: histor
         max_tokens=key[2],
         keep_recent_turns=key[3],
     )
+    if result.compacted:  # how full the context was when compaction fired, for the core's metrics
+        owner.user(key[0]).report_compaction(result, session=key[1])
     if start + len(fresh) == 0:
         return [], result.messages, result.constraints
     kept = {p: originals[p] for p in (_position(m) for m in result.messages) if p is not None}

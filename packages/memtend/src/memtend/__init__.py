@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtend.errors import (
     DocumentTooLargeError,
+    EmbeddingMismatchError,
     EmbeddingModelUnavailableError,
     InvalidInputError,
     InvalidUserIdError,
@@ -158,6 +159,7 @@ __all__ = [
     "DocumentOp",
     "DocumentStore",
     "DocumentTooLargeError",
+    "EmbeddingMismatchError",
     "EmbeddingModelUnavailableError",
     "ErasureReceipt",
     "Event",

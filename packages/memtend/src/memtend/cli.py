@@ -12,7 +12,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtend.errors import InvalidInputError, MemtendError, StoreNotFoundError
+from memtend.errors import (
+    EmbeddingMismatchError,
+    InvalidInputError,
+    MemtendError,
+    StoreLockedError,
+    StoreNotFoundError,
+)
 from memtend.records import DAY, Kind, Source, Status
 
 if TYPE_CHECKING:  # loaded by the commands that open a store, so `memtend --help` does not load chromadb
@@ -42,7 +48,20 @@ def _memory(args: argparse.Namespace) -> Memory:
         )
     from memtend.memory import Memory
 
-    return Memory(path=folder)
+    try:
+        return Memory(path=folder)
+    except StoreLockedError:
+        raise StoreLockedError(
+            f"another process (the running application?) holds the embedded store in {folder}, and an embedded "
+            "store opens in one process at a time. To reach it while the application runs: serve the store from a "
+            "Chroma server (`chroma run --path DIR`, the application and `memtend inspect --url` pointed at it), or "
+            "mount the memory inspector in the application (memtend.inspector); else stop the application first"
+        ) from None
+    except EmbeddingMismatchError as exc:
+        raise EmbeddingMismatchError(
+            f"{exc} The memtend command opens stores with memtend's default embedding model; open this one from "
+            "Python with the embedding function it was built with"
+        ) from None
 
 
 def _print_json(data: Any) -> None:

@@ -122,6 +122,11 @@ class WriteInterruptedError(StorageUnavailableError):
         self.record_ids = record_ids
 
 
+class EmbeddingMismatchError(MemtendError, ValueError):
+    """The store was built with another embedding function than the one given: its vectors would not compare.
+    Open it with the embedding function it was built with (the message names both)."""
+
+
 class StoreLockedError(MemtendError, RuntimeError):
     """Another process already holds this embedded Chroma directory."""
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import sys
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
@@ -235,6 +236,7 @@ def note_call(
 ) -> None:
     """Count and log one memory call (``counts``: what it adds to the metrics; ``given``: the key as the caller gave
     it, when ``key`` is its canonical form), and tell the observers."""
+    session = _storable_key(session) if session else ""  # a session id names stored rows: never a secret
     logged = _storable_key(key) if key else ""
     if given and given != key and _storable_key(given) == WITHHELD:
         logged = WITHHELD
@@ -265,6 +267,7 @@ def note_counts(
     creating: bool = True,
 ) -> None:
     """Add ``counts`` (and the largest values ``peaks``) to the user's metrics and the session's, if any."""
+    session = _storable_key(session) if session else ""
     tally = _tally(memory, user_id)
     with tally.lock:
         _add(tally, session, counts, peaks or {})
@@ -283,9 +286,16 @@ def _add(tally: Tally, session: str, counts: Mapping[str, float], peaks: Mapping
 
 
 def _noted(tally: Tally, creating: bool) -> bool:
+    """Count a note; whether the tally is due to be written now (never on an event loop's thread: an adapter's
+    async path reports there, and the write waits for the next note made elsewhere, or the close)."""
     tally.notes += 1
     tally.creating = tally.creating or creating
-    return tally.notes >= FLUSH_EVERY
+    return tally.notes >= FLUSH_EVERY and not _on_event_loop()
+
+
+def _on_event_loop() -> bool:
+    aio = sys.modules.get("asyncio")
+    return aio is not None and aio._get_running_loop() is not None
 
 
 def note_events(memory: Any, events: Iterable[ChangeEvent]) -> None:

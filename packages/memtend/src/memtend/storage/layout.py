@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
 from memtend.consistency.slots import FactSlots
+from memtend.errors import EmbeddingMismatchError
 from memtend.storage.chroma import MAX_BATCH, SMALL_SYNC_THRESHOLD, UNUSED_GRAPH, guarded, schema_read_once
 from memtend.storage.document_rows import DocumentRows
 from memtend.storage.filters import history_where, where
 from memtend.storage.marks import ChangeMarks
+
+
+# Chroma's refusal to open a collection with an embedding function other than the one it persisted
+_EMBEDDING_CONFLICT = re.compile(
+    r"Embedding function conflict: new: (?P<given>[\w.:-]{1,80}) vs persisted: (?P<stored>[\w.:-]{1,80})"
+)
 
 
 class StoreCollections:
@@ -72,11 +80,20 @@ class StoreCollections:
 
     @guarded
     def _collection(self, name: str, embedding_function: Any, configuration: dict[str, Any]) -> Collection:
-        return schema_read_once(
-            self.client.get_or_create_collection(
+        try:
+            made = self.client.get_or_create_collection(
                 name, embedding_function=embedding_function, configuration=configuration
             )
-        )
+        except ValueError as exc:
+            found = _EMBEDDING_CONFLICT.search(str(exc))
+            if found is None:
+                raise
+            raise EmbeddingMismatchError(
+                f"this store was built with the embedding function {found['stored']!r}, not {found['given']!r}: its "
+                "vectors would not compare. Open it with the embedding function it was built with "
+                "(Memory(embedding_function=...))."
+            ) from None
+        return schema_read_once(made)
 
     def collections(self) -> dict[str, Collection]:
         return {
