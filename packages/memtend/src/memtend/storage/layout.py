@@ -15,7 +15,6 @@ from memtend.storage.document_rows import DocumentRows
 from memtend.storage.filters import history_where, where
 from memtend.storage.marks import ChangeMarks
 
-
 # Chroma's refusal to open a collection with an embedding function other than the one it persisted
 _EMBEDDING_CONFLICT = re.compile(
     r"Embedding function conflict: new: (?P<given>[\w.:-]{1,80}) vs persisted: (?P<stored>[\w.:-]{1,80})"
