@@ -123,3 +123,37 @@ def test_erase_needs_confirmation(memory: Any, inspector: Any, page: Any) -> Non
     assert "alice" not in memory.users()
     assert sum(memory.storage.count_user("alice").values()) == 0
     assert [r.text for r in bob.list()] == ["Bob's note"]
+
+
+def test_accept_edit_and_reject_proposals(tmp_path: Path, embedding_function: Any, page: Any) -> None:
+    """An agent's writes held as proposals (write_mode="propose"): one accepted as proposed, one accepted as the
+    person edited it, one rejected."""
+    from memtend import Memory
+    from memtend.inspector import InspectorServer
+
+    with Memory(path=tmp_path / "store", embedding_function=embedding_function, write_mode="propose") as mem:
+        alice = mem.user("alice")
+        as_is = alice.remember("Works on the billing service", source=Source.AGENT)
+        edited = alice.set_fact("timezone", "Europe/Paris", source=Source.INFERRED).record
+        dropped = alice.remember("Likes long answers", source=Source.AGENT)
+        assert {r.id for r in alice.proposals()} == {as_is.id, edited.id, dropped.id}
+        with InspectorServer(mem) as server:
+            page.goto(server.url + "/user?user=alice")
+            _row(page, as_is.id).get_by_role("button", name="Accept").click()
+            assert "Proposal accepted." in page.get_by_role("status").inner_text()
+            assert alice.get(as_is.id).status is Status.ACTIVE
+            assert alice.get(as_is.id).text == "Works on the billing service"
+
+            row = _row(page, edited.id)
+            assert row.locator("textarea").input_value() == "Europe/Paris"
+            row.locator("textarea").fill("Europe/Berlin")
+            row.get_by_role("button", name="Accept").click()
+            assert "Proposal accepted." in page.get_by_role("status").inner_text()
+            assert alice.facts() == {"timezone": "Europe/Berlin"}
+
+            _row(page, dropped.id).get_by_role("button", name="Reject").click()
+            assert "Rejected" in page.get_by_role("status").inner_text()
+            assert alice.proposals() == []
+            with pytest.raises(RecordNotFoundError):
+                alice.get(dropped.id)
+            assert page.locator("table.records-proposals").count() == 0

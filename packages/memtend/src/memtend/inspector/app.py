@@ -186,6 +186,10 @@ class Inspector:
             await user.aedit_note(record_id, form.get("text", ""))
         elif op == "delete":
             await user.adelete(record_id)
+        elif op == "accept":  # as proposed, or as the person edited it
+            text = form.get("text", "")
+            edited = text if text != form.get("original", "") else None
+            await user.aaccept(record_id, text=edited)
         elif op == "approve":
             await user.aapprove(record_id)
         elif op == "reject":

@@ -21,6 +21,7 @@ DONE = {
     "edit_note": "Note saved.",
     "delete": "Record deleted for good.",
     "approve": "Approved.",
+    "accept": "Proposal accepted.",
     "reject": "Rejected and dropped.",
     "restore": "Restored.",
     "erase": "User erased from every collection.",
@@ -154,6 +155,8 @@ def user_page(
             ctx.link("/export", user=user),
             ctx.link("/erase", user=user),
         ),
+        Html('<h2 id="proposals">Proposals</h2>'),
+        _proposals(ctx, user, [r for r in records if r.status is Status.PROPOSED]),
         Html('<h2 id="pending">External text awaiting review</h2>'),
         _table(ctx, user, pending, "pending"),
     ]
@@ -167,6 +170,44 @@ def user_page(
     parts.append(Html('<h2 id="archived">Archive</h2>'))
     parts.append(_table(ctx, user, archived, "archived"))
     return page(ctx, f"User {user}", join(parts), flash=flash)
+
+
+def _proposals(ctx: Context, user: str, proposals: Sequence[Record]) -> Html:
+    """What the agent proposed to remember: each accepted as it is or as the person edits it, or rejected."""
+    if not proposals:
+        return Html('<p class="note">None.</p>')
+    rows = []
+    for r in proposals:
+        shown = r.value if r.kind is Kind.FACT else r.text  # for a fact the person edits the value
+        accept = fill(
+            '<form class="inline accept" method="post" action="{}">{}<input type="hidden" name="user" value="{}">'
+            '<input type="hidden" name="id" value="{}"><input type="hidden" name="original" value="{}">'
+            '<textarea name="text" rows="2" cols="50" aria-label="proposed text">{}</textarea>'
+            '<button type="submit" name="op" value="accept">Accept</button></form>',
+            ctx.link("/action"),
+            ctx.token_field(),
+            user,
+            r.id,
+            shown,
+            shown,
+        )
+        rows.append(
+            fill(
+                '<tr data-id="{}" data-kind="{}" data-status="{}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
+                "<td>{} {}</td></tr>",
+                r.id,
+                r.kind.value,
+                r.status.value,
+                r.key or r.kind.value,
+                r.source.value,
+                when(r.created_at),
+                accept,
+                ctx.action("reject", "Reject", user, id=r.id, danger=True),
+                fill('<a href="{}">history</a>', ctx.link("/record", user=user, id=r.id)),
+            )
+        )
+    head = "<tr><th>key / kind</th><th>source</th><th>proposed</th><th>text</th><th>actions</th></tr>"
+    return fill('<table class="records records-proposals">' + head + "{}</table>", join(rows))
 
 
 def _fact_form(ctx: Context, user: str, facts: Mapping[str, str]) -> Html:
