@@ -37,8 +37,10 @@ def inspector_fixture(memory: Any) -> Iterator[Any]:
         yield server
 
 
-@pytest.fixture(name="browser", scope="session")
+@pytest.fixture(name="browser", scope="module")
 def browser_fixture() -> Iterator[Any]:
+    """Chromium for one test module: Playwright's sync API holds an event loop on the main thread while it runs,
+    which async tests of later modules must not meet."""
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         if IN_CI:
             pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium package")
