@@ -5,7 +5,9 @@
 * put: the messages ``Memory`` flushes out of short-term history become events in the user's log, through the
   core's write gate (secrets masked by default: a flush cannot stop to ask), tagged with the session id; an
   assistant turn after a tool's output (which it may repeat) is held for review as external content.
-* get: the memories recalled for the conversation, one dated line each, best first, cut to ``max_tokens``;
+* get: the constraints the user set in the session (every turn, kept by the core per session so they outlive the
+  turns ``Memory`` flushes; a revised one in its latest version only), then the memories recalled for the
+  conversation, one dated line each, best first, cut to ``max_tokens``;
   when ``Memory`` must shrink blocks (lower ``priority`` first, 0 never), ``atruncate`` drops the least relevant
   lines rather than the whole block.
 """
@@ -20,14 +22,16 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 from memtend import InvalidInputError, Memory, Message, UserMemory
-from memtend.prompt_context import conversation_query, transcript_events
+from memtend.prompt_context import conversation_constraints, conversation_query, transcript_events
 from memtend.surfaces import REDACT_DEFAULT, refused_at
+from memtend.transcripts.summary import is_summary_message
 
 from memtend_llamaindex.backends import DEFAULT_BACKEND
 from memtend_llamaindex.handles import STORE_ID_DESCRIPTION, bind, checked_user, user_of, without_live_objects
 from memtend_llamaindex.messages import to_memtend
 
 DEFAULT_NAME = "memtend"
+CONSTRAINTS_HEADER = "Constraints the user set in this conversation (follow them; the latest version counts):"
 
 
 class MemtendMemoryBlock(BaseMemoryBlock[str]):
@@ -76,14 +80,27 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         view = [to_memtend(m) for m in _readable(messages or [])]
+        user = self._user()
+        lines = await self._constraint_lines(user, view, block_kwargs.get("session_id"))
         query = conversation_query(view)
-        if query is None:
-            return ""
-        hits = await self._user().arecall(query, k=self.k)
-        lines = [f"- {hit.label()}" for hit in hits]
+        if query is not None:
+            lines += [f"- {hit.label()}" for hit in await user.arecall(query, k=self.k)]
         if self.max_tokens is not None:
             lines = self._fit(lines, self.max_tokens)
         return "\n".join(lines)
+
+    @staticmethod
+    async def _constraint_lines(user: UserMemory, view: list[Message], session: object) -> list[str]:
+        """The constraints the user set in the session (kept by the core, so they outlive the turns ``Memory``
+        flushes), first: truncation drops recalled memories before them."""
+        if isinstance(session, str) and session.strip():
+            said = [m.content for m in view if m.role == "user" and not is_summary_message(m)]
+            constraints = await user.constraints(session).anote(said)
+        else:
+            constraints = conversation_constraints(view)
+        if not constraints:
+            return []
+        return [CONSTRAINTS_HEADER, *(f"- {c}" for c in constraints)]
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         readable = _readable(messages)
