@@ -47,7 +47,7 @@ FACADE = (
 )
 # What no lower layer imports (nor anything inside them, should they become packages).
 MEMORY_MODULES = ("memtend.memory", "memtend.user_memory")
-OPTIONAL_DISTRIBUTIONS = ("memtend_injection", "memtend_conflicts")
+OPTIONAL_DISTRIBUTIONS = ("memtend_injection", "memtend_conflicts", "memtend_otel")
 MAX_MODULE_LINES = 800
 # Packages of pure code: no storage, no I/O (the transcript tier is pure too: messages, compaction, summaries).
 PURE_PACKAGES = ("memtend.policies", "memtend.transcripts")

@@ -83,7 +83,7 @@ _log = logging.getLogger("memtend")
 class CallEntry:
     """One memory call as the log keeps it: when, which op, the key (canonical; ``<withheld>`` when it held a
     secret; a record id for calls on one record; empty where there is none), its outcome, in which session ("" for
-    calls on long-term memory), and how long it took (milliseconds)."""
+    calls on long-term memory), how long it took (milliseconds), and the tier it was made on."""
 
     at: float
     op: str
@@ -91,6 +91,7 @@ class CallEntry:
     outcome: str
     session: str = ""
     ms: float = 0.0
+    tier: str = "long_term"  # or "working": a call on a session's state or ledger (whose ``get`` is not a record's)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +101,7 @@ class CallEntry:
             "outcome": self.outcome,
             "session": self.session,
             "ms": self.ms,
+            "tier": self.tier,
         }
 
 
@@ -233,6 +235,7 @@ def note_call(
     ended_ns: int,
     counts: Mapping[str, float] | None = None,
     given: str = "",
+    tier: str = "long_term",
 ) -> None:
     """Count and log one memory call (``counts``: what it adds to the metrics; ``given``: the key as the caller gave
     it, when ``key`` is its canonical form), and tell the observers."""
@@ -240,7 +243,7 @@ def note_call(
     logged = _storable_key(key) if key else ""
     if given and given != key and _storable_key(given) == WITHHELD:
         logged = WITHHELD
-    entry = CallEntry(now(), op, logged, outcome, session, (ended_ns - started_ns) / 1e6)
+    entry = CallEntry(now(), op, logged, outcome, session, (ended_ns - started_ns) / 1e6, tier)
     tally = _tally(memory, user_id)
     with tally.lock:
         log = tally.calls.setdefault(session, [])
@@ -417,7 +420,8 @@ def _store(
             continue
         new_session_logs = new_session_logs or (old is None and bool(session))
         stored = old.get("calls", []) if isinstance(old, dict) else []
-        rows = [*stored, *([e.at, e.op, e.key, e.outcome, round(e.ms, 3)] for e in entries)][-CALL_LOG_SIZE:]
+        rows = [*stored, *([e.at, e.op, e.key, e.outcome, round(e.ms, 3), e.tier] for e in entries)]
+        rows = rows[-CALL_LOG_SIZE:]
         puts.append(PutDocument(ns, key, {"calls": rows, "updated_at": now()}, ttl=ttl if session else None))
     if new_session_logs:
         puts += _dropped_session_logs(docs, {p.key for p in puts if p.namespace == SESSION_CALLS})

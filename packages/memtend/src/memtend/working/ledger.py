@@ -215,7 +215,7 @@ class Ledger(SessionScoped):
         counts = {"ledger.calls": 1 if new_call else 0, "ledger.repeats": 1 if repeat else 0}
         metrics_tally.note_call(
             self.user.memory, self.user.user_id, "record", tool, outcome + (" pending" if pending else ""),
-            session=self.session_id, started_ns=started, ended_ns=time.time_ns(), counts=counts,
+            session=self.session_id, started_ns=started, ended_ns=time.time_ns(), counts=counts, tier="working",
         )  # fmt: skip
         return entry
 
@@ -258,7 +258,7 @@ class Ledger(SessionScoped):
         found = item is not None and not is_expired(item, now()) and isinstance(item.value, dict)
         metrics_tally.note_call(
             self.user.memory, self.user.user_id, "seen", tool, "hit" if found else "miss", session=self.session_id,
-            started_ns=started, ended_ns=time.time_ns(),
+            started_ns=started, ended_ns=time.time_ns(), tier="working",
         )  # fmt: skip
         return LedgerEntry.from_value(key, item.value) if found and item is not None else None
 

@@ -452,7 +452,7 @@ class SessionState(SessionScoped):
             counts = {"writes.refused": 1}
         metrics_tally.note_call(
             self.user.memory, self.user.user_id, call.op, call.key, call.outcome, session=self.session_id,
-            started_ns=call.started_ns, ended_ns=time.time_ns(), counts=counts, given=call.given,
+            started_ns=call.started_ns, ended_ns=time.time_ns(), counts=counts, given=call.given, tier="working",
         )  # fmt: skip
 
     def _after_read(self) -> None:
