@@ -35,6 +35,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 # Given the request's ASGI scope (``scope["headers"]``: the raw header pairs), whether to let the request in.
 AuthHook = Callable[[Scope], "bool | Awaitable[bool]"]
 
+CALLS_SHOWN = 200  # call-log entries on a user's page, newest first
 MAX_BODY = 1 << 20  # a form larger than this is refused (a note's edit is far smaller)
 SECURITY_HEADERS = [
     (b"content-security-policy", b"default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'"),
@@ -131,7 +132,8 @@ class Inspector:
             return 200, [(b"content-type", b"text/css; charset=utf-8")], pages.stylesheet().encode()
         if path == "/":
             users = await self.memory.ausers()
-            return _html(pages.users_page(ctx, users, pages.DONE.get(query.get("done", ""), "")))
+            metrics = await self.memory.ametrics()
+            return _html(pages.users_page(ctx, users, metrics, pages.DONE.get(query.get("done", ""), "")))
         if path not in ("/user", "/record", "/export", "/erase"):
             raise _Refused(404, "no such page")
         user_id = query.get("user", "")
@@ -163,8 +165,9 @@ class Inspector:
         raise _Refused(404, "no such page")
 
     async def _extra_sections(self, ctx: pages.Context, user_id: str) -> list[pages.Html]:
-        """Sections shown only where the core offers them (proposals, the call log, metrics)."""
-        return []
+        """The user's metrics and stored call log."""
+        user = self.memory.user(user_id)
+        return [pages.metrics_section(await user.ametrics()), pages.calls_section(await user.acalls(), CALLS_SHOWN)]
 
     async def _action(
         self, ctx: pages.Context, scope: Scope, form: dict[str, str]

@@ -88,13 +88,85 @@ def stylesheet() -> str:
     return STYLE
 
 
-def users_page(ctx: Context, users: Sequence[str], flash: str = "") -> Html:
+def users_page(ctx: Context, users: Sequence[str], metrics: Mapping[str, Any], flash: str = "") -> Html:
+    """Every user, and the store-wide metrics with each user's (``Memory.metrics()``)."""
     if not users:
         body = Html('<p class="note">No users are stored yet.</p>')
     else:
         rows = join(fill('<li><a href="{}">{}</a></li>', ctx.link("/user", user=u), u) for u in users)
         body = fill('<p>{} users.</p><ul class="users">{}</ul>', len(users), rows)
-    return page(ctx, "Users", body, flash=flash)
+    scopes = {"whole store": metrics.get("store", {}), **metrics.get("users", {})}
+    return page(ctx, "Users", join([body, Html("<h2 id='metrics'>Metrics</h2>"), _rates(scopes)]), flash=flash)
+
+
+RATE_NAMES = (
+    ("memory_hit_rate", "memory hit rate"),
+    ("context_utilisation_at_compaction", "context use at compaction"),
+    ("retrieval_hit_rate", "retrieval hit rate"),
+    ("side_effect_repeat_rate", "side-effect repeat rate"),
+)
+WRITE_NAMES = ("refused", "held_for_review", "proposed", "accepted")
+
+
+def _rate(value: object) -> str:
+    return f"{value:.1%}" if isinstance(value, float) else "no data yet"
+
+
+def _rates(scopes: Mapping[str, Mapping[str, Any]]) -> Html:
+    """One row per scope (the store, a user, a session): the four rates and the write counts."""
+    head = join(
+        [
+            Html("<tr><th>scope</th>"),
+            join(fill("<th>{}</th>", name) for _, name in RATE_NAMES),
+            join(fill("<th>writes {}</th>", name.replace("_", " ")) for name in WRITE_NAMES),
+            Html("</tr>"),
+        ]
+    )
+    rows = join(
+        fill(
+            '<tr data-scope="{}"><td>{}</td>{}{}</tr>',
+            name,
+            name,
+            join(fill("<td>{}</td>", _rate(m.get(key))) for key, _ in RATE_NAMES),
+            join(fill("<td>{}</td>", m.get("writes", {}).get(w, 0)) for w in WRITE_NAMES),
+        )
+        for name, m in scopes.items()
+    )
+    return fill('<table class="metrics">{}{}</table>', head, rows)
+
+
+def metrics_section(metrics: Mapping[str, Any]) -> Html:
+    """One user's metrics (``UserMemory.metrics()``): the user's row, then each session's."""
+    sessions = metrics.get("sessions", {})
+    scopes = {"this user": metrics, **{f"session {name}": m for name, m in sessions.items()}}
+    return join([Html('<h2 id="metrics">Metrics</h2>'), _rates(scopes)])
+
+
+def calls_section(calls: Sequence[Any], shown: int) -> Html:
+    """The stored memory-call log (``UserMemory.calls()``: op, key, outcome, session, time; never a value), newest
+    first, at most ``shown`` entries."""
+    newest = list(reversed(calls))[:shown]
+    if not newest:
+        return Html('<h2 id="calls">Call log</h2><p class="note">No calls logged yet.</p>')
+    rows = join(
+        fill(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            when(c.at),
+            c.op,
+            c.key,
+            c.outcome,
+            c.session,
+            f"{c.ms:.1f}",
+        )
+        for c in newest
+    )
+    return fill(
+        '<h2 id="calls">Call log</h2><p class="note">{} of {} calls, newest first.</p><table class="calls">'
+        "<tr><th>when</th><th>op</th><th>key</th><th>outcome</th><th>session</th><th>ms</th></tr>{}</table>",
+        len(newest),
+        len(calls),
+        rows,
+    )
 
 
 def _record_row(ctx: Context, user: str, r: Record) -> Html:
