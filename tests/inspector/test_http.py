@@ -292,3 +292,33 @@ def test_cli_serves_a_chroma_server(chroma_server: Any, embedding_function: Any)
             proc.terminate()
             proc.wait(timeout=60)
             app.erase_user(user)
+
+
+def test_metrics_and_call_log(served: tuple[Memory, InspectorServer]) -> None:
+    mem, server = served
+    alice = mem.user("alice")
+    state = alice.session("thread-1")
+    state.set("branch", "main")
+    assert state.get("branch") == "main"
+    assert state.get("ticket") is None
+    alice.set_fact("contact.method", "email")
+    mem.user("bob").remember("bob's note")
+
+    home = httpx.get(server.url + "/").text
+    store_row = re.search(r'<tr data-scope="whole store">(.*?)</tr>', home)
+    assert store_row is not None and "50.0%" in store_row.group(1) and "no data yet" in store_row.group(1)
+    assert '<tr data-scope="bob">' in home
+
+    page = httpx.get(server.url + "/user", params={"user": "alice"}).text
+    session_row = re.search(r'<tr data-scope="session thread-1">(.*?)</tr>', page)
+    assert session_row is not None and "<td>50.0%</td>" in session_row.group(1)
+    calls = re.search(r'<table class="calls">(.*?)</table>', page, re.S)
+    assert calls is not None
+    log = calls.group(1)
+    assert "<td>get</td><td>branch</td><td>hit</td><td>thread-1</td>" in log
+    assert "<td>get</td><td>ticket</td><td>miss</td><td>thread-1</td>" in log
+    assert "<td>set_fact</td><td>contact.method</td>" in log  # (outcome: "written" when logged before it resolved)
+    assert "main" not in log and "email" not in log  # the log keeps keys and outcomes, never values
+    # a page of another user shows that user's calls only
+    bob = httpx.get(server.url + "/user", params={"user": "bob"}).text
+    assert "branch" not in bob and "contact.method" not in bob
