@@ -53,6 +53,7 @@ from langchain_core.messages import AnyMessage  # noqa: E402
 from langgraph.graph.message import add_messages  # noqa: E402
 
 MODES = ("sync", "async", "exit")
+HISTORY_INVOKES = 10  # invokes making the thread get_state_history and saver.list_thread read
 USER = "bench-user"
 Case = Callable[[], None]
 
@@ -102,9 +103,13 @@ def graph_cases(stack: ExitStack, folder: Path, nodes: int) -> dict[tuple[str, s
     from memtend_langgraph import MemtendSaver, MemtendStore
 
     memory = stack.enter_context(Memory(path=folder / "memtend-graph"))
+    delegate_to = stack.enter_context(SqliteSaver.from_conn_string(str(folder / "delegated.sqlite")))
     backends: dict[str, tuple[Any, Any]] = {
         "memtend": (MemtendSaver(memory), MemtendStore(memory, user_label=0)),  # the user first: (USER, "notes")
         "sqlite": (stack.enter_context(SqliteSaver.from_conn_string(str(folder / "saver.sqlite"))), None),
+        # the checkpoints in a SqliteSaver of its own, the registry in memtend; the store is sqlite's, so the
+        # ratio to sqlite is the checkpointer's alone
+        "delegated": (MemtendSaver(memory, checkpoints=delegate_to), None),
         "in_memory": (InMemorySaver(), InMemoryStore()),
     }
     try:
@@ -113,15 +118,19 @@ def graph_cases(stack: ExitStack, folder: Path, nodes: int) -> dict[tuple[str, s
         sqlite_store = stack.enter_context(SqliteStore.from_conn_string(str(folder / "store.sqlite")))
         sqlite_store.setup()
         backends["sqlite"] = (backends["sqlite"][0], sqlite_store)
+        backends["delegated"] = (backends["delegated"][0], sqlite_store)
     except ImportError:
         pass  # SqliteSaver alone, with no store
     counter = iter(range(1_000_000_000))
 
     def case(graph: Any, op: str, mode: str, backend: str) -> Case:
+        again = f"{backend}-again-{mode}"  # invoke_again: one thread per backend and mode, invoked every time
+
         def go() -> None:
-            config = {"configurable": {"thread_id": f"{backend}-{op}-{mode}-{next(counter)}", "user_id": USER}}
+            thread = again if op == "invoke_again" else f"{backend}-{op}-{mode}-{next(counter)}"
+            config = {"configurable": {"thread_id": thread, "user_id": USER}}
             state_in = {"messages": [HumanMessage("Where is my order?")], "step": 0}
-            if op == "invoke":
+            if op != "stream":
                 out = graph.invoke(state_in, config, durability=mode)
                 steps = out["step"]
             else:
@@ -131,12 +140,36 @@ def graph_cases(stack: ExitStack, folder: Path, nodes: int) -> dict[tuple[str, s
 
         return go
 
+    def history_case(graph: Any, backend: str) -> Case:
+        config = {"configurable": {"thread_id": f"{backend}-history", "user_id": USER}}
+        for _ in range(HISTORY_INVOKES):  # a thread of HISTORY_INVOKES * (nodes + 1) checkpoints
+            graph.invoke({"messages": [HumanMessage("Where is my order?")], "step": 0}, config, durability="exit")
+        expected = len(list(graph.get_state_history(config)))
+
+        def go() -> None:
+            got = len(list(graph.get_state_history(config)))
+            if got != expected:
+                raise AssertionError(f"{backend} get_state_history gave {got} of {expected} states")
+
+        return go
+
+    def threads_case(saver: Any, backend: str) -> Case:
+        def go() -> None:  # every checkpoint of the history thread, through the saver's own list
+            if not any(
+                True for _ in saver.list({"configurable": {"thread_id": f"{backend}-history", "user_id": USER}})
+            ):
+                raise AssertionError(f"{backend} listed no checkpoint")
+
+        return go
+
     cases: dict[tuple[str, str], Case] = {}
     for backend, (saver, store) in backends.items():
         graph = build_graph(nodes, saver, store)
         for mode in MODES:
-            for op in ("invoke", "stream"):
+            for op in ("invoke", "stream", "invoke_again"):
                 cases[(f"graph.{op}[{mode}]", backend)] = case(graph, op, mode, backend)
+        cases[("graph.get_state_history", backend)] = history_case(graph, backend)
+        cases[("saver.list_thread", backend)] = threads_case(saver, backend)
     return cases
 
 
@@ -309,12 +342,14 @@ def run(reps: int = 15, nodes: int = 6, history: int = 1000) -> dict[str, Any]:
 
 
 def ratios(rows: dict[str, dict[str, dict[str, float]]]) -> dict[str, float]:
-    """memtend's median over each peer's, per case."""
+    """memtend's median over each peer's, per case; and the delegated saver's over SqliteSaver's alone."""
     out: dict[str, float] = {}
     for name, backends in rows.items():
         for peer, figures in backends.items():
-            if peer != "memtend" and "memtend" in backends:
+            if peer not in ("memtend", "delegated") and "memtend" in backends:
                 out[f"{name} memtend/{peer}"] = backends["memtend"]["median_ms"] / figures["median_ms"]
+        if "delegated" in backends and "sqlite" in backends:
+            out[f"{name} delegated/sqlite"] = backends["delegated"]["median_ms"] / backends["sqlite"]["median_ms"]
     return out
 
 
@@ -325,12 +360,14 @@ def print_report(report: dict[str, Any]) -> None:
         f"{report['reps']} interleaved repetitions, {report['nodes']}-node graph, {report['history']}-message history; "
         f"{report['cpus']} cpus; load average (1, 5, 15 min) {start} before, {end} after"
     )
-    print(f"\n{'case':<26}{'backend':<12}{'median ms':>12}{'min ms':>12}{'memtend/it':>12}")
+    print(f"\n{'case':<30}{'backend':<12}{'median ms':>12}{'min ms':>12}{'memtend/it':>12}{'delegated/sqlite':>18}")
     for name, backends in report["rows"].items():
         for backend, figures in backends.items():
             ratio = report["ratios"].get(f"{name} memtend/{backend}")
             shown = f"{ratio:12.2f}" if ratio is not None else f"{'':12}"
-            print(f"{name:<26}{backend:<12}{figures['median_ms']:12.2f}{figures['min_ms']:12.2f}{shown}")
+            delegated = report["ratios"].get(f"{name} delegated/sqlite") if backend == "delegated" else None
+            shown += f"{delegated:18.2f}" if delegated is not None else ""
+            print(f"{name:<30}{backend:<12}{figures['median_ms']:12.2f}{figures['min_ms']:12.2f}{shown}")
 
 
 def main(argv: list[str] | None = None) -> None:

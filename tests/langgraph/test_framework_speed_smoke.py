@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from conftest import load_benchmark
 
-CASES = [f"graph.{op}[{mode}]" for mode in ("sync", "async", "exit") for op in ("invoke", "stream")]
+CASES = [
+    *(f"graph.{op}[{mode}]" for mode in ("sync", "async", "exit") for op in ("invoke", "stream", "invoke_again")),
+    "graph.get_state_history",
+    "saver.list_thread",
+]
+GRAPH_BACKENDS = {"memtend", "sqlite", "delegated", "in_memory"}
 
 
 @pytest.mark.slow
@@ -13,7 +18,7 @@ def test_framework_speed_benchmark_times_and_prints_every_case(capsys: pytest.Ca
     module = load_benchmark("framework_speed")
     report = module.run(reps=2, nodes=3, history=6)
     expected = {
-        **{case: {"memtend", "sqlite", "in_memory"} for case in CASES},
+        **{case: GRAPH_BACKENDS for case in CASES},
         "agent.turn": {"memtend", "plain"},
         "history.turn": {"memtend", "sqlite"},
         "history.read_6": {"memtend", "sqlite"},
@@ -23,7 +28,9 @@ def test_framework_speed_benchmark_times_and_prints_every_case(capsys: pytest.Ca
     for backends in report["rows"].values():
         for figures in backends.values():
             assert 0 < figures["min_ms"] <= figures["median_ms"]
-    assert len(report["ratios"]) == sum(len(b) - 1 for b in expected.values())
+    # memtend over each peer but the delegated saver; the delegated saver over sqlite alone, per graph case
+    assert len(report["ratios"]) == sum(len(b - {"delegated"}) - 1 for b in expected.values()) + len(CASES)
+    assert all(f"{case} delegated/sqlite" in report["ratios"] for case in CASES)
     assert all(ratio > 0 for ratio in report["ratios"].values())
     assert len(report["load_average_start"]) == 3
     module.print_report(report)

@@ -207,18 +207,21 @@ def test_a_thread_is_registered_once_not_per_step(ephemeral_memory, monkeypatch:
     saver = MemtendSaver(ephemeral_memory, checkpoints=InMemorySaver())
     assert isinstance(saver, DelegatedSaver)
     calls: list[tuple[str, str]] = []
-    real = saver.registry.register
+    real = saver.registry.register_soon
 
     def counted(memory: Any, user: str, thread: str) -> None:
         calls.append((user, thread))
         real(memory, user, thread)
 
-    monkeypatch.setattr(saver.registry, "register", counted)
+    monkeypatch.setattr(saver.registry, "register_soon", counted)
     app = graph(saver)
     for _ in range(3):  # 3 invokes of 4 checkpoints each on one thread, then a second thread
         app.invoke({"messages": [HumanMessage("again")]}, cfg("same", "alice"))
     app.invoke({"messages": [HumanMessage("new")]}, cfg("other", "alice"))
     assert calls == [("alice", "same"), ("alice", "other")]
+    saver.registry.flush()  # the background writer has put both owner documents
+    docs = ephemeral_memory.documents("alice", gate="off")
+    assert sorted(ns[1] for ns in docs.list_namespaces(prefix=(REGISTRY,))) == ["other", "same"]
     assert sorted(saver.registry.threads_of(ephemeral_memory, "alice")) == ["other", "same"]
 
 

@@ -71,7 +71,7 @@ def main() -> None:
         return
     graph = build(saver, pause=False)
     state = graph.get_state(CONFIG)
-    registered = [ns[1] for ns in memory.documents(USER, gate="off").list_namespaces(prefix=("langgraph_threads",))]
+    registered = saver.registry.threads_of(memory, USER)  # the registry's, and the backend's stamped threads
     _say(
         "STATE "
         + json.dumps(

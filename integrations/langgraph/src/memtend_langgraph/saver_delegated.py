@@ -1,13 +1,14 @@
 """``MemtendSaver(memory, checkpoints=<a LangGraph saver>)``: memtend keeps whose each thread is, the application's
 own saver (``SqliteSaver``, ``AsyncSqliteSaver``, ``PostgresSaver``, ``InMemorySaver``) keeps the checkpoints.
 
-A step costs what the backend's step costs: the checkpoint and its pending writes go to the backend alone, under a
-thread id naming the user (:mod:`memtend_langgraph.saver_registry`); memtend writes one registry document per
-thread (on its first put in a process), not per step. So LangGraph's durability modes mean exactly what they mean
-with the backend alone (``"sync"``: a step is acknowledged once the backend has committed it). The user of a call
-is read by the same identity rule as the Chroma saver; a user sees only their own threads, ``Memory.erase_user``
-deletes the user's threads from the backend and ``user.export()`` shows them readable. Text passes memtend's rule
-for secrets before the backend serializes it, as with the Chroma saver.
+A step costs what the backend's step costs, plus memtend's rule for secrets on its text: the checkpoint and its
+pending writes go to the backend alone, under a thread id naming the user (:mod:`memtend_langgraph.saver_registry`);
+memtend writes one registry document per thread (on its first put in a process, by a background writer off the
+step's path), not per step. So LangGraph's durability modes mean exactly what they mean with the backend alone
+(``"sync"``: a step is acknowledged once the backend has committed it). The user of a call is read by the same
+identity rule as the Chroma saver; a user sees only their own threads, ``Memory.erase_user`` deletes the user's
+threads from the backend and ``user.export()`` shows them readable. Text passes memtend's rule for secrets before
+the backend serializes it, as with the Chroma saver.
 
 Of LangGraph's extended calls, ``copy_thread`` is done here through the backend's own reads and puts;
 ``delete_for_runs`` and ``prune`` are not offered (LangGraph's SQLite and in-memory savers do not offer them
@@ -110,6 +111,15 @@ class DelegatedSaver(MemtendSaver):
         view.registry = self.registry  # one cache of registered threads
         add_external_data(self.memory, _holder_name(self.memory, self.checkpoints), self.registry)
         return view
+
+    def close(self) -> None:
+        """Write the registry's pending threads, then close the Memory if this saver opened it."""
+        self.registry.flush()
+        super().close()
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.registry.flush)
+        await super().aclose()
 
     def setup(self) -> None:
         """Checks the Memory answers and runs the backend's ``setup()`` when it has one (its tables)."""
@@ -315,8 +325,8 @@ class DelegatedSaver(MemtendSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         user, thread_id, backend_config, checkpoint, stored, register = self._put_args(config, checkpoint, metadata)
-        if register:  # before the backend holds anything of the thread
-            self.registry.register(self.memory, user, thread_id)
+        if register:
+            self.registry.register_soon(self.memory, user, thread_id)
         saved = self.checkpoints.put(backend_config, checkpoint, stored, new_versions)
         return self._saved(saved, config, thread_id)
 
@@ -329,7 +339,7 @@ class DelegatedSaver(MemtendSaver):
     ) -> RunnableConfig:
         user, thread_id, backend_config, checkpoint, stored, register = self._put_args(config, checkpoint, metadata)
         if register:
-            await asyncio.to_thread(self.registry.register, self.memory, user, thread_id)
+            self.registry.register_soon(self.memory, user, thread_id)
         saved = await self._backend("put", backend_config, checkpoint, stored, new_versions)
         return self._saved(saved, config, thread_id)
 

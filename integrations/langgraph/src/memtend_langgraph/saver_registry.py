@@ -5,6 +5,7 @@ application's own LangGraph saver (SqliteSaver, PostgresSaver, ...) holds the ch
   thread "1" and bob's thread "1" never meet there; the saver turns it back into the caller's id on the way out.
 - In memtend, one document per thread of a user, ``(REGISTRY, thread_id)`` / ``"owner"``, written on the first put
   of the thread in a process (and on any put that starts a thread) and then remembered: no registry write per step.
+  It is written by a background writer, off the step's path (threads registered meanwhile in one call).
 - Every checkpoint's metadata carries its user under ``STAMP`` (stripped on the way out), durable with the
   checkpoint itself, so an erasure or export also finds a thread whose registry document a crash kept from being
   written, or that another process wrote after an erasure here: the backend's own metadata filter reads them.
@@ -15,6 +16,7 @@ application's own LangGraph saver (SqliteSaver, PostgresSaver, ...) holds the ch
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ OWNER_KEY = "owner"
 STAMP = "memtend_user"  # the checkpoint metadata key naming the user, in the backend only
 PREFIX = "memtend:"
 EXPORT_NAME = "langgraph_checkpoints"
+_log = logging.getLogger("memtend_langgraph.saver")
 MAX_THREADS = 1_000_000  # threads of one user read from the registry at once
 
 
@@ -72,6 +75,8 @@ class ThreadRegistry:
         self.backend = backend
         self._known: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+        self._pending: dict[tuple[str, str], Any] = {}  # (user, thread) -> the Memory to write it in
+        self._writing: threading.Thread | None = None  # the background writer, while it has threads to write
 
     @staticmethod
     def documents(memory: Any, user_id: str) -> DocumentStore:
@@ -81,14 +86,57 @@ class ThreadRegistry:
         return (user_id, thread_id) in self._known
 
     def register(self, memory: Any, user_id: str, thread_id: str) -> None:
-        """Write the thread's owner document (idempotent) and remember it."""
+        """Write the thread's owner document now (idempotent) and remember it."""
         from memtend.documents import PutDocument
 
         self.documents(memory, user_id).put_many([PutDocument(registry_ns(thread_id), OWNER_KEY, b"")])
         with self._lock:
             self._known.add((user_id, thread_id))
 
+    def register_soon(self, memory: Any, user_id: str, thread_id: str) -> None:
+        """Remember the thread and write its owner document off the step's path: a background writer puts every
+        thread registered meanwhile in one call per user. What a crash keeps from being written is still found by
+        erasure and export through the checkpoints' stamp; the registry's own readers wait for it (:meth:`flush`)."""
+        with self._lock:
+            self._known.add((user_id, thread_id))
+            self._pending[(user_id, thread_id)] = memory
+            if self._writing is None:  # it ends once nothing is pending: no thread is left idle
+                self._writing = threading.Thread(target=self._write_pending, name="memtend-thread-registry")
+                self._writing.start()
+
+    def _write_pending(self) -> None:
+        from memtend.documents import PutDocument
+
+        while True:
+            with self._lock:
+                batch, self._pending = self._pending, {}
+                if not batch:
+                    self._writing = None
+                    return
+            by_user: dict[tuple[int, str], tuple[Any, list[Any]]] = {}
+            for (user_id, thread_id), memory in batch.items():
+                by_user.setdefault((id(memory), user_id), (memory, []))[1].append(
+                    PutDocument(registry_ns(thread_id), OWNER_KEY, b"")
+                )
+            for (_, user_id), (memory, puts) in by_user.items():
+                try:
+                    self.documents(memory, user_id).put_many(puts)
+                except Exception as exc:  # the next put of these threads registers them again
+                    _log.warning("the thread registry could not be written (%s)", type(exc).__name__)
+                    with self._lock:
+                        self._known.difference_update((user_id, p.namespace[1]) for p in puts)
+
+    def flush(self) -> None:
+        """Wait until every thread registered so far is written."""
+        while True:
+            with self._lock:
+                writing = self._writing
+            if writing is None or writing is threading.current_thread():
+                return
+            writing.join()
+
     def unregister(self, memory: Any, user_id: str, thread_id: str) -> None:
+        self.flush()
         with self._lock:
             self._known.discard((user_id, thread_id))
         self.documents(memory, user_id).delete(registry_ns(thread_id), OWNER_KEY)
@@ -99,10 +147,12 @@ class ThreadRegistry:
 
     def owners(self, memory: Any, thread_id: str) -> list[str]:
         """The users holding a thread of this id (an admin lookup)."""
+        self.flush()
         return list(memory.document_owners(registry_ns(thread_id)))
 
     def threads_of(self, memory: Any, user_id: str) -> list[str]:
         """Every thread of the user: the registry's, and any the backend holds stamped with the user."""
+        self.flush()
         docs = self.documents(memory, user_id)
         threads = {ns[1] for ns in docs.list_namespaces(prefix=(REGISTRY,), max_depth=2, limit=MAX_THREADS)}
         for found in self.backend.list(None, filter={STAMP: user_id}):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from memtend.surfaces import mask_json
+from memtend.surfaces import known_clean, mask_json
 from pydantic import BaseModel
 
 SURFACE = "MemtendSaver"
@@ -29,6 +29,8 @@ def masked(value: Any, redact: bool, depth: int = 0) -> Any:
         return mask_json(value, surface=SURFACE, redact=redact)
     if isinstance(value, BaseModel):
         fields = {name: getattr(value, name) for name in type(value).model_fields}
+        if known_clean(fields):  # a message of an earlier step: its text was read then (one JSON pass, no walk)
+            return value
         changed = _changed(fields, masked(fields, redact, depth + 1))
         return value.model_copy(update=changed) if changed else value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

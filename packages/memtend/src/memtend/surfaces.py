@@ -48,11 +48,7 @@ def mask_json(value: Any, *, surface: str, redact: bool = REDACT_DEFAULT) -> Any
 
     A checkpoint repeats the whole conversation at every step, so values found clean are remembered by a digest
     of their JSON text (the newest ``CLEAN_CACHE`` of them) and not read again."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError):
-        text = None
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() if text else None
+    digest = _digest(value)
     if digest is not None:
         with _clean_lock:
             if digest in _clean:
@@ -66,6 +62,29 @@ def mask_json(value: Any, *, surface: str, redact: bool = REDACT_DEFAULT) -> Any
             while len(_clean) > CLEAN_CACHE:
                 _clean.popitem(last=False)
     return out
+
+
+def known_clean(value: Any) -> bool:
+    """Whether ``value`` has the JSON text of a value :func:`mask_json` already found clean (so it needs no walk:
+    a saver asks this of each message before taking it apart). False for anything not JSON, or not seen."""
+    digest = _digest(value)
+    if digest is None:
+        return False
+    with _clean_lock:
+        if digest in _clean:
+            _clean.move_to_end(digest)
+            return True
+    return False
+
+
+def _digest(value: Any) -> bytes | None:
+    """The digest of ``value``'s JSON text (keys sorted), or None when it is not JSON. Tuples and int keys read as
+    lists and str keys: the same text, the same words, so the same finding."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() if text else None
 
 
 CLEAN_CACHE = 65_536
