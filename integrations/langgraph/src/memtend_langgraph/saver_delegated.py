@@ -93,9 +93,8 @@ class DelegatedSaver(MemtendSaver):
             redact=redact,
         )
         self.checkpoints = checkpoints
-        self.registry = ThreadRegistry(checkpoints)
+        self.registry = _registry_for(memory, checkpoints)  # one per Memory and backend: one cache, one writer
         self._sync_backend = False  # the backend's async calls are not implemented (SqliteSaver): run its sync ones
-        add_external_data(memory, _holder_name(memory, checkpoints), self.registry)
 
     def for_user(self, user_id: str) -> DelegatedSaver:
         view = DelegatedSaver(
@@ -108,8 +107,6 @@ class DelegatedSaver(MemtendSaver):
         from memtend.records import check_user_id
 
         view._bound = check_user_id(user_id)
-        view.registry = self.registry  # one cache of registered threads
-        add_external_data(self.memory, _holder_name(self.memory, self.checkpoints), self.registry)
         return view
 
     def close(self) -> None:
@@ -506,6 +503,20 @@ def _before(before: RunnableConfig | None) -> RunnableConfig | None:
     """The backends read only the checkpoint id of ``before``."""
     checkpoint_id = get_checkpoint_id(before) if before else None
     return {"configurable": {"checkpoint_id": checkpoint_id}} if checkpoint_id else None
+
+
+def _registry_for(memory: Any, backend: BaseCheckpointSaver[Any]) -> ThreadRegistry:
+    """The registry of this Memory's threads in this backend, registered with the Memory as external data: every
+    saver on the two shares it (so one saver's pending registrations are written before another reads them)."""
+    from memtend.documents.external import external_data
+
+    name = _holder_name(memory, backend)
+    held = external_data(memory).get(name)
+    if isinstance(held, ThreadRegistry) and held.backend is backend:
+        return held
+    registry = ThreadRegistry(backend)
+    add_external_data(memory, name, registry)
+    return registry
 
 
 def _holder_name(memory: Any, backend: BaseCheckpointSaver[Any]) -> str:
