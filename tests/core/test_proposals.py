@@ -164,3 +164,33 @@ def test_an_unknown_write_mode_is_refused_before_anything_opens(mode: object, tm
     if isinstance(mode, str) and mode:
         assert mode not in str(refused.value)
     assert not (tmp_path / "store").exists()
+
+
+def test_a_handle_can_propose_on_a_direct_store(memory: Memory) -> None:
+    proposing = memory.user("alice", write_mode="propose")
+    note = proposing.remember("Drinks oat milk", source=Source.AGENT)
+    assert note.status is Status.PROPOSED
+    assert memory.user("alice").remember("Drinks soy milk", source=Source.AGENT).status is Status.ACTIVE
+    assert [r.id for r in memory.user("alice").proposals()] == [note.id]
+    with pytest.raises(InvalidInputError, match="write_mode must be one of"):
+        memory.user("alice", write_mode="later")  # type: ignore[arg-type]
+
+
+def test_revise_archives_the_old_version_once_the_new_one_stands(propose_memory: Memory) -> None:
+    alice = propose_memory.user("alice")
+    old = alice.remember("Works from the Paris office")
+    direct = alice.revise(old.id, "Works from the Lyon office")  # the user's words: at once
+    assert direct.status is Status.ACTIVE and alice.get(old.id).status is Status.ARCHIVED
+    assert alice.get(old.id).superseded_by == direct.id
+    assert [h.text for h in alice.recall("which office?", k=2)] == ["Works from the Lyon office"]
+    proposed = alice.revise(direct.id, "Works from home", source=Source.AGENT)
+    assert proposed.status is Status.PROPOSED and alice.get(direct.id).status is Status.ACTIVE  # nothing replaced yet
+    alice.accept(proposed.id)
+    assert alice.get(direct.id).status is Status.ARCHIVED and alice.get(direct.id).superseded_by == proposed.id
+    assert [r.text for r in alice.list(kinds=[Kind.NOTE])] == ["Works from home"]
+    assert alice.restore(direct.id).status is Status.ACTIVE  # restorable
+    fact = alice.set_fact("diet", "vegan")
+    with pytest.raises(InvalidInputError, match="set_fact"):
+        alice.revise(fact.record.id, "diet: vegetarian")
+    with pytest.raises(RecordNotFoundError):
+        propose_memory.user("bob").revise(old.id, "Works from Berlin")  # another user's record is not reachable

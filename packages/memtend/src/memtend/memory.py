@@ -196,9 +196,11 @@ class Memory(Applier):
 
     # ------------------------------------------------------------------ users
     @no_io
-    def user(self, user_id: str) -> UserMemory:
-        """The handle through which every call is scoped to one user."""
-        return UserMemory(self, check_user_id(user_id))
+    def user(self, user_id: str, *, write_mode: WriteMode | None = None) -> UserMemory:
+        """The handle through which every call is scoped to one user; ``write_mode``: this handle's, instead of the
+        store's (an adapter's option: ``"propose"`` where its agent's writes wait for a person)."""
+        mode = None if write_mode is None else check_write_mode(write_mode)
+        return UserMemory(self, check_user_id(user_id), write_mode=mode)
 
     def erase_user(self, user_id: str) -> ErasureReceipt:
         """Remove the user from every collection (memories, archive, summaries, history, session state, ledger,

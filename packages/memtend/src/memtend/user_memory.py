@@ -60,6 +60,7 @@ from memtend.writing import review
 if TYPE_CHECKING:
     from memtend.documents.store import GateMode
     from memtend.handle import FacadeHandle
+    from memtend.policies.proposals import WriteMode
     from memtend.transcripts.messages import Message
     from memtend.working.constraints import SessionConstraints
     from memtend.working.ledger import Ledger
@@ -95,9 +96,10 @@ class UserMemory(MetricsCalls):
     (``metrics``, ``calls``, ``report_recall``, ``report_compaction``, ``check_retrieval``) come from
     :class:`~memtend.metrics.facade.MetricsCalls`."""
 
-    def __init__(self, memory: FacadeHandle, user_id: str) -> None:
+    def __init__(self, memory: FacadeHandle, user_id: str, *, write_mode: WriteMode | None = None) -> None:
         self.memory = memory
         self.user_id = user_id
+        self.write_mode: WriteMode = memory.write_mode if write_mode is None else write_mode  # see policies.proposals
 
     def __repr__(self) -> str:
         return f"UserMemory(user_id={self.user_id!r})"
@@ -142,7 +144,7 @@ class UserMemory(MetricsCalls):
             kind=kind,
             text=decision.text,
             source=source,
-            status=proposals.status_for(self.memory.write_mode, source, decision.status),
+            status=proposals.status_for(self.write_mode, source, decision.status),
             key=key,
             value=value,
             created_at=created,
@@ -453,6 +455,14 @@ class UserMemory(MetricsCalls):
         embedded again, stored as the user's words). A fact goes through precedence; returns it as it now stands."""
         return review.accept(self.memory, self.user_id, _checked_id(record_id), text, redact=redact)
 
+    def revise(
+        self, record_id: str, text: str, *, source: Source | str = Source.USER, session: str = "", redact: bool = False
+    ) -> Record:
+        """Replace an active note, rule or event with a new text: the new version passes the gate (and waits as a
+        proposal where the agent proposes); once it stands, the old one is archived with a pointer to it."""
+        checked = self._checked(Kind.NOTE, text, source, redact=redact, session=session)
+        return review.revise(self.memory, self.user_id, _checked_id(record_id), checked.record, checked.redacted)
+
     # ------------------------------------------------------------------ review
     def _pending_record(self, record_id: str, held: frozenset[Status] = frozenset({Status.PENDING_REVIEW})) -> Record:
         record = self.get(record_id)
@@ -730,6 +740,11 @@ class UserMemory(MetricsCalls):
 
     async def aaccept(self, record_id: str, *, text: str | None = None, redact: bool = False) -> Record:
         return await run_io(self.accept, record_id, text=text, redact=redact)
+
+    async def arevise(
+        self, record_id: str, text: str, *, source: Source | str = Source.USER, session: str = "", redact: bool = False
+    ) -> Record:
+        return await run_io(self.revise, record_id, text, source=source, session=session, redact=redact)
 
     async def aapprove(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
         return await run_io(self.approve, record_id, source=source)

@@ -18,12 +18,14 @@ from memtend.results import HistoryEntry
 
 __all__ = [
     "PROPOSING_SOURCES",
+    "REPLACES",
     "WRITE_MODES",
     "WriteMode",
     "accept",
     "check_write_mode",
     "edited",
     "retire_accepted",
+    "revise",
     "status_for",
 ]
 
@@ -33,6 +35,7 @@ WRITE_MODES: tuple[WriteMode, ...] = ("direct", "propose")
 # words are theirs to keep; a tool is a system of record ranked above the agent; external text already waits in
 # review (``pending_review``, approved with ``approve``), the stronger hold, since it may carry an injection.
 PROPOSING_SOURCES = frozenset({Source.AGENT, Source.INFERRED})
+REPLACES = "replaces"  # extra field of a revision: the id of the record it replaces once it stands
 
 
 def check_write_mode(value: object) -> WriteMode:
@@ -55,15 +58,31 @@ def edited(proposal: Record, text: str, value: str, flagged: bool, t: float) -> 
     return replace(proposal, text=text, value=value, flagged=flagged, source=Source.USER, updated_at=t)
 
 
-def accept(user_id: str, proposal: Record, edit: Record | None, t: float) -> tuple[Record, Change]:
+def accept(
+    user_id: str, proposal: Record, edit: Record | None, t: float, replaced: Record | None = None
+) -> tuple[Record, Change]:
     """Accept a proposal that is not a fact (a fact's becomes a claim of its key: :func:`retire_accepted`), with an
-    ``edit`` entry first when a person changed its text. The caller supplies the stored vector when the text is
-    unchanged; an edited text is embedded by the apply step."""
+    ``edit`` entry first when a person changed its text; a proposed revision archives the record it replaces
+    (``replaced``, when it is still active) in the same write. The caller supplies the stored vector when the text
+    is unchanged; an edited text is embedded by the apply step."""
     base = edit or proposal
     accepted = replace(base, status=Status.ACTIVE, updated_at=t, last_used_at=t)
     history = _edit_entries(user_id, proposal, edit)
     history.append(changes.entry(user_id, "accept", accepted, base, Source.USER))
-    return accepted, Change(user_id, upserts=(accepted,), history=tuple(history))
+    change = Change(user_id, upserts=(accepted,), history=tuple(history))
+    if replaced is not None and replaced.status is Status.ACTIVE:
+        change = change.then(changes.retire(user_id, [replaced], "revise", t, superseded_by=accepted.id))
+    return accepted, change
+
+
+def revise(user_id: str, old: Record, new: Record, redacted: tuple[str, ...], t: float) -> Change:
+    """A new version of a record (``new``, gated, naming ``old`` in its ``replaces`` field): stored, and ``old``
+    archived with a pointer to it (restorable); a revision that waits (a proposal, or untrusted text in review)
+    replaces nothing until it is accepted."""
+    change = changes.add(user_id, [new], {new.id: redacted} if redacted else None)
+    if new.status is Status.ACTIVE:
+        change = change.then(changes.retire(user_id, [old], "revise", t, superseded_by=new.id))
+    return change
 
 
 def retire_accepted(user_id: str, proposal: Record, edit: Record | None, fact_id: str, t: float) -> Change:

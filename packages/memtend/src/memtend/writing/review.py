@@ -19,7 +19,7 @@ from memtend.records import Kind, Record, Source, Status, check_text, fact_id, n
 if TYPE_CHECKING:
     from memtend.handle import FacadeHandle
 
-__all__ = ["accept", "claim_row", "fact_now", "proposal"]
+__all__ = ["accept", "claim_row", "fact_now", "proposal", "revise"]
 
 
 def claim_row(user_id: str, value: Record, op: str) -> Record:
@@ -79,13 +79,37 @@ def accept(memory: FacadeHandle, user_id: str, record_id: str, text: str | None,
             change = Change(user_id, upserts=(claim,), vectors={} if edited else {claim.id: vector})
             change = change.then(proposals.retire_accepted(user_id, record, edited, fact_id(user_id, record.key), t))
             return claim, replace(change, redacted={claim.id: redacted} if redacted else {})
-        accepted, change = proposals.accept(user_id, record, edited, t)
+        replaces = record.extra.get(proposals.REPLACES)
+        replaced = None
+        if isinstance(replaces, str) and replaces:
+            found, _ = memory.settled_storage().get_records(user_id, [replaces])
+            replaced = found[0] if found else None
+        accepted, change = proposals.accept(user_id, record, edited, t, replaced)
         vectors = {} if edited else {accepted.id: vector}
         return accepted, replace(change, vectors=vectors, redacted={accepted.id: redacted} if redacted else {})
 
     with memory.lock:
         out = shared_writes.guarded(memory, user_id, [record_id], plan)
         return fact_now(memory, user_id, out) if fact_claims.is_claim(out.id) else out
+
+
+def revise(memory: FacadeHandle, user_id: str, old_id: str, new: Record, redacted: tuple[str, ...]) -> Record:
+    """Store ``new`` (checked and gated by the facade) as the next version of the active note or rule ``old_id``
+    (see :func:`memtend.policies.proposals.revise`)."""
+
+    def plan() -> tuple[Record, Change]:
+        found, _ = memory.settled_storage().get_records(user_id, [old_id])
+        if not found:
+            raise RecordNotFoundError("no record with that id for this user; list the user's records for their ids")
+        old = found[0]
+        if old.status is not Status.ACTIVE or old.kind not in (Kind.NOTE, Kind.RULE, Kind.EVENT):
+            what = "a fact: set it with set_fact" if old.kind is Kind.FACT else f"{old.status.value} {old.kind.value}"
+            raise InvalidInputError(f"only an active note, rule or event can be revised; that record is {what}")
+        stored = replace(new, kind=old.kind, extra={**new.extra, proposals.REPLACES: old.id})
+        return stored, proposals.revise(user_id, old, stored, redacted, now())
+
+    with memory.lock:
+        return shared_writes.guarded(memory, user_id, [old_id], plan)
 
 
 def _edit(
