@@ -22,7 +22,6 @@ from memtend.capture import merge
 from memtend.capture import run as capture_run
 from memtend.capture.extractor import AsyncExtractor, Extractor, check_extractor
 from memtend.capture.report import CaptureReport
-from memtend.consistency import claims as fact_claims
 from memtend.consistency import guarded as shared_writes
 from memtend.consistency.claim_write import write_claim
 from memtend.documents.external import export_external
@@ -465,28 +464,11 @@ class UserMemory(MetricsCalls):
 
     # ------------------------------------------------------------------ review
     def _pending_record(self, record_id: str, held: frozenset[Status] = frozenset({Status.PENDING_REVIEW})) -> Record:
-        record = self.get(record_id)
-        if record.status not in held:
-            raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not pending review")
-        return record
+        return review.held_record(self.get(record_id), record_id, held)
 
     def approve(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
         """Accept a pending record. A pending fact is applied through precedence as vouched for by ``source``."""
-        source = Source.parse(source)
-
-        def plan() -> tuple[Record, Change]:
-            record = self._pending_record(record_id)
-            t = now()
-            if record.kind is Kind.FACT:  # one claim of the key, vouched for by ``source``, and the pending one retired
-                claim = review.claim_row(self.user_id, replace(record, source=source), "approve")
-                fid = fact_id(self.user_id, record.key)
-                retired = changes.retire(self.user_id, [record], "approved", t, superseded_by=fid)
-                return claim, Change(self.user_id, upserts=(claim,)).then(retired)
-            return changes.approve(self.user_id, record, source, t)
-
-        with self.memory.lock:
-            out = shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
-            return review.fact_now(self.memory, self.user_id, out) if fact_claims.is_claim(out.id) else out
+        return review.approve(self.memory, self.user_id, _checked_id(record_id), Source.parse(source), self.get)
 
     def reject(self, record_id: str) -> Record:
         """Drop a pending record or a proposal for good; returns it as it was."""
@@ -554,21 +536,7 @@ class UserMemory(MetricsCalls):
     def restore(self, record_id: str) -> Record:
         """Bring an archived record back. A superseded fact value becomes current again (the value it restores
         over is archived in its turn, so the restore can itself be undone)."""
-
-        def plan() -> tuple[Record, Change]:
-            record = self.get(record_id)
-            if record.status is not Status.ARCHIVED:
-                raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not archived")
-            if record.kind is Kind.FACT and changes.status_before_archive(record) not in changes.HELD:
-                # a value of the key written again as a claim that takes the key (op restore); the value it
-                # restores over stays in the archive, so the restore can itself be undone
-                claim = review.claim_row(self.user_id, record, "restore")
-                return claim, Change(self.user_id, upserts=(claim,), fresh=True)
-            return changes.restore(self.user_id, record, None, {}, now())
-
-        with self.memory.lock:
-            out = shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
-            return review.fact_now(self.memory, self.user_id, out) if fact_claims.is_claim(out.id) else out
+        return review.restore(self.memory, self.user_id, _checked_id(record_id), self.get)
 
     # ------------------------------------------------------------------ working memory, keyed store, export
     def _untrusted(self, session: str) -> bool:

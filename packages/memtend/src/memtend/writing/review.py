@@ -4,6 +4,7 @@ that approve, accept and restore write. Planning is :mod:`memtend.policies.propo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,9 @@ from memtend.records import Kind, Record, Source, Status, check_text, fact_id, n
 if TYPE_CHECKING:
     from memtend.handle import FacadeHandle
 
-__all__ = ["accept", "claim_row", "fact_now", "proposal", "revise"]
+__all__ = ["accept", "approve", "claim_row", "fact_now", "held_record", "proposal", "restore", "revise"]
+
+Read = Callable[[str], Record]  # the facade's get: a record of the user by id, or RecordNotFoundError
 
 
 def claim_row(user_id: str, value: Record, op: str) -> Record:
@@ -59,6 +62,51 @@ def proposal(memory: FacadeHandle, user_id: str, record_id: str) -> tuple[Record
         raise InvalidInputError(f"that record is {record.status.value}, not a proposal{hint}")
     assert vectors is not None
     return record, vectors[0]
+
+
+def held_record(record: Record, record_id: str, held: frozenset[Status]) -> Record:
+    """``record`` when it waits for review (its status in ``held``), else a typed error."""
+    if record.status not in held:
+        raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not pending review")
+    return record
+
+
+def approve(memory: FacadeHandle, user_id: str, record_id: str, source: Source, get: Read) -> Record:
+    """Accept a pending record. A pending fact is applied through precedence as vouched for by ``source``."""
+
+    def plan() -> tuple[Record, Change]:
+        record = held_record(get(record_id), record_id, frozenset({Status.PENDING_REVIEW}))
+        t = now()
+        if record.kind is Kind.FACT:  # one claim of the key, vouched for by ``source``, and the pending one retired
+            claim = claim_row(user_id, replace(record, source=source), "approve")
+            retired = changes.retire(user_id, [record], "approved", t, superseded_by=fact_id(user_id, record.key))
+            return claim, Change(user_id, upserts=(claim,)).then(retired)
+        return changes.approve(user_id, record, source, t)
+
+    with memory.lock:
+        out = shared_writes.guarded(memory, user_id, [record_id], plan)
+        return fact_now(memory, user_id, out) if fact_claims.is_claim(out.id) else out
+
+
+def restore(memory: FacadeHandle, user_id: str, record_id: str, get: Read) -> Record:
+    """Bring an archived record back. A superseded fact value becomes current again (the value it restores over is
+    archived in its turn, so the restore can itself be undone); what waited for review (or was a proposal) waits
+    again."""
+
+    def plan() -> tuple[Record, Change]:
+        record = get(record_id)
+        if record.status is not Status.ARCHIVED:
+            raise InvalidInputError(f"record {record_id!r} is {record.status.value}, not archived")
+        if record.kind is Kind.FACT and changes.status_before_archive(record) not in changes.HELD:
+            # a value of the key written again as a claim that takes the key (op restore); the value it
+            # restores over stays in the archive, so the restore can itself be undone
+            claim = claim_row(user_id, record, "restore")
+            return claim, Change(user_id, upserts=(claim,), fresh=True)
+        return changes.restore(user_id, record, None, {}, now())
+
+    with memory.lock:
+        out = shared_writes.guarded(memory, user_id, [record_id], plan)
+        return fact_now(memory, user_id, out) if fact_claims.is_claim(out.id) else out
 
 
 def accept(memory: FacadeHandle, user_id: str, record_id: str, text: str | None, *, redact: bool) -> Record:
