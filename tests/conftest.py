@@ -292,6 +292,9 @@ def shared_path(*parts: str) -> Path:
 
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# stores opened by tests run no scheduled upkeep (no timer thread, no pass on close) unless a test asks for it with
+# Memory(upkeep=Upkeep(...)): a background pass must never make a test that does not test it flaky
+os.environ["MEMTEND_UPKEEP"] = "off"
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from memtend.memory import Memory
     from memtend.policies.forgetting import RetentionPolicy
     from memtend.policies.precedence import FactOutcome, canonical_key
-    from memtend.records import Kind, Record, Source, Status
+    from memtend.records import Kind, Record, Scope, Source, Status
     from memtend.results import (
         ChangeEvent,
         ChangeType,
@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     )
     from memtend.transcripts.messages import Message, ToolCall
     from memtend.transcripts.summary import StructuredSummary, SummaryValidationError, allm_summarizer, llm_summarizer
+    from memtend.upkeep.settings import Upkeep, UpkeepReport
     from memtend.user_memory import UserMemory
     from memtend.working.ledger import Ledger, LedgerEntry
     from memtend.working.memory_tool import MemoryTool
@@ -126,7 +127,10 @@ _LAZY: dict[str, str] = {
     "compact_transcript": "memtend.transcripts.compaction",
     "Kind": "memtend.records",
     "Record": "memtend.records",
+    "Scope": "memtend.records",
     "Source": "memtend.records",
+    "Upkeep": "memtend.upkeep.settings",
+    "UpkeepReport": "memtend.upkeep.settings",
     "Status": "memtend.records",
     "SessionState": "memtend.working.session",
     "Message": "memtend.transcripts.messages",
@@ -186,6 +190,7 @@ __all__ = [
     "RecordNotFoundError",
     "ReservedNamespaceError",
     "RetentionPolicy",
+    "Scope",
     "SearchDocuments",
     "SensitiveDataError",
     "SensitiveIdentifierError",
@@ -202,6 +207,8 @@ __all__ = [
     "ToolCall",
     "UnknownKindError",
     "UntrustedContentError",
+    "Upkeep",
+    "UpkeepReport",
     "UserMemory",
     "UserMismatchError",
     "UserNotFoundError",

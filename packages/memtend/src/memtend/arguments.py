@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from memtend.errors import InvalidInputError, describe
-from memtend.records import Kind, check_days, check_encodable
+from memtend.records import Kind, Scope, check_days, check_encodable
 
 
 def check_items(items: object, what: str) -> list[Any]:
@@ -67,6 +67,16 @@ def check_retention(policy: Any) -> None:
         check_days(policy.pending_review_days, "retention.pending_review_days")
     check_days(policy.archive_grace_days, "retention.archive_grace_days")
     check_days(policy.session_days, "retention.session_days")
+    if not isinstance(policy.scope_days, Mapping):
+        raise InvalidInputError(
+            f"retention.scope_days must be a dict of scope -> days or None, got {describe(policy.scope_days)}"
+        )
+    for scope, days in policy.scope_days.items():
+        Scope.parse(scope)
+        if days is not None:
+            check_days(days, f"retention.scope_days[{scope}]")
+    if policy.history_days is not None:
+        check_days(policy.history_days, "retention.history_days")
 
 
 def check_retrieval(config: Any) -> None:

@@ -49,7 +49,7 @@ def _memory(args: argparse.Namespace) -> Memory:
     from memtend.memory import Memory
 
     try:
-        return Memory(path=folder)
+        return Memory(path=folder, upkeep=None)  # an operator's command changes only what it says it changes
     except StoreLockedError:
         raise StoreLockedError(
             f"another process (the running application?) holds the embedded store in {folder}, and an embedded "

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memtend.helpers import Parts
     from memtend.index.user_index import UserIndex
     from memtend.policies.changes import Change
+    from memtend.policies.compaction import LineSummarizer
     from memtend.policies.forgetting import RetentionPolicy
     from memtend.policies.gate import InjectionCheck
     from memtend.policies.proposals import WriteMode
@@ -72,6 +73,7 @@ class FacadeHandle(MemoryHandle, Protocol):
     injection_check: InjectionCheck | None  # the gate's second opinion on external text (None: patterns alone)
     write_mode: WriteMode  # "propose": the agent's and an extractor's writes wait as proposals (policies.proposals)
     extractor: Any  # what capture asks by default (None: the offline rules), see memtend.capture
+    line_summarizer: LineSummarizer | None  # folds a memory whose window ended into one line (None: extractive)
 
     def settled_storage(self) -> Storage:
         """Storage, with buffered usage stamps written first."""

@@ -95,3 +95,15 @@ def embed_in_parts(helpers: Helpers, embed: Callable[[list[str]], Any], texts: l
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     parts = Parts([[texts[i] for i in order[start : start + size]] for start in range(0, len(order), size)])
     return parts if helpers.submit(parts.run, embed) is not None else None
+
+
+def embedded_ahead(ahead: Parts | None, texts: list[str]) -> dict[str, Any] | None:
+    """The vectors embedded ahead (in one part), by text; None when there are none (or embedding failed: the apply
+    step embeds again and reports the error)."""
+    if ahead is None:
+        return None
+    try:
+        vectors = ahead.futures[0].result()
+    except Exception:
+        return None
+    return dict(zip(texts, vectors, strict=True)) if len(vectors) == len(texts) else None

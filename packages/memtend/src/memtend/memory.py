@@ -37,7 +37,7 @@ from memtend.policies.conflicts import ConflictJudge, check_judge
 from memtend.policies.gate import InjectionCheck
 from memtend.policies.proposals import WriteMode, check_write_mode
 from memtend.policies.retrieval import RetrievalConfig
-from memtend.records import check_user_id
+from memtend.records import check_time, check_user_id
 from memtend.results import ChangeEvent, CompactionReport, ErasureReceipt, Event, FactResult, ForgetReport, Hit
 from memtend.storage import files as store_files
 from memtend.storage import locking
@@ -45,6 +45,7 @@ from memtend.storage import state as store_state
 from memtend.storage.chroma import persistent_client
 from memtend.storage.marks import ChangeMarks
 from memtend.storage.store import Storage
+from memtend.upkeep.schedule import Upkeep, UpkeepReport, UpkeepRunner, from_environment
 from memtend.user_memory import UserMemory
 from memtend.writing.apply import CLOSED_MESSAGE, Applier, ChangeHook
 from memtend.writing.usage import UsageWriter
@@ -108,6 +109,10 @@ class Memory(Applier):
     ``injection_check``: the second opinion on external text the injection patterns pass (its ``flagged`` bit):
     ``AUTO`` uses the installed ``memtend-injection`` extra (``pip install memtend[injection]``) if there is one,
     ``None`` the patterns alone, a callable (:class:`~memtend.policies.gate.InjectionCheck`) replaces it.
+
+    ``upkeep``: retention, log compaction, purge after grace and document expiry, run store-wide by this handle on a
+    schedule and on close, bounded per pass (:class:`~memtend.upkeep.schedule.Upkeep`); ``AUTO`` is ``Upkeep()``
+    unless ``MEMTEND_UPKEEP=off``, ``None`` runs nothing by itself (``upkeep()`` still runs a pass by hand).
     """
 
     def __init__(
@@ -125,6 +130,7 @@ class Memory(Applier):
         injection_check: InjectionCheck | Auto | None = AUTO,
         write_mode: WriteMode = "direct",
         extractor: Any = None,
+        upkeep: Upkeep | Auto | None = AUTO,
     ) -> None:
         _check_options(
             client=client,
@@ -139,6 +145,10 @@ class Memory(Applier):
         self.conflict_judge = check_judge(resolve("conflict_judge", conflict_judge))
         self.injection_check: InjectionCheck | None = resolve("injection_check", check_injection_check(injection_check))
         self.extractor = check_extractor(extractor)  # what capture asks (None: the offline rules; memtend.capture)
+        if upkeep is not AUTO and upkeep is not None and not isinstance(upkeep, Upkeep):
+            raise InvalidInputError(f"upkeep must be an Upkeep, AUTO or None, got {describe(upkeep)}")
+        settings = from_environment(Upkeep()) if upkeep is AUTO else upkeep
+        self.line_summarizer = settings.line_summarizer if settings is not None else None
         if client is not None and path is not None:
             raise InvalidInputError("pass either path or client, not both")
         if embedding_function is None:
@@ -189,6 +199,8 @@ class Memory(Applier):
         _open_memories.add(self)
         if self._state.handles == 1:  # the first handle on the store in this process (another may be mid-write)
             self._recover_journals()
+        self._upkeep = UpkeepRunner(self, settings or Upkeep(every_seconds=None, on_close=False), self._sweep_some)
+        self._upkeep.start()
 
     @property
     def _max_cached_users(self) -> int:
@@ -293,12 +305,33 @@ class Memory(Applier):
 
         return sweep_documents(self, now)
 
+    def upkeep(self, now: float | None = None) -> UpkeepReport:
+        """Run one bounded upkeep pass over the store now (at time ``now``, default the upkeep clock): retention and
+        the fold of scoped memories, log compaction, purge after grace, history pruning, document expiry. Skipped
+        (``ran=False``) while another process's pass holds the store."""
+        self._check_open()
+        return self._upkeep.run(None if now is None else check_time(now, "now"))
+
+    def _sweep_some(self, t: float, limit: int) -> int:
+        """Delete up to ``limit`` expired documents of any user (an upkeep pass's share)."""
+        rows = self.storage.documents
+        return rows.remove(rows.expired(None, t, limit), t, tidy=self.exclusive)
+
     def close(self) -> None:
         """Flush buffered usage stamps and close this handle: every later call through it (or through a handle
         obtained from it) raises :class:`~memtend.errors.MemoryClosedError`. Other handles on the same store stay
-        open; the store's shared state (and an embedded folder's lock) goes with the last of them."""
-        if not self._closed:  # the metrics' unwritten notes, before the lock (a flush never runs under it)
-            metrics_tally.flush_store(self)
+        open; the store's shared state (and an embedded folder's lock) goes with the last of them. With upkeep on,
+        a last pass runs first."""
+        if not self._closed:
+            self._upkeep.stop()
+            if self._upkeep.settings.on_close:
+                try:
+                    self._upkeep.run()
+                except Exception:  # closing goes on: the next open's passes catch up
+                    _log.warning("memtend: the upkeep pass on close failed", exc_info=True)
+            metrics_tally.flush_store(
+                self
+            )  # the metrics' unwritten notes, before the lock (a flush never runs under it)
         with self.lock:
             if self._closed:
                 return
@@ -351,6 +384,9 @@ class Memory(Applier):
 
     async def asweep_documents(self, now: float | None = None) -> int:
         return await run_io(self.sweep_documents, now)
+
+    async def aupkeep(self, now: float | None = None) -> UpkeepReport:
+        return await run_io(self.upkeep, now)
 
     async def aclose(self) -> None:
         await run_io(self.close)

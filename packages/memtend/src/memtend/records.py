@@ -68,6 +68,21 @@ class Source(str, Enum):
 _TRUST = {Source.USER: 4, Source.TOOL: 3, Source.AGENT: 2, Source.INFERRED: 1, Source.EXTERNAL: 0}
 
 
+class Scope(str, Enum):
+    """How long a memory is meant to hold: ``user`` until superseded; ``project``, ``task`` and ``session`` for a
+    window (``RetentionPolicy.scope_days``) that use and restatement extend. A record without one keeps its kind's
+    schedule."""
+
+    USER = "user"
+    PROJECT = "project"
+    TASK = "task"
+    SESSION = "session"
+
+    @classmethod
+    def parse(cls, value: Scope | str) -> Scope:
+        return _parse(cls, value, "scope")
+
+
 class Status(str, Enum):
     ACTIVE = "active"
     ARCHIVED = "archived"
@@ -100,6 +115,7 @@ class Record:
     session: str = ""
     flagged: bool = False
     extra: dict[str, str | int | float | bool] = field(default_factory=dict)
+    scope: Scope | None = None  # None: the kind's retention schedule (see memtend.policies.forgetting)
     # What a record read from Chroma knows of its row (set by ``from_chroma``; a copy made with ``replace`` is a new
     # version and starts without them): the row's own creation entry (see ``to_metadata``), None when it has none;
     # and the row's metadata keys. Not part of the record's value: equality, ``to_dict`` and snapshots leave them out.
@@ -139,6 +155,7 @@ class Record:
             "session": self.session,
             "flagged": self.flagged,
             "extra": self.extra,
+            "scope": self.scope.value if self.scope is not None else "",
         }
         packed.update((name, value) for name, value in optional.items() if value)
         if self.expires_at is not None:
@@ -183,6 +200,7 @@ class Record:
             session=str(packed.get("session", "")),
             flagged=bool(packed.get("flagged", False)),
             extra=dict(packed.get("extra", {})),
+            scope=Scope(packed["scope"]) if packed.get("scope") else None,
         )
         origin = packed.get("h")
         record.origin = dict(origin) if isinstance(origin, dict) else None
@@ -236,6 +254,7 @@ class Record:
             "session": self.session,
             "flagged": self.flagged,
             "extra": dict(self.extra),
+            "scope": self.scope.value if self.scope is not None else None,
         }
 
 
@@ -251,6 +270,7 @@ _SNAPSHOT_DEFAULTS: dict[str, Any] = {
     "session": "",
     "flagged": False,
     "extra": {},
+    "scope": None,
 }
 
 

@@ -136,14 +136,16 @@ class CompactionReport:
 @dataclass(frozen=True)
 class ForgetReport:
     """What ``forget`` archived (or would archive, with ``dry_run``): (record id, kind, reason) per record, and
-    how many expired working-memory items it removed."""
+    how many expired working-memory items it removed; ``folded``: (archived record id, id of the one line it was
+    folded into) per memory folded before it was archived (a dry run names no line: "")."""
 
     dry_run: bool
     archived: list[tuple[str, str, str]]
     session_items: int = 0
+    folded: list[tuple[str, str]] = field(default_factory=list)
 
     def __hash__(self) -> int:
-        return hash((self.dry_run, tuple(self.archived), self.session_items))
+        return hash((self.dry_run, tuple(self.archived), self.session_items, tuple(self.folded)))
 
     @property
     def count(self) -> int:

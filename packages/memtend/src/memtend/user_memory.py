@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -29,16 +29,17 @@ from memtend.documents.keyed import KeyedStore, export_items
 from memtend.documents.store import DocumentStore, shared_namespaces
 from memtend.documents.values import gate_identifier, gated_metadata
 from memtend.errors import InvalidInputError, RecordNotFoundError
-from memtend.helpers import Parts
+from memtend.helpers import Parts, embedded_ahead
 from memtend.metrics import observe as observed_calls
 from memtend.metrics.facade import MetricsCalls
-from memtend.policies import changes, compaction, gate, precedence, proposals, recall_filters
+from memtend.policies import changes, compaction, forgetting, gate, precedence, proposals, recall_filters
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
 from memtend.policies.recall_filters import MetadataFilter
 from memtend.records import (
     Kind,
     Record,
+    Scope,
     Source,
     Status,
     check_days,
@@ -121,6 +122,7 @@ class UserMemory(MetricsCalls):
         metadata: dict[str, Any] | None = None,
         key: str = "",
         value: str = "",
+        life: tuple[Scope | None, float | None] = (None, None),
     ) -> _Checked:
         """Validate a new record's parts and pass its text through the gate (which may refuse or mask it)."""
         source = Source.parse(source)
@@ -152,6 +154,8 @@ class UserMemory(MetricsCalls):
             session=session,
             flagged=decision.flagged,
             extra=extra,
+            scope=life[0],
+            expires_at=life[1],
         )
         return _Checked(record, tuple(sorted({*decision.redacted_kinds, *masked_extra})))
 
@@ -190,10 +194,13 @@ class UserMemory(MetricsCalls):
         redact: bool = False,
         session: str = "",
         at: float | None = None,
+        scope: Scope | str | None = None,
+        expires_at: float | None = None,
     ) -> Record:
         """Store a free-text note (``at``: when it was said, epoch seconds; default now, so a past conversation
-        imported as notes keeps its dates)."""
-        return self._note(text, source=source, metadata=metadata, redact=redact, session=session, at=at)[0]
+        imported as notes keeps its dates). ``scope`` and ``expires_at``: its lifetime (see ``Scope``, docs/core.md)."""
+        life = user_upkeep.lifetime(scope, expires_at)
+        return self._note(text, source=source, metadata=metadata, redact=redact, session=session, at=at, life=life)[0]
 
     def _note(self, text: object, **given: Any) -> tuple[Record, str]:
         """``remember`` (``given``: its options), and what it did: added, duplicate or refreshed (capture.merge)."""
@@ -212,11 +219,17 @@ class UserMemory(MetricsCalls):
         source: Source | str = Source.USER,
         metadata: dict[str, Any] | None = None,
         redact: bool = False,
+        scope: Scope | str | None = None,
+        expires_at: float | None = None,
     ) -> Record:
-        """Append an event to the user's log (``at``: when it happened, epoch seconds; default now)."""
+        """Append an event to the user's log (``at``: when it happened, epoch seconds, default now; ``scope`` and
+        ``expires_at`` as for ``remember``)."""
+        life = user_upkeep.lifetime(scope, expires_at)
         checked, embedded = self.memory.gated_beside_embedding(
             text,
-            lambda: self._checked(Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata),
+            lambda: self._checked(
+                Kind.EVENT, text, source, redact=redact, at=at, session=session, metadata=metadata, life=life
+            ),
         )
         return self._add([checked], embedded)[0]
 
@@ -260,7 +273,7 @@ class UserMemory(MetricsCalls):
                 )
             )
         if parts is None or len(parts.futures) == 1:
-            return self._add(checked, _embedded(parts, texts), batch_id)
+            return self._add(checked, embedded_ahead(parts, texts), batch_id)
         return self._add_streamed(checked, parts, batch_id)
 
     def add_rule(
@@ -390,7 +403,7 @@ class UserMemory(MetricsCalls):
         conditions = recall_filters.check_filter(where) if where is not None else None
         budget = recall_filters.check_max_tokens(max_tokens)
         statuses = {Status.ACTIVE, Status.PENDING_REVIEW} if include_pending else {Status.ACTIVE}
-        only = _recall_test(session, conditions)
+        only = recall_filters.recall_test(session, conditions)
         memory = self.memory
         loading = memory.preload_index(self.user_id)  # a first recall reads storage while the query is embedded
         query_vec = memory.embed([query])[0]
@@ -505,8 +518,8 @@ class UserMemory(MetricsCalls):
 
         def plan() -> tuple[DeleteReport, Change]:
             record = self.get(record_id)
-            summaries, _ = self._storage.get_records(self.user_id, kinds=[Kind.SUMMARY])
-            touched = [s for s in summaries if record.id in s.derived_from]
+            summaries, _ = self._storage.get_records(self.user_id, kinds=list(forgetting.DERIVED_KINDS))
+            touched = [s for s in summaries if forgetting.derives_from(s, record.id)]
             wanted = list(dict.fromkeys(i for s in touched for i in s.derived_from if i != record.id))
             sources, _ = self._storage.get_records(self.user_id, wanted)
             return changes.delete(self.user_id, record, touched, {r.id: r for r in sources}, now())
@@ -523,7 +536,7 @@ class UserMemory(MetricsCalls):
     def forget(self, *, dry_run: bool = False, now: float | None = None) -> ForgetReport:
         """Apply the retention schedule: report (``dry_run=True``) or archive what it says goes.
 
-        Rules are pinned. Expired session state is removed too (it has no archive)."""
+        Rules are pinned; a scoped note is folded into one line first. Expired session state is removed (no archive)."""
         return user_upkeep.forget(self.memory, self.user_id, _now_default(now), dry_run=dry_run, clock=_clock())
 
     def purge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
@@ -620,10 +633,11 @@ class UserMemory(MetricsCalls):
         redact: bool = False,
         session: str = "",
         at: float | None = None,
+        scope: Scope | str | None = None,
+        expires_at: float | None = None,
     ) -> Record:
-        return await run_io(
-            self.remember, text, source=source, metadata=metadata, redact=redact, session=session, at=at
-        )
+        call = functools.partial(self.remember, session=session, at=at, scope=scope, expires_at=expires_at)
+        return await run_io(call, text, source=source, metadata=metadata, redact=redact)
 
     async def alog(
         self,
@@ -634,8 +648,11 @@ class UserMemory(MetricsCalls):
         source: Source | str = Source.USER,
         metadata: dict[str, Any] | None = None,
         redact: bool = False,
+        scope: Scope | str | None = None,
+        expires_at: float | None = None,
     ) -> Record:
-        return await run_io(self.log, text, at=at, session=session, source=source, metadata=metadata, redact=redact)
+        call = functools.partial(self.log, session=session, at=at, scope=scope, expires_at=expires_at)
+        return await run_io(call, text, source=source, metadata=metadata, redact=redact)
 
     async def alog_many(
         self, events: Iterable[Event | str], *, redact: bool = False, batch_id: str | None = None
@@ -745,31 +762,6 @@ class UserMemory(MetricsCalls):
 
     async def astats(self) -> dict[str, Any]:
         return await run_io(self.stats)
-
-
-def _recall_test(session: str | None, conditions: dict[str, dict[str, Any]] | None) -> Callable[[Record], bool] | None:
-    """The test a recalled record must pass, or None when nothing narrows the recall."""
-    if session is None and conditions is None:
-        return None
-
-    def test(record: Record) -> bool:
-        if session is not None and record.session != session:
-            return False
-        return conditions is None or recall_filters.matches(record, conditions)
-
-    return test
-
-
-def _embedded(ahead: Parts | None, texts: list[str]) -> dict[str, np.ndarray] | None:
-    """The vectors embedded ahead (in one part), by text; None when there are none (or embedding failed: the apply
-    step embeds again and reports the error)."""
-    if ahead is None:
-        return None
-    try:
-        vectors = ahead.futures[0].result()
-    except Exception:
-        return None
-    return dict(zip(texts, vectors, strict=True)) if len(vectors) == len(texts) else None
 
 
 def _checked_id(record_id: object) -> str:

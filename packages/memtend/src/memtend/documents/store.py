@@ -429,7 +429,7 @@ class DocumentStore:
     def sweep(self, now: float | None = None) -> int:
         """Delete this user's expired documents; returns how many."""
         t = check_time(now, "now") if now is not None else _clock()
-        return self._rows.remove(self._expired(t), t)
+        return self._rows.remove(self._expired(t), t, tidy=self._memory.exclusive)
 
     def expired_count(self, at: float) -> int:
         """How many of this user's documents have expired at ``at`` (what ``sweep(at)`` would delete)."""

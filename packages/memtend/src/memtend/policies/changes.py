@@ -364,6 +364,39 @@ def forget(user_id: str, decisions: Sequence[forgetting.ForgetDecision], t: floa
     return retire(user_id, [d.record for d in decisions], "forget", t)
 
 
+def fold(user_id: str, record: Record, line: str, flagged: bool, t: float) -> tuple[Record, Change]:
+    """A memory whose window ended folded into ``line`` (its text as the gate passed it): a new record of the same
+    kind, scope and source, dated when the memory was said, deriving from it (provenance, for deletion), and the
+    long version archived pointing at it, in one write. The line gets a window of its own and is then archived."""
+    folded = Record(
+        id=new_id(),
+        user_id=user_id,
+        kind=record.kind,
+        text=line,
+        source=record.source,
+        created_at=record.created_at,
+        updated_at=t,
+        last_used_at=t,
+        derived_from=[record.id],
+        session=record.session,
+        flagged=flagged or record.flagged,
+        extra={**record.extra, forgetting.FOLDED: True},
+        scope=record.scope,
+    )
+    moved = archived(record, folded.id, t)
+    change = Change(
+        user_id,
+        upserts=(folded,),
+        archives=(moved,),
+        history=(
+            entry(user_id, "fold", folded, None, Source.AGENT),
+            entry(user_id, "forget", moved, record, Source.AGENT),
+        ),
+        stored={folded.id: None},
+    )
+    return folded, change
+
+
 def restore(
     user_id: str, record: Record, slot: Record | None, vectors: Mapping[str, np.ndarray], t: float
 ) -> tuple[Record, Change]:

@@ -15,6 +15,8 @@ from memtend.errors import InvalidInputError
 from memtend.records import Kind, Record
 
 LogSummarizer = Callable[[Sequence[Record]], str]
+# folds one memory whose window ended into one line (an LLM, or the extractive default ``one_line``)
+LineSummarizer = Callable[[Record], str]
 
 SUMMARY_HEADER = "Summary of {n} earlier events ({start} to {end})"
 MAX_SUMMARY_CHARS = 6_000
@@ -94,3 +96,30 @@ def summarise(records: Sequence[Record], summarizer: LogSummarizer | None) -> st
             f"the summarizer returned {type(text).__name__} {str(text)[:40]!r}; it must return a non-empty str"
         )
     return text
+
+
+MAX_LINE_CHARS = 300  # what a folded line may hold, whoever wrote it
+
+
+def one_line(record: Record) -> str:
+    """Offline default for folding a memory into one line: its first sentence, dated when it was said."""
+    return f"[{_day(record.created_at)}] {_first_sentence(record.text)}"
+
+
+def fold_line(record: Record, summarizer: LineSummarizer | None) -> str:
+    """The one line ``record`` folds into: the summariser's answer made one line within ``MAX_LINE_CHARS``, or the
+    extractive line when there is no summariser or it fails (raises, or answers with no text)."""
+    if summarizer is not None:
+        try:
+            answer = summarizer(record)
+        except Exception:
+            answer = None
+        if isinstance(answer, str) and answer.strip():
+            line = " ".join(answer.split())
+            return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 1].rstrip() + "…"
+    return one_line(record)
+
+
+def shortens(record: Record, line: str) -> bool:
+    """Whether folding into ``line`` leaves out anything: a memory already one short line is archived as it is."""
+    return len(line) < len(" ".join(record.text.split()))

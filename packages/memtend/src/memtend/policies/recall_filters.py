@@ -110,3 +110,16 @@ def within_budget(texts: Sequence[str], max_tokens: int | None) -> int:
         if used > max_tokens:
             return n
     return len(texts)
+
+
+def recall_test(session: str | None, conditions: dict[str, dict[str, Any]] | None) -> Callable[[Record], bool] | None:
+    """The test a recalled record must pass, or None when nothing narrows the recall."""
+    if session is None and conditions is None:
+        return None
+
+    def test(record: Record) -> bool:
+        if session is not None and record.session != session:
+            return False
+        return conditions is None or matches(record, conditions)
+
+    return test

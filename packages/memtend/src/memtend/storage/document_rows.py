@@ -459,9 +459,10 @@ class DocumentRows:
             self.collection.update(ids=list(expiries), metadatas=[{"exp": t, **extra} for t in expiries.values()])
 
     @guarded
-    def expired(self, user_id: str | None, at: float) -> list[DocRow]:
-        """Document rows whose expiry is at or before ``at`` (of one user, or of everyone for a global sweep)."""
-        got = self.collection.get(where={"exp": {"$lte": at}}, include=["metadatas"])
+    def expired(self, user_id: str | None, at: float, limit: int | None = None) -> list[DocRow]:
+        """Document rows whose expiry is at or before ``at`` (of one user, or of everyone for a global sweep; at
+        most ``limit`` of them)."""
+        got = self.collection.get(where={"exp": {"$lte": at}}, include=["metadatas"], limit=limit)
         rows = []
         for i, m in zip(got["ids"], got["metadatas"] or [], strict=True):
             if user_id is None or (m or {}).get("user_id") == user_id:
@@ -470,9 +471,11 @@ class DocumentRows:
                     rows.append(row)
         return rows
 
-    def remove(self, rows: Sequence[DocRow], at: float | None = None) -> int:
+    def remove(self, rows: Sequence[DocRow], at: float | None = None, *, tidy: bool = False) -> int:
         """Delete rows (grouped per user) and move their namespace counts; with ``at``, only rows still expired
-        then (a row refreshed meanwhile stays). Returns how many went."""
+        then (a row refreshed meanwhile stays). Returns how many went. ``tidy`` (only where every write of the store
+        takes this object's lock: no other process writes it): the prefix rows of prefixes left holding no
+        document go too, so a store whose sessions come and go does not keep a row per session ever written."""
         by_user: dict[str, list[DocRow]] = {}
         for r in rows:
             by_user.setdefault(str(r.fields["user_id"]), []).append(r)
@@ -484,7 +487,21 @@ class DocumentRows:
                     user_rows = [r for r in fresh.values() if r.expires_at is not None and r.expires_at <= at]
                 self.write(user_id, [], user_rows, {r.id: r for r in user_rows})
                 gone += len(user_rows)
+                if tidy:
+                    self._drop_empty_prefixes(user_id, {(r.space, r.namespace) for r in user_rows})
         return gone
+
+    def _drop_empty_prefixes(self, user_id: str, namespaces: set[tuple[str, tuple[str, ...]]]) -> None:
+        """Delete the prefix rows of the prefixes of ``namespaces`` (deepest first) under which no namespace holds
+        a document now (hold ``lock``); the space's root keeps its rows."""
+        doomed: set[str] = set()
+        for space, namespace in namespaces:
+            for d in range(len(namespace), 0, -1):
+                if self.namespaces(user_id, space, namespace[:d]):
+                    break  # a document stays under it, so under every shorter prefix too
+                doomed.update(_prefix_row_id(kind, user_id, space, namespace[:d]) for kind in ("expiring", "partial"))
+        if doomed:
+            self._delete_ids(sorted(doomed))
 
 
 def _live_scope(

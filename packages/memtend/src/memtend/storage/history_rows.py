@@ -56,6 +56,25 @@ class HistoryRows(RecordRows):
         return out
 
     @guarded
+    def prune_history(self, user_id: str, before: float, limit: int | None = None) -> int:
+        """Delete the user's history rows written before ``before`` whose records are all gone (a fact's rows
+        count as its key's while any row of the key is stored); at most ``limit`` rows. Returns how many."""
+        got = self.memories.get(where=owned(HISTORY_OWNER, user_id, {"at": {"$lt": before}}), include=["metadatas"])
+        if not got["ids"]:
+            return 0
+        live = set(self.memories.get(where=where(user_id), include=[])["ids"])
+        live |= {k for k in (fact_claims.key_of(i) for i in list(live)) if k is not None}
+        doomed = []
+        for row_id, meta in zip(got["ids"], got["metadatas"] or [], strict=True):
+            named = [str(i) for i in (meta or {}).get("record_ids") or []]
+            if named and not any(i in live or fact_claims.key_of(i) in live for i in named):
+                doomed.append(row_id)
+        doomed = doomed[:limit] if limit is not None else doomed
+        for start in range(0, len(doomed), WRITE_BATCH):
+            self.memories.delete(ids=doomed[start : start + WRITE_BATCH])
+        return len(doomed)
+
+    @guarded
     def scrub_history(self, user_id: str, record_ids: Sequence[str]) -> int:
         """Remove the text and value of deleted records from the history: from their own entries, and from the
         entries filed under another id that quote them (a fact's earlier value under the fact's id, summaries that
