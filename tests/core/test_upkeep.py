@@ -305,6 +305,8 @@ def test_a_store_stays_bounded_over_months_of_daily_use(tmp_path: Path, embeddin
     # written grows linearly; what is kept stops growing once the longest window, fold and grace have passed
     assert max(active[100:]) <= active[70] * 1.15 + 5, active[::10]
     assert max(stored[100:]) <= stored[70] * 1.15 + 10, stored[::10]
-    assert max(documents[10:]) <= 3, "expired session state goes, with the rows that marked its sessions"
+    # expired session state goes with the rows that marked its sessions; what stays is a few rows of the spaces and
+    # the bounded call log of the metrics
+    assert max(documents[100:]) <= max(documents[10:70]) <= 20, documents[::10]
     assert stored[149] < 0.5 * 150 * 8, "far fewer rows than the writes made"
     mem.close()
