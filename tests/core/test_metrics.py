@@ -53,6 +53,28 @@ def test_four_rates_from_real_calls(memory: Memory) -> None:
     assert set(RATE_KEYS) <= set(wide["store"]) and wide["users"]["alice"]["memory_hit_rate"] == pytest.approx(2 / 3)
 
 
+def test_repeats_the_side_effect_guard_stops_count_as_repeats(memory: Memory) -> None:
+    from memtend.working.side_effects import SideEffectGuard
+
+    ledger = memory.user("alice").ledger("t1")
+    ran: list[str] = []
+    guard = SideEffectGuard(["deploy"])
+    for _ in range(3):  # the agent asks for the same deploy three times; it runs once
+        guard.run(
+            ledger, "deploy", {"env": "prod"}, lambda: ran.append("x") or {"id": "dep-1"}, answer=lambda v: v.text
+        )
+    guard.run(ledger, "deploy", {"env": "staging"}, lambda: {"id": "dep-2"}, answer=lambda v: v.text)
+    assert ran == ["x"]
+    found = memory.user("alice").metrics("t1")
+    assert found["side_effect_repeat_rate"] == pytest.approx(2 / 4)
+    assert found["detail"]["side_effect_repeats_stopped"] == 2 and found["detail"]["side_effect_calls"] == 4
+    allow = SideEffectGuard(["notify"], on_repeat="allow")
+    for _ in range(2):
+        allow.run(ledger, "notify", {"to": "ops"}, lambda: "sent", answer=lambda v: v.text)
+    found = memory.user("alice").metrics("t1")
+    assert found["detail"]["side_effect_repeats"] == 3 and found["detail"]["side_effect_calls"] == 6
+
+
 def test_rates_are_none_without_data_and_one_user_never_counts_for_another(memory: Memory) -> None:
     memory.user("bob").remember("Bob likes tea")
     memory.user("alice").session("s").get("x")

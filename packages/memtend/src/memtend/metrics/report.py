@@ -6,8 +6,9 @@
   fired (tokens before / the budget), over the compactions reported with a budget; ``peak`` the largest;
 * ``retrieval_hit_rate``: recalls that found what was needed / recalls judged, from the outcomes an application
   reports (``report_recall``) and the held-out checks it runs (``check_retrieval``), each also given apart;
-* ``side_effect_repeat_rate``: side-effecting calls recorded in the ledger that repeated one already recorded /
-  all recorded calls.
+* ``side_effect_repeat_rate``: side-effecting calls the agent made again with the same arguments in the same
+  session / all side-effecting calls it made, as the ledger saw them (a repeat the ledger answered or refused instead
+  of running counts: the agent made it; ``detail.side_effect_repeats_stopped`` says how many were not run).
 
 A rate is None until there is something to divide by. ``writes`` counts writes refused by the gate, held for
 review, proposed and accepted (a held or proposed record approved).
@@ -73,6 +74,7 @@ def rates(counts: Counter[str] | dict[str, float], peaks: dict[str, float] | Non
             "retrieval_checked_hit_rate": _ratio(c["retrieval.checked_hits"], c["retrieval.checked"]),
             "side_effect_calls": int(c["ledger.calls"]),
             "side_effect_repeats": int(c["ledger.repeats"]),
+            "side_effect_repeats_stopped": int(c["ledger.prevented"]),
         },
     }
 

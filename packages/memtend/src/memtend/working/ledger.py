@@ -224,18 +224,27 @@ class Ledger(SessionScoped):
         it, completed by ``record`` with the result), else the earlier entry, and nothing is written. The check and
         the reservation are one step for every caller in this process, so two identical calls made at once (a
         model's parallel tool calls) run once."""
+        started = time.time_ns()
         tool = gate_identifier(_check_tool(tool), "the tool name")
         self._gate_session_id()
         args = _canonical_args(args)
         key = call_key(tool, args)
         t = now()
+        earlier = None
         with self._tally().lock:
             item = self._store.item(key)
             if item is not None and not is_expired(item, t) and isinstance(item.value, dict):
-                return LedgerEntry.from_value(key, item.value)
-            entry = LedgerEntry(key, tool, _masked(args), None, (), t, t, 1, pending=True)
-            self._store.put(key, entry.to_value(), expires_at=self._expiry())
-        return None
+                earlier = LedgerEntry.from_value(key, item.value)
+            else:
+                entry = LedgerEntry(key, tool, _masked(args), None, (), t, t, 1, pending=True)
+                self._store.put(key, entry.to_value(), expires_at=self._expiry())
+        # an attempt either way; a repeat the ledger stopped counts as a repeat too (the agent made it)
+        counts = {"ledger.calls": 1, "ledger.repeats": 1, "ledger.prevented": 1} if earlier else {"ledger.calls": 1}
+        metrics_tally.note_call(
+            self.user.memory, self.user.user_id, "claim", tool, "repeat stopped" if earlier else "claimed",
+            session=self.session_id, started_ns=started, ended_ns=time.time_ns(), counts=counts, tier="working",
+        )  # fmt: skip
+        return earlier
 
     def release(self, tool: str, args: Any) -> bool:
         """Drop a claim whose call failed (it raised, or reported an error), so a retry runs: only a pending
