@@ -598,7 +598,12 @@ def _raw_chroma(mem: Memory) -> Iterator[Any]:
                 break
             offset += len(got["ids"])
             # the records only: history rows kept beside them (ids "h:...") are not part of what the peer holds
-            rows = [n for n, i in enumerate(got["ids"]) if not i.startswith(HISTORY_ID_PREFIX)]
+            # (nor are rows that are no record: a row without a record's fields, such as a stored call log)
+            rows = [
+                n
+                for n, i in enumerate(got["ids"])
+                if not i.startswith(HISTORY_ID_PREFIX) and {"r", "user_id"} & set(got["metadatas"][n] or {})
+            ]
             for start in range(0, len(rows), 1_000):
                 part = rows[start : start + 1_000]
                 peer.add(
