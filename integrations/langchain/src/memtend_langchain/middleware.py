@@ -47,6 +47,7 @@ from memtend import (
     acompact_transcript,
     compact_transcript,
 )
+from memtend.policies.proposals import WriteMode, check_write_mode
 from memtend.prompt_context import conversation_constraints
 from memtend.records import MAX_TEXT_CHARS, check_text
 from memtend.surfaces import REDACT_DEFAULT, check_redact, refused_at
@@ -115,7 +116,9 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     adapter) or refuse (False) sensitive data in what is logged after the run (see docs/secrets.md);
     ``side_effect_tools``: tools whose calls the thread's ledger records and never repeats unknowingly (tools
     marked with ``memtend.side_effecting`` too), ``on_repeat``: what a repeat gets (``"answer"``, ``"refuse"``,
-    ``"allow"``).
+    ``"allow"``); ``write_mode``: ``"propose"`` makes what the agent and the capture step remember wait as
+    proposals a person accepts (``UserMemory.proposals``/``accept``/``reject``), ``"direct"`` stores it at once,
+    None (the default) follows the Memory's ``write_mode``.
     """
 
     state_schema = MemtendState
@@ -136,6 +139,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         tools: bool = True,
         side_effect_tools: Collection[str] = (),
         on_repeat: OnRepeat = "answer",
+        write_mode: WriteMode | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(memory, Memory):
@@ -153,6 +157,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self.capture = capture
         self.redact = check_redact(redact, "MemtendMiddleware")
         self.side_effects = SideEffectGuard(side_effect_tools, on_repeat=on_repeat)
+        self.write_mode = None if write_mode is None else check_write_mode(write_mode)
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k (memories recalled per model call) must be a positive integer, got {k!r}")
         if self._compacts:  # the core checks the budget now, not at the first model call
@@ -160,13 +165,18 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         if isinstance(untrusted_tools, str):
             raise InvalidInputError("untrusted_tools takes a list of tool names, not one string")
         self.tools = (
-            memtend_tools(memory, user_field=user_field, untrusted_tools=self.untrusted_tools, k=k) if tools else []
+            memtend_tools(
+                memory, user_field=user_field, untrusted_tools=self.untrusted_tools, k=k, write_mode=self.write_mode
+            )
+            if tools
+            else []
         )
 
     # ------------------------------------------------------------------ helpers
     def _user(self, runtime: Any) -> UserMemory:
         context = getattr(runtime, "context", None)
-        return self.memory.user(user_id_of(context, self.user_field, "MemtendMiddleware", run_config()))
+        user_id = user_id_of(context, self.user_field, "MemtendMiddleware", run_config())
+        return self.memory.user(user_id, write_mode=self.write_mode)
 
     @staticmethod
     def _thread(runtime: Any) -> str | None:

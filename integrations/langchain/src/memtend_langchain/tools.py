@@ -1,4 +1,5 @@
-"""Memory tools for LangChain agents: ``remember``, ``recall`` and the session ``memory`` tool.
+"""Memory tools for LangChain agents: ``remember``, ``recall``, the session ``memory`` tool, and the user's controls
+``memories`` ("what do you remember about me?") and ``forget_memory`` ("forget that").
 
 They reach memtend through LangChain's ``ToolRuntime`` (hidden from the model's schema): the user id comes from
 ``runtime.context`` and the session from the run's thread, so the model never sees or chooses whose memory it
@@ -14,13 +15,15 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from memtend import Hit, Memory, MemoryTool, MemtendError, Record, SensitiveDataError, Source, Status, UserMemory
+from memtend.policies.proposals import WriteMode, check_write_mode
+from memtend.working import user_controls as controls
 from memtend.working.memory_tool import tool_definition
 
 from memtend_langchain._context import thread_id_of, user_id_of
 
 __all__ = ["TOOL_NAMES", "memtend_tools"]
 
-TOOL_NAMES = ("remember", "recall", "memory")
+TOOL_NAMES = ("remember", "recall", "memory", "memories", "forget_memory")
 
 _REMEMBER = (
     "Save one durable fact or preference about the user for future conversations (one short sentence). "
@@ -33,8 +36,11 @@ _NO_THREAD = (
 _RECALL = "Search what you remembered about the user in earlier conversations; returns dated memories, best first."
 
 
-def _user(memory: Memory, runtime: ToolRuntime[Any, Any], user_field: str, tool: str) -> UserMemory:
-    return memory.user(user_id_of(runtime.context, user_field, f"the {tool!r} tool", runtime.config))
+def _user(
+    memory: Memory, runtime: ToolRuntime[Any, Any], user_field: str, tool: str, write_mode: WriteMode | None = None
+) -> UserMemory:
+    user_id = user_id_of(runtime.context, user_field, f"the {tool!r} tool", runtime.config)
+    return memory.user(user_id, write_mode=write_mode)
 
 
 def _thread(runtime: ToolRuntime[Any, Any]) -> str | None:
@@ -83,6 +89,8 @@ async def amark_untrusted(user: UserMemory, thread: str | None, pieces: Collecti
 
 
 def _remembered(record: Record) -> str:
+    if record.status is Status.PROPOSED:
+        return "proposed: the user reviews it before it is remembered (nothing recalls it until accepted)"
     if record.status is Status.PENDING_REVIEW:
         return "held for review: this conversation holds untrusted content, so a person approves it before it is used"
     return "remembered"
@@ -107,12 +115,18 @@ def memtend_tools(
     user_field: str = "user_id",
     untrusted_tools: Collection[str] = (),
     k: int = 5,
+    write_mode: WriteMode | None = None,
+    user_controls: bool = True,
 ) -> list[BaseTool]:
-    """The three tools, bound to ``memory``. ``untrusted_tools``: names of tools whose output is untrusted
+    """The tools, bound to ``memory``. ``untrusted_tools``: names of tools whose output is untrusted
     content (web pages, mail, documents). Once such output is in the conversation the core marks the thread as
     holding untrusted content, and every later ``remember`` or ``memory`` set in it, on this turn or a later one,
-    is held for review; without a thread, a call made after such output in the same run is."""
+    is held for review; without a thread, a call made after such output in the same run is.
+    ``write_mode``: ``"propose"`` makes ``remember`` store a proposal the user accepts (``"direct"``: at once;
+    None: as the Memory is opened). ``user_controls``: add ``memories`` (lists what is remembered about the user,
+    with ids) and ``forget_memory`` (deletes one by id; refused in a conversation holding untrusted content)."""
     untrusted = frozenset(untrusted_tools)
+    mode = None if write_mode is None else check_write_mode(write_mode)
 
     def source_of(runtime: ToolRuntime[Any, Any], user: UserMemory) -> Source:
         state = runtime.state if isinstance(runtime.state, dict) else {}
@@ -127,7 +141,7 @@ def memtend_tools(
         return Source.EXTERNAL if read_untrusted(messages, untrusted) else Source.AGENT
 
     def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
-        user = _user(memory, runtime, user_field, "remember")
+        user = _user(memory, runtime, user_field, "remember", mode)
         try:
             record = user.remember(text, source=source_of(runtime, user), session=_thread(runtime) or "")
         except SensitiveDataError as exc:
@@ -137,7 +151,7 @@ def memtend_tools(
         return _remembered(record)
 
     async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
-        user = _user(memory, runtime, user_field, "remember")
+        user = _user(memory, runtime, user_field, "remember", mode)
         try:
             source = await asource_of(runtime, user)
             record = await user.aremember(text, source=source, session=_thread(runtime) or "")
@@ -160,6 +174,20 @@ def memtend_tools(
             return _hits(await user.arecall(query, k=k))
         except MemtendError as exc:
             return f"error: {exc}"
+
+    def memories(runtime: ToolRuntime[Any, Any]) -> str:
+        return controls.list_memories(_user(memory, runtime, user_field, "memories"))
+
+    async def amemories(runtime: ToolRuntime[Any, Any]) -> str:
+        return await controls.alist_memories(_user(memory, runtime, user_field, "memories"))
+
+    def forget(memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
+        user = _user(memory, runtime, user_field, "forget_memory")
+        return controls.forget_memory(user, memory_id, session=_thread(runtime) or "")
+
+    async def aforget(memory_id: str, runtime: ToolRuntime[Any, Any]) -> str:
+        user = _user(memory, runtime, user_field, "forget_memory")
+        return await controls.aforget_memory(user, memory_id, session=_thread(runtime) or "")
 
     def session_tool(runtime: ToolRuntime[Any, Any]) -> MemoryTool | str:
         user = _user(memory, runtime, user_field, "memory")
@@ -204,8 +232,12 @@ def memtend_tools(
     def make(name: str, func: Callable[..., str], coroutine: Callable[..., Any], description: str) -> BaseTool:
         return StructuredTool.from_function(func=func, coroutine=coroutine, name=name, description=description)
 
-    return [
+    tools = [
         make("remember", remember, aremember, _REMEMBER),
         make("recall", recall, arecall, _RECALL),
         make("memory", memory_op, amemory_op, tool_definition()["description"]),
     ]
+    if user_controls:
+        tools.append(make("memories", memories, amemories, controls.MEMORIES_DESCRIPTION))
+        tools.append(make("forget_memory", forget, aforget, controls.FORGET_DESCRIPTION))
+    return tools
