@@ -20,6 +20,7 @@ The ratios are memtend's median over each peer's (above 1: memtend is slower). T
 after the timed repetitions and printed beside the figures: on a shared machine it says how much they are worth.
 
     uv run python tests/benchmarks/framework_speed.py [--reps 15] [--nodes 6] [--history 1000] [--json]
+        [--graph-backends sqlite,delegated]   # those backends' graph cases alone, in a quiet process
 
 ``run(reps, nodes, history)`` returns the figures as a dict (a smoke test calls it small).
 """
@@ -94,7 +95,9 @@ def build_graph(nodes: int, checkpointer: Any, store: Any) -> Any:
     return builder.compile(checkpointer=checkpointer, store=store)
 
 
-def graph_cases(stack: ExitStack, folder: Path, nodes: int) -> dict[tuple[str, str], Case]:
+def graph_cases(
+    stack: ExitStack, folder: Path, nodes: int, only: tuple[str, ...] | None = None
+) -> dict[tuple[str, str], Case]:
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -164,6 +167,8 @@ def graph_cases(stack: ExitStack, folder: Path, nodes: int) -> dict[tuple[str, s
 
     cases: dict[tuple[str, str], Case] = {}
     for backend, (saver, store) in backends.items():
+        if only is not None and backend not in only:
+            continue
         graph = build_graph(nodes, saver, store)
         for mode in MODES:
             for op in ("invoke", "stream", "invoke_again"):
@@ -299,19 +304,22 @@ def llamaindex_cases(stack: ExitStack, folder: Path, loop: asyncio.AbstractEvent
 
 
 # ---------------------------------------------------------------------------------------------------- run
-def run(reps: int = 15, nodes: int = 6, history: int = 1000) -> dict[str, Any]:
+def run(
+    reps: int = 15, nodes: int = 6, history: int = 1000, graph_backends: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """Every case (or, with ``graph_backends``, the graph cases of those backends alone, in a process no other
+    backend's background work shares)."""
     folder = Path(tempfile.mkdtemp(prefix="memtend-speed-bench-"))
     loop = asyncio.new_event_loop()
     samples: dict[tuple[str, str], list[float]] = {}
     try:
         with ExitStack() as stack, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deprecation notices of the peers are not figures
-            cases = {
-                **graph_cases(stack, folder, nodes),
-                **agent_cases(stack, folder),
-                **history_cases(stack, folder, history),
-                **llamaindex_cases(stack, folder, loop),
-            }
+            cases = graph_cases(stack, folder, nodes, graph_backends)
+            if graph_backends is None:
+                cases.update(agent_cases(stack, folder))
+                cases.update(history_cases(stack, folder, history))
+                cases.update(llamaindex_cases(stack, folder, loop))
             for case in cases.values():  # one untimed pass: imports, models and first connections
                 case()
             load_start = os.getloadavg()
@@ -376,8 +384,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=6)
     parser.add_argument("--history", type=int, default=1000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--graph-backends", help="comma-separated (e.g. sqlite,delegated): only these backends' graph cases"
+    )
     args = parser.parse_args(argv)
-    report = run(args.reps, args.nodes, args.history)
+    only = tuple(args.graph_backends.split(",")) if args.graph_backends else None
+    report = run(args.reps, args.nodes, args.history, only)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
