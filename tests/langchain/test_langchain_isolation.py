@@ -110,7 +110,9 @@ def make_machine(embedding_function: Any) -> type[RuleBasedStateMachine]:
             user = self.users[n % len(self.users)]
             text = f"{self.marker(user)} likes {word}"
             assert self.remember_tool(text=text, runtime=Runtime(user, "s1")) == "remembered"
-            self.notes.setdefault(user, []).append(text)
+            notes = self.notes.setdefault(user, [])
+            if text not in notes:  # an exact duplicate refreshes the stored note, never a second one (issue 31)
+                notes.append(text)
 
         @rule(n=st.integers(0, 3))
         def erase(self, n: int) -> None:

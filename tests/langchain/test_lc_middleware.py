@@ -117,22 +117,68 @@ def test_bad_options_get_clear_errors(ephemeral_memory: Memory) -> None:
 # ---------------------------------------------------------------------- capture after the agent
 
 
-def test_what_the_user_said_is_logged_once_per_message(ephemeral_memory: Memory) -> None:
+def test_what_the_user_said_is_captured_once_not_logged_turn_by_turn(ephemeral_memory: Memory) -> None:
+    # issue 31: the turns are not stored as they are; what is worth keeping is (once per message)
     model = ScriptedChatModel(responses=[AIMessage("ok")])
     graph = agent(ephemeral_memory, model)
     graph.invoke(ask("I moved to Lisbon last month"), **run("t1"))
     graph.invoke(ask("I prefer short answers"), **run("t1"))
-    events = ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])
-    assert [e.text for e in events] == ["I moved to Lisbon last month", "I prefer short answers"]
-    assert {e.session for e in events} == {"t1"}
+    alice = ephemeral_memory.user("alice")
+    assert alice.list(kinds=[Kind.EVENT]) == []
+    assert alice.facts() == {"home.city": "Lisbon"}
+    notes = alice.list(kinds=[Kind.NOTE])
+    assert [n.text for n in notes] == ["I prefer short answers"] and "said_times" not in notes[0].extra
+    assert {r.session for r in alice.list()} == {"t1"}
     assert ephemeral_memory.user("bob").list() == []
+
+
+def test_chit_chat_is_not_stored_statements_become_facts_corrections_archive(ephemeral_memory: Memory) -> None:
+    """A create_agent run of seven turns: what a later session needs is kept, nothing else."""
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    graph = agent(ephemeral_memory, model)
+    for text in ("Tell me a joke", "Understood.", "The weather is nice today.", "I moved to Porto."):
+        graph.invoke(ask(text), **run("t1"))
+    alice = ephemeral_memory.user("alice")
+    assert [r.text for r in alice.list()] == ["home city: Porto"]
+    fact = alice.get_fact("home.city")
+    assert fact is not None and fact.session == "t1" and fact.extra["capture_turn"] == 6
+    assert fact.extra["capture_turn_id"]  # the message's id: the memory traces back to its turn
+    graph.invoke(ask("Actually, I live in Lisbon now."), **run("t2"))
+    assert alice.facts() == {"home.city": "Lisbon"}
+    archived = [r for r in alice.list(kinds=[Kind.FACT], status=Status.ARCHIVED)]
+    assert [r.value for r in archived] == ["Porto"]  # the old value is archived (restorable), never a second active
+    graph.invoke(ask("I keep my notes in Obsidian."), **run("t2"))
+    graph.invoke(ask("I keep my notes in Obsidian."), **run("t3"))
+    (note,) = alice.list(kinds=[Kind.NOTE])
+    assert note.text == "I keep my notes in Obsidian." and note.extra["said_times"] == 2
+    # the chit-chat never comes back in a later prompt
+    graph.invoke(ask("What do you know about me?"), **run("t4"))
+    prompt = system_text(model.calls[-1])
+    assert "joke" not in prompt and "Understood" not in prompt and "weather" not in prompt
+    assert "Lisbon" in prompt
+
+
+def test_end_session_and_session_mode_capture_at_the_natural_moments(ephemeral_memory: Memory) -> None:
+    model = ScriptedChatModel(responses=[AIMessage("ok")])
+    middleware = MemtendMiddleware(ephemeral_memory, capture="session")
+    graph = create_agent(model, tools=[], middleware=[middleware], checkpointer=InMemorySaver())
+    graph.invoke(ask("My favourite colour is green."), **run("t1"))
+    alice = ephemeral_memory.user("alice")
+    assert alice.list() == []  # session mode: nothing after the run
+    state = graph.get_state({"configurable": {"thread_id": "t1"}}).values
+    middleware.end_session(state, user_id="alice", thread_id="t1")
+    assert alice.facts() == {"favourite_colour": "green"}
+    middleware.end_session(state, user_id="alice", thread_id="t1")  # again: refreshed at most, never a second row
+    assert len(alice.list()) == 1
+    with pytest.raises(InvalidInputError):
+        MemtendMiddleware(ephemeral_memory, capture="always")
 
 
 def test_a_secret_the_user_types_is_masked_in_what_is_logged(ephemeral_memory: Memory) -> None:
     model = ScriptedChatModel(responses=[AIMessage("I will not keep that.")])
     agent(ephemeral_memory, model).invoke(ask(f"my key is {AWS_KEY}"), **run("t1"))
     assert AWS_KEY not in str(ephemeral_memory.user("alice").export())
-    assert ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])  # the turn itself is kept, masked
+    assert ephemeral_memory.user("alice").list(kinds=[Kind.FACT])  # the statement is kept, masked
 
 
 def test_untrusted_tool_output_is_held_for_review(ephemeral_memory: Memory) -> None:
@@ -213,8 +259,9 @@ async def test_compaction_and_injection_async(ephemeral_memory: Memory) -> None:
     assert "Answer in French" in system_text(model.calls[0])
     found = await ephemeral_memory.user("alice").ametrics("t1")
     assert found["detail"]["compactions"] == 1
-    events = await ephemeral_memory.user("alice").alist(kinds=[Kind.EVENT])
-    assert "Status?" in [e.text for e in events]
+    # the turns compaction dropped were captured before it dropped them: the user's standing instruction is kept
+    notes = await ephemeral_memory.user("alice").alist(kinds=[Kind.NOTE])
+    assert any("audit namespace" in n.text for n in notes)
 
 
 def test_under_budget_nothing_is_compacted(ephemeral_memory: Memory) -> None:
@@ -307,12 +354,12 @@ def test_a_message_too_long_to_log_fails_before_any_model_call_and_loses_nothing
     with pytest.raises(InvalidInputError, match="limit"):
         graph.invoke(ask("x" * 40_000), **run("t1"))
     assert len(model.calls) == calls
-    assert [e.text for e in ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])] == ["first, short"]
-    # with capture off the same message goes through, and nothing is logged
+    assert ephemeral_memory.user("alice").list() == []  # "first, short" is nothing worth keeping
+    # with capture off the same message goes through, and nothing is stored
     quiet = ScriptedChatModel(responses=[AIMessage("ok")])
     agent(ephemeral_memory, quiet, capture=False).invoke(ask("y" * 40_000), **run("t2"))
     assert len(quiet.calls) == 1
-    assert len(ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])) == 1
+    assert ephemeral_memory.user("alice").list() == []
 
 
 def test_a_huge_untrusted_tool_output_is_held_for_review_in_pieces(ephemeral_memory: Memory) -> None:

@@ -92,5 +92,7 @@ async def test_llamaindex_memory_with_the_block_and_store_flushes_a_split_card_m
     )
     for i in range(4):
         await memory.aput_messages([split_card(), ChatMessage(role="assistant", content=f"booked {i} " * 5)])
-    assert ephemeral_memory.user("alice").export()["records"]  # something was flushed into the block
+    # something was flushed into the block (issue 31: a flush captures what is worth keeping, so the masked card
+    # and the replies leave no record; the flush itself is what this checks)
+    assert await memory.sql_store.count_messages("s1", status="archived")  # type: ignore[arg-type]
     assert not verbatim(ephemeral_memory, "alice")

@@ -38,7 +38,9 @@ async def test_an_assistant_turn_after_tool_output_is_held(ephemeral_memory: Mem
     )
     events = {e.text: e for e in ephemeral_memory.user("alice").list(kinds=[Kind.EVENT], status=None)}
     assert events[INJECTED].status is Status.PENDING_REVIEW and events[INJECTED].source is Source.EXTERNAL
-    assert events["Noted, Porto."].status is Status.ACTIVE  # a new user turn: the agent's own words again
+    # issue 31: the agent's reply is not stored turn by turn any more; what the user said of themselves is captured
+    assert "Noted, Porto." not in events
+    assert ephemeral_memory.user("alice").facts() == {"home.city": "Porto"}
     assert "evil@example.com" not in recalled(ephemeral_memory)
 
 

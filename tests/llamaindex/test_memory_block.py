@@ -25,7 +25,8 @@ def test_is_a_memory_block(ephemeral_memory: Memory) -> None:
     assert isinstance(block, BaseMemoryBlock) and block.name == "memtend"
 
 
-async def test_flushed_messages_are_captured_as_events_through_the_gate(ephemeral_memory: Memory) -> None:
+async def test_flushed_messages_are_captured_not_logged_turn_by_turn(ephemeral_memory: Memory) -> None:
+    # issue 31: a flush no longer logs every turn; what is worth keeping is captured, with its session
     block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory)
     memory = LlamaMemory.from_defaults(
         session_id="s1",
@@ -35,14 +36,20 @@ async def test_flushed_messages_are_captured_as_events_through_the_gate(ephemera
         memory_blocks=[block],
         chat_store=MemtendChatStore(user_id="alice", memory=ephemeral_memory),
     )
-    await memory.aput_messages([*turn(1), *turn(2)])
+    await memory.aput_messages([*turn(1, "I moved to Porto."), *turn(2, "Understood.")])
     await memory.aput_messages(turn(3))
-    events = ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])
-    assert any(e.text.startswith("Question 1") for e in events)
-    assert all(e.session == "s1" for e in events)
     archived = await memory.sql_store.count_messages("s1", status="archived")  # type: ignore[arg-type]
-    assert archived >= 2 and len(events) == archived  # one event per flushed text turn
-    assert ephemeral_memory.user("bob").list(kinds=[Kind.EVENT]) == []
+    assert archived >= 2  # turns were flushed
+    alice = ephemeral_memory.user("alice")
+    assert alice.list(kinds=[Kind.EVENT]) == []  # the one-off questions, answers and "Understood." are not kept
+    assert alice.facts() == {"home.city": "Porto"}
+    fact = alice.get_fact("home.city")
+    assert fact is not None and fact.session == "s1" and fact.extra["capture_kind"] == "fact"
+    assert ephemeral_memory.user("bob").list() == []
+    # at the end of the conversation the turns still in the window are captured too, nothing twice
+    await block.aend_session([ChatMessage(role="user", content="I moved to Porto.")], session_id="s1")
+    await block.aend_session([ChatMessage(role="user", content="My favourite tea is sencha.")], session_id="s1")
+    assert alice.facts() == {"home.city": "Porto", "favourite_tea": "sencha"} and len(alice.list()) == 2
 
 
 async def test_captured_text_passes_the_write_gate(ephemeral_memory: Memory) -> None:
@@ -53,13 +60,13 @@ async def test_captured_text_passes_the_write_gate(ephemeral_memory: Memory) -> 
         ChatMessage(role="tool", content="raw tool output", additional_kwargs={"tool_call_id": "c1"}),
     ]
     await block.aput(flushed, from_short_term_memory=True, session_id="s7")
-    events = ephemeral_memory.user("alice").list(kinds=[Kind.EVENT])
-    assert len(events) == 2 and all(e.session == "s7" for e in events)  # tool results are not captured
-    assert "4111 1111 1111 1111" not in events[0].text and "book the flight" in events[0].text
+    notes = ephemeral_memory.user("alice").list()
+    assert len(notes) == 1 and notes[0].session == "s7"  # the reply and the tool result are not captured
+    assert "4111 1111 1111 1111" not in notes[0].text and "book the flight" in notes[0].text
     refusing = MemtendMemoryBlock(user_id="bob", memory=ephemeral_memory, redact=False)
     with pytest.raises(SensitiveDataError):
         await refusing.aput(flushed[:1])
-    assert ephemeral_memory.user("bob").list(kinds=[Kind.EVENT]) == []
+    assert ephemeral_memory.user("bob").list() == []
 
 
 async def test_get_recalls_dated_memories_for_the_conversation(ephemeral_memory: Memory) -> None:

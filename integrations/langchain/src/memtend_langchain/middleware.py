@@ -17,8 +17,12 @@
   ``memtend.side_effecting``): the core's :class:`memtend.SideEffectGuard` records it in the thread's ledger with
   the ids it returned, and a repeat with the same arguments is answered from the ledger (``on_repeat="answer"``),
   refused with an error tool message (``"refuse"``) or run again (``"allow"``);
-* after the agent: what the user said in this run is logged through the core's write gate, and output of tools
-  named untrusted is logged as external content, which the core holds for review.
+* after the agent (``capture="turn"``, the default), before compaction drops turns, and at
+  :meth:`MemtendMiddleware.end_session`: the turns not captured yet go to the core's ``capture``, which keeps
+  what is worth keeping (durable facts as keyed facts, preferences, decisions, corrections, unfinished work;
+  never chit-chat, one-off requests or acknowledgements), written or merged with their provenance (thread,
+  turn); output of tools named untrusted is logged as external content, which the core holds for review.
+  ``capture="session"`` captures only before compaction and at ``end_session``; ``capture=False`` never.
 
 Every hook has a sync and an async form. The middleware also registers the memory tools (``remember``,
 ``recall``, ``memory``) unless ``tools=False``.
@@ -27,6 +31,7 @@ Every hook has a sync and an async form. The middleware also registers the memor
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Annotated, Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -41,6 +46,7 @@ from memtend import (
     Event,
     InvalidInputError,
     Memory,
+    Message,
     SideEffectGuard,
     Source,
     UserMemory,
@@ -134,7 +140,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         keep_recent_turns: int | None = None,
         summarizer: Any = None,
         untrusted_tools: Collection[str] = (),
-        capture: bool = True,
+        capture: bool | str = "turn",
         redact: bool = REDACT_DEFAULT,
         tools: bool = True,
         side_effect_tools: Collection[str] = (),
@@ -154,7 +160,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self.keep_recent_turns = keep_recent_turns
         self.summarizer = summarizer
         self.untrusted_tools = frozenset(untrusted_tools)
-        self.capture = capture
+        self.capture = _capture_mode(capture)
         self.redact = check_redact(redact, "MemtendMiddleware")
         self.side_effects = SideEffectGuard(side_effect_tools, on_repeat=on_repeat)
         self.write_mode = None if write_mode is None else check_write_mode(write_mode)
@@ -222,6 +228,53 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     def _request(self, request: ModelRequest, found: MemoryContext) -> ModelRequest:
         text = found.render()
         return request.override(system_message=_with_memory(request.system_message, text)) if text else request
+
+    def _capture_turns(self, user: UserMemory, state: dict[str, Any], session: str) -> dict[str, Any]:
+        """Hand the turns not captured yet to the core's ``capture`` (and log untrusted output for review)."""
+        turn, offset, external, ids = self._pending(state)
+        with refused_at("MemtendMiddleware"):
+            if turn:
+                user.capture(turn, session=session, offset=offset, redact=self.redact)
+            if external:
+                user.log_many([replace(e, session=session) for e in external], redact=self.redact)
+        return {"memtend_captured": ids}
+
+    async def _acapture_turns(self, user: UserMemory, state: dict[str, Any], session: str) -> dict[str, Any]:
+        turn, offset, external, ids = self._pending(state)
+        with refused_at("MemtendMiddleware"):
+            if turn:
+                await user.acapture(turn, session=session, offset=offset, redact=self.redact)
+            if external:
+                await user.alog_many([replace(e, session=session) for e in external], redact=self.redact)
+        return {"memtend_captured": ids}
+
+    def _pending(self, state: dict[str, Any]) -> tuple[list[Message], int, list[Event], list[str]]:
+        """The turns not captured yet (from the first one on, as memtend messages, and that one's index), the
+        untrusted tools' output among them, and the ids of every message now in the state."""
+        messages = list(state.get("messages") or [])
+        seen = set(state.get("memtend_captured") or [])
+        start = next((i for i, m in enumerate(messages) if m.id is None or m.id not in seen), len(messages))
+        fresh = [m for m in messages[start:] if not is_summary(m) and (m.id is None or m.id not in seen)]
+        external, _ = self._events({"messages": fresh}, None)
+        turn = to_memtend(fresh) if fresh else []
+        return turn, start, [e for e in external if e.source is Source.EXTERNAL], [m.id for m in messages if m.id]
+
+    @staticmethod
+    def _session(runtime: Any) -> str:
+        return thread_id_of(getattr(runtime, "execution_info", None), None) or ""
+
+    def end_session(self, state: dict[str, Any] | Sequence[BaseMessage], *, user_id: str, thread_id: str = "") -> None:
+        """The end of a conversation (call it when yours closes, with the agent's state or its messages): the
+        turns not captured yet go to the core's ``capture`` (nothing is stored twice: what was captured already
+        is refreshed, not added)."""
+        if self.capture:
+            self._capture_turns(self.memory.user(user_id), _state_of(state), thread_id)
+
+    async def aend_session(
+        self, state: dict[str, Any] | Sequence[BaseMessage], *, user_id: str, thread_id: str = ""
+    ) -> None:
+        if self.capture:
+            await self._acapture_turns(self.memory.user(user_id), _state_of(state), thread_id)
 
     def _events(self, state: dict[str, Any], runtime: Any) -> tuple[list[Event], list[str]]:
         """What the run added that is to be logged (the user's messages; untrusted tools' output, in pieces the
@@ -346,14 +399,18 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
             return None
         # how full the context was when compaction fired, for the core's metrics (the thread is the session)
         self._user(runtime).report_compaction(compacted, session=self._thread(runtime) or "")
-        return self._replace(messages)
+        # the turns compaction drops are captured first (a natural moment to write)
+        captured = self._capture_turns(self._user(runtime), dict(state), self._session(runtime)) if self.capture else {}
+        return {**self._replace(messages), **captured}
 
     async def abefore_model(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         messages, _, compacted = await self._acompact(state["messages"])
         if compacted is None:
             return None
         await self._user(runtime).areport_compaction(compacted, session=self._thread(runtime) or "")
-        return self._replace(messages)
+        user, session = self._user(runtime), self._session(runtime)
+        captured = await self._acapture_turns(user, dict(state), session) if self.capture else {}
+        return {**self._replace(messages), **captured}
 
     # ------------------------------------------------------------------ around each model call: injection
     def wrap_model_call(
@@ -374,19 +431,30 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
 
     # ------------------------------------------------------------------ after the agent: capture
     def after_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        if not self.capture:
+        if self.capture != "turn":
             return None
-        events, ids = self._events(dict(state), runtime)
-        if events:
-            with refused_at("MemtendMiddleware"):
-                self._user(runtime).log_many(events, redact=self.redact)
-        return {"memtend_captured": ids}
+        return self._capture_turns(self._user(runtime), dict(state), self._session(runtime))
 
     async def aafter_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        if not self.capture:
+        if self.capture != "turn":
             return None
-        events, ids = self._events(dict(state), runtime)
-        if events:
-            with refused_at("MemtendMiddleware"):
-                await self._user(runtime).alog_many(events, redact=self.redact)
-        return {"memtend_captured": ids}
+        return await self._acapture_turns(self._user(runtime), dict(state), self._session(runtime))
+
+
+def _capture_mode(capture: object) -> str:
+    """``capture``: "turn" (after each run; True), "session" (before compaction and at end_session), or False."""
+    if capture is True or capture == "turn":
+        return "turn"
+    if capture == "session":
+        return "session"
+    if capture is False or capture is None:
+        return ""
+    raise InvalidInputError('capture must be "turn" (or True), "session", or False')
+
+
+def _state_of(state: object) -> dict[str, Any]:
+    if isinstance(state, dict):
+        return state
+    if isinstance(state, (list, tuple)):
+        return {"messages": list(state)}
+    raise InvalidInputError(f"end_session takes the agent's state or its messages, got {type(state).__name__}")

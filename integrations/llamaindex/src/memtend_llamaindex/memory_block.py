@@ -2,9 +2,13 @@
 
     memory = Memory.from_defaults(session_id="s1", memory_blocks=[MemtendMemoryBlock(user_id="alice", memory=mem)])
 
-* put: the messages ``Memory`` flushes out of short-term history become events in the user's log, through the
-  core's write gate (secrets masked by default: a flush cannot stop to ask), tagged with the session id; an
+* put: the messages ``Memory`` flushes out of short-term history (the moment turns leave the window) go to the
+  core's ``capture``, which keeps what is worth keeping (durable facts as keyed facts, preferences, decisions,
+  corrections, unfinished work; not chit-chat, one-off requests or acknowledgements), through the write gate
+  (secrets masked by default: a flush cannot stop to ask), with the session id and turn as provenance; an
   assistant turn after a tool's output (which it may repeat) is held for review as external content.
+  :meth:`MemtendMemoryBlock.aend_session` does the same for the turns still in the window when a conversation
+  ends (``await block.aend_session(await memory.aget_all())``).
 * get: the constraints the user set in the session (every turn, kept by the core per session so they outlive the
   turns ``Memory`` flushes; a revised one in its latest version only), then the memories recalled for the
   conversation, one dated line each, best first, cut to ``max_tokens``;
@@ -21,7 +25,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
-from memtend import InvalidInputError, Memory, Message, UserMemory
+from memtend import InvalidInputError, Memory, Message, Source, UserMemory
 from memtend.prompt_context import conversation_constraints, conversation_query, transcript_events
 from memtend.surfaces import REDACT_DEFAULT, refused_at
 from memtend.transcripts.summary import is_summary_message
@@ -109,10 +113,18 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
         session = next(
             (str(m.additional_kwargs.get("session_id")) for m in readable if m.additional_kwargs.get("session_id")), ""
         )
-        events = transcript_events(_with_tool_turns(readable), session=session)
-        if events:
-            with refused_at("MemtendMemoryBlock"):
-                await self._user().alog_many(events, redact=self.redact)
+        await self.aend_session(readable, session_id=session)
+
+    async def aend_session(self, messages: list[ChatMessage], *, session_id: str = "") -> None:
+        """Capture what a conversation's messages hold that is worth keeping (call it when one ends, with the
+        messages still in the window); what was captured already is refreshed, never stored twice."""
+        turn = _with_tool_turns(_readable(messages))
+        untrusted = [e for e in transcript_events(turn, session=session_id) if e.source is Source.EXTERNAL]
+        user = self._user()
+        with refused_at("MemtendMemoryBlock"):
+            await user.acapture(turn, session=session_id, redact=self.redact)
+            if untrusted:
+                await user.alog_many(untrusted, redact=self.redact)
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         lines = [line for line in content.split("\n") if line] if isinstance(content, str) else []

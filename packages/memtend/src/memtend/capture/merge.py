@@ -4,9 +4,12 @@ memory (:func:`memtend.policies.changes.refresh`) instead of adding a second row
 "Says the same" is read off the retrieval index recall ranks by, not a new heuristic: an exact duplicate (the
 same text once case and spacing are set aside), or a near-duplicate in meaning at the cosine recall itself calls
 one (``RetrievalConfig.conflict_cosine``, 0.85 by default: at that cosine two statements that state different
-values conflict and the newer wins, see :func:`memtend.policies.conflicts.conflicts`) that states the same values
-(:func:`memtend.policies.text_features.value_tokens`) and the same negations. A near-duplicate stating another
-value is no duplicate: it is a change, stored as its own row, and recall's newest-wins rule handles it.
+values conflict and the newer wins, see :func:`memtend.policies.conflicts.conflicts`) whose index terms (the word
+index's own tokens: stemmed, stopwords dropped) contain all of the other's, and that states the same values
+(:func:`memtend.policies.text_features.value_tokens`) and the same negations. So "The user prefers answers that
+are short" refreshes "Prefers short answers", while "likes apples" never merges into "likes pears" however close
+the vectors are. A near-duplicate stating another value is no duplicate: it is a change, stored as its own row,
+and recall's newest-wins rule handles it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memtend.index.lexical import tokenize
 from memtend.policies import changes, text_features
 from memtend.policies.precedence import normalise_value
 from memtend.records import Kind, Record, Source, Status, now
@@ -54,11 +58,19 @@ def same_as(memory: FacadeHandle, user_id: str, record: Record, vector: np.ndarr
     if (
         cosine >= memory.retrieval.conflict_cosine
         and _mergeable(other)
+        and _terms_within(other.text, record.text)
         and text_features.value_tokens(other.text) == text_features.value_tokens(record.text)
         and _negations(other.text) == _negations(record.text)
     ):
         return other, REFRESHED
     return None
+
+
+def _terms_within(a: str, b: str) -> bool:
+    """Are the index terms of the shorter text all among the longer one's?"""
+    ta, tb = set(tokenize(a)), set(tokenize(b))
+    small, large = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    return bool(small) and small <= large
 
 
 def _mergeable(record: Record) -> bool:

@@ -9,7 +9,8 @@ before words, and keep only what they are confident about, which is what the use
   ("Understood.", "ok thanks") carry nothing a later session needs;
 * whether it is a request: an imperative handing the user something now ("Tell me a joke") is a one-off request
   (:func:`memtend.transcripts.summary.constraints.is_instruction` tells those from standing instructions, which
-  are kept as preferences);
+  are kept as preferences when they carry a marker word or a limit: "Never deploy on Fridays", not a task step
+  such as "Check node n3");
 * whether it is a first-person statement: "I ...", "my ...", "we ..." in the user's turn. Among those, a statement
   of where the user lives, their name or employer, or "my <thing> is <value>", has one answer and becomes a keyed
   fact (``home.city``); a choice with its reason is a decision; work in progress is unfinished-work state; a
@@ -32,7 +33,7 @@ from enum import Enum
 from memtend.policies import text_features
 from memtend.records import Source
 from memtend.transcripts.messages import Message, ensure_messages
-from memtend.transcripts.summary.constraints import is_instruction
+from memtend.transcripts.summary.constraints import is_instruction, is_marked
 
 __all__ = [
     "Candidate",
@@ -87,7 +88,8 @@ Judgement = Candidate | Dropped
 # -- sentence forms -----------------------------------------------------------------------------------------
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _LEAD_IN = re.compile(
-    r"^(?:(?:actually|oh|so|and|also|well|btw|by the way|fyi|just so you know|no|yes|yeah|ok|okay|update|correction"
+    r"^(?:(?:actually|oh|so|and|also|well|btw|by the way|fyi|just so you know|no|yes|yeah|ok|okay|thanks|thank you"
+    r"|update|correction"
     r"|scratch that|change of plan|one more thing)\b[\s,:;.!-]*)+",
     re.IGNORECASE,
 )
@@ -223,7 +225,7 @@ def judge_sentence(sentence: str, turn: int, turn_id: str = "") -> Judgement:
         if len(words) >= 4:
             return Candidate(CandidateKind.STATEMENT, sentence, "the user says this of themselves", turn, turn_id)
         return Dropped(sentence, "too short to be a durable statement", turn, turn_id)
-    if is_instruction(sentence):
+    if is_instruction(sentence) and is_marked(sentence):  # a task step ("Check node n3") is no standing rule
         return Candidate(CandidateKind.PREFERENCE, sentence, "a standing instruction the user gave", turn, turn_id)
     if _STATE.search(body):
         return Candidate(CandidateKind.STATE, sentence, "the state of unfinished work", turn, turn_id)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REPLACED", "is_instruction", "is_replaced", "list_items", "mark_replaced", "user_instructions"]
+__all__ = ["REPLACED", "is_instruction", "is_marked", "is_replaced", "list_items", "mark_replaced", "user_instructions"]
 
 # A pasted document full of "must" is not a list of instructions: at most this many per message.
 PER_MESSAGE = 10
@@ -130,6 +130,12 @@ def _one_off(words: list[str]) -> bool:
 
 def _marked(text: str) -> bool:
     return bool(_MARKERS.search(text) or _LIMIT.search(text))
+
+
+def is_marked(text: str) -> bool:
+    """Does the text carry a marker word (must, never, always, prefer, ...) or a limit: a standing rule, not a
+    task step ("Check node n3")?"""
+    return _marked(text)
 
 
 def user_instructions(text: str, *, goal: bool = False) -> list[str]:
