@@ -8,6 +8,11 @@ Swap them in with one line each::
 from memtend_langgraph.context_prompt import MemtendPrompt
 from memtend_langgraph.embeddings import embedding_function
 from memtend_langgraph.errors import UserMismatchError, UserNotFoundError
+from memtend_langgraph.memory_tools import (
+    create_manage_memory_tool,
+    create_search_memory_tool,
+    create_user_memory_tools,
+)
 from memtend_langgraph.saver import MemtendSaver
 from memtend_langgraph.side_effects import LedgerToolCalls, ledger_tool_node
 from memtend_langgraph.store import MemtendStore
@@ -19,6 +24,9 @@ __all__ = [
     "MemtendStore",
     "UserMismatchError",
     "UserNotFoundError",
+    "create_manage_memory_tool",
+    "create_search_memory_tool",
+    "create_user_memory_tools",
     "embedding_function",
     "ledger_tool_node",
 ]

@@ -153,7 +153,7 @@ def revise(memory: FacadeHandle, user_id: str, old_id: str, new: Record, redacte
         if old.status is not Status.ACTIVE or old.kind not in (Kind.NOTE, Kind.RULE, Kind.EVENT):
             what = "a fact: set it with set_fact" if old.kind is Kind.FACT else f"{old.status.value} {old.kind.value}"
             raise InvalidInputError(f"only an active note, rule or event can be revised; that record is {what}")
-        stored = replace(new, kind=old.kind, extra={**new.extra, proposals.REPLACES: old.id})
+        stored = replace(new, kind=old.kind, extra={**old.extra, **new.extra, proposals.REPLACES: old.id})
         return stored, proposals.revise(user_id, old, stored, redacted, now())
 
     with memory.lock:
