@@ -201,3 +201,29 @@ def test_a_resolver_scopes_thread_only_calls_to_its_user(ephemeral_memory) -> No
     with pytest.raises(UserMismatchError):
         by_prefix.copy_thread("ann-1", "bea-1")  # the resolver puts "bea-1" under another user: refused
     assert ephemeral_memory.document_owners(("langgraph_checkpoints", "bea-1")) == []
+
+
+def test_put_writes_is_one_chroma_write_keeping_regular_writes_and_replacing_special_ones(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.constants import ERROR
+
+    saver = MemtendSaver(ephemeral_memory, default_user="alice")
+    config = {"configurable": {"thread_id": "w1", "checkpoint_ns": ""}}
+    stored = saver.put(config, empty_checkpoint(), {}, {})
+    rows = ephemeral_memory.storage.documents
+    real = rows.write
+    calls: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(len(args[1]))
+        return real(*args, **kwargs)
+
+    rows.write = counted  # type: ignore[method-assign]
+    try:
+        saver.put_writes(stored, [("a", 1), (ERROR, "first error")], task_id="t1")
+        saver.put_writes(stored, [("a", "retry ignored"), (ERROR, "latest error")], task_id="t1")
+    finally:
+        rows.write = real  # type: ignore[method-assign]
+    assert calls == [2, 1]  # one Chroma write each (the retry writes only the error again)
+    writes = saver.get_tuple(stored).pending_writes  # type: ignore[union-attr]
+    assert sorted(writes, key=str) == sorted([("t1", "a", 1), ("t1", ERROR, "latest error")], key=str)

@@ -492,18 +492,16 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         configurable = config["configurable"]
         thread_id = thread_label(configurable.get("thread_id"))
         namespace = writes_ns(thread_id, configurable.get("checkpoint_ns", ""), configurable["checkpoint_id"])
-        regular: list[Any] = []
-        special: list[Any] = []
+        puts: list[Any] = []
         for position, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, position)
             value = masked(value, self.redact)
             record = StoredWrite(task_id, channel, self.serde.dumps_typed(value), task_path, idx)
-            (special if idx < 0 else regular).append(PutDocument(namespace, write_key(task_id, idx), record.encode()))
-        docs = self._documents(self._user(config))
-        if regular:  # a regular write is kept as first saved (a retried task does not overwrite it)
-            docs.put_many(regular, if_absent=True)
-        if special:  # errors, interrupts, resumes: the latest wins
-            docs.put_many(special)
+            # a regular write is kept as first saved (a retried task does not overwrite it); a special one (error,
+            # interrupt, resume) is replaced by the latest: both in one Chroma write
+            puts.append(PutDocument(namespace, write_key(task_id, idx), record.encode(), if_absent=idx >= 0))
+        if puts:
+            self._documents(self._user(config)).put_many(puts)
 
     def delete_thread(self, thread_id: str) -> None:
         thread_id = thread_label(thread_id)

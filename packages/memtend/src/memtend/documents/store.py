@@ -122,6 +122,7 @@ class PutDocument:
     value: Any
     ttl: float | None = None
     index: list[str] | bool | None = None
+    if_absent: bool = False  # this put only where no live document has the key (as put_many(if_absent=True))
 
 
 @dataclass(frozen=True)
@@ -473,7 +474,7 @@ class DocumentStore:
                         deletes.append(old)
                         written[n] = old_live
                     continue
-                if if_absent and old_live:
+                if (if_absent or (isinstance(_op, PutDocument) and _op.if_absent)) and old_live:
                     continue
                 if old_live and old is not None:
                     row.fields["created_at"] = float(old.fields["created_at"])
