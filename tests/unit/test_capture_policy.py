@@ -43,6 +43,7 @@ def test_one_off_requests_chit_chat_and_acknowledgements_are_dropped_with_a_reas
         ("My name is Ana Silva.", "name", "Ana Silva"),
         ("I work at Acme Corp.", "work.employer", "Acme Corp"),
         ("My favourite colour is blue.", "favourite_colour", "blue"),
+        ("My favourite editor is now Helix, I switched last week.", "favourite_editor", "Helix"),
     ],
 )
 def test_statements_with_one_answer_become_keyed_facts(text: str, key: str, value: str) -> None:

@@ -120,8 +120,10 @@ _KEYED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("name", re.compile(r"^(?:my name is|call me|my name's) " + _PROPER, re.IGNORECASE)),
     ("work.employer", re.compile(r"^(?:i|we) (?:now )?work (?:at|for) " + _PROPER, re.IGNORECASE)),
 )
+# the value stops at a comma or semicolon: "My editor is now Helix, I switched last week" still has one answer
 _MY_THING = re.compile(
-    r"^my (?P<thing>(?:[a-z]+ ){0,2}[a-z]+) (?:is|are|'s) (?:now )?(?P<value>[^,;]{1,60}?)[.!]?$", re.IGNORECASE
+    r"^my (?P<thing>(?:[a-z]+ ){0,2}[a-z]+) (?:is|are|'s) (?:now )?(?P<value>[^,;]{1,60}?)(?:\s*[,;].*)?[.!]?$",
+    re.IGNORECASE,
 )
 _NOT_KEYS = frozenset("it this that one favorite bad fault pleasure turn guess point question".split())
 _DECISION = re.compile(
