@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -49,18 +50,14 @@ class UpkeepRunner:
         """Start the timer thread (when the settings have an interval)."""
         if self.settings.every_seconds is None or self._thread is not None:
             return
-        self._thread = threading.Thread(target=self._loop, name="memtend-upkeep", daemon=True)
+        # the thread holds the runner weakly: a Memory the application drops without closing can still be collected
+        self._thread = threading.Thread(
+            target=_loop,
+            args=(weakref.ref(self), self._stop, self.settings.every_seconds),
+            name="memtend-upkeep",
+            daemon=True,
+        )
         self._thread.start()
-
-    def _loop(self) -> None:
-        assert self.settings.every_seconds is not None
-        while not self._stop.wait(self.settings.every_seconds):
-            try:
-                self.run()
-            except MemoryClosedError:
-                return
-            except Exception:  # a scheduled pass never raises into the application; the next one tries again
-                _log.warning("memtend: a scheduled upkeep pass failed", exc_info=True)
 
     def stop(self) -> None:
         """Stop the timer thread, waiting for a pass under way to end."""
@@ -140,3 +137,18 @@ class UpkeepRunner:
             if n < ask:
                 return users, read, True
         return users, read, False
+
+
+def _loop(ref: weakref.ref[UpkeepRunner], stop: threading.Event, every: float) -> None:
+    """The timer thread: a pass every ``every`` seconds until stopped, or until its runner is gone."""
+    while not stop.wait(every):
+        runner = ref()
+        if runner is None:
+            return
+        try:
+            runner.run()
+        except MemoryClosedError:
+            return
+        except Exception:  # a scheduled pass never raises into the application; the next one tries again
+            _log.warning("memtend: a scheduled upkeep pass failed", exc_info=True)
+        del runner
