@@ -84,3 +84,30 @@ def test_one_users_capture_never_reaches_another(memory: Memory) -> None:
     assert memory.user("bob").facts() == {}
     assert len(memory.user("bob").list(kinds=[Kind.NOTE])) == 1
     assert len(memory.user("alice").list(kinds=[Kind.NOTE])) == 1
+
+
+def test_in_propose_mode_what_an_extractor_words_waits_as_a_proposal(embedding_function: object) -> None:
+    import uuid
+
+    import chromadb
+
+    def model(prompt: str) -> str:
+        item = {"kind": "preference", "text": "Likes green tea", "reason": "a liking", "turn": 0}
+        return json.dumps({"memories": [item]})
+
+    mem = Memory(
+        client=chromadb.EphemeralClient(),
+        embedding_function=embedding_function,
+        collection_prefix=f"t{uuid.uuid4().hex[:8]}",
+        write_mode="propose",
+        extractor=llm_extractor(model),
+    )
+    try:
+        alice = mem.user("alice")
+        report = alice.capture(_turn("green tea is the best"))
+        assert [c.action for c in report.captured] == ["proposed"]
+        assert alice.list() == [] and [p.text for p in alice.proposals()] == ["Likes green tea"]
+        again = alice.capture(_turn("I moved to Porto."), extractor=None)  # the Memory's extractor decides
+        assert again.origin == "llm"
+    finally:
+        mem.close()
