@@ -314,7 +314,7 @@ def test_the_model_never_sees_the_user_id_or_runtime(ephemeral_memory: Memory) -
         assert "runtime" not in schema.get("properties", {})
         assert not {"user_id", "user", "runtime", "session_id", "thread_id"} & set(schema.get("properties", {}))
     names = [t.name for t in MemtendMiddleware(ephemeral_memory).tools]
-    assert names == ["remember", "recall", "memory"]
+    assert names == ["remember", "recall", "memory", "memories", "forget_memory"]  # the user's controls since c15315e
     assert MemtendMiddleware(ephemeral_memory, tools=False).tools == []
 
 
