@@ -53,15 +53,17 @@ def test_see_correct_review_edit_delete_restore(memory: Any, inspector: Any, pag
     assert alice.get(planted.id).status is Status.ACTIVE
     assert [r.id for r in alice.pending()] == []
 
-    # edit a note on its own page (its history keeps the old text)
+    # edit a note on its own page: the new words are the note now, the old version is archived (restorable)
     _row(page, kept.id).get_by_role("link", name="edit").click()
     page.locator("form.edit-note textarea").fill("Prefers short answers with code first")
     page.get_by_role("button", name="Save note").click()
     assert "Note saved." in page.get_by_role("status").inner_text()
-    assert alice.get(kept.id).text == "Prefers short answers with code first"
+    revised = [r for r in alice.list(kinds=[Kind.NOTE]) if r.text == "Prefers short answers with code first"]
+    assert len(revised) == 1 and revised[0].source is Source.USER
+    assert alice.get(kept.id).status is Status.ARCHIVED
     _row(page, kept.id).get_by_role("link", name="history").click()
     history = page.locator("table.history").inner_text()
-    assert "edit" in history and "Prefers short answers [active]" in history
+    assert "revise" in history and "Prefers short answers" in history
     page.go_back()
 
     # delete the note that held markup

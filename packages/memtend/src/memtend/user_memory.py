@@ -493,24 +493,6 @@ class UserMemory(MetricsCalls):
         with self.memory.lock:
             return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
 
-    def edit_note(self, record_id: str, text: str, *, redact: bool = False) -> Record:
-        """Replace an active note's text with a person's edit: gated as the user's words, embedded again, the old
-        text kept in the note's history."""
-        checked = self._checked(Kind.NOTE, text, Source.USER, redact=redact)
-
-        def plan() -> tuple[Record, Change]:
-            record = self.get(record_id)
-            if record.kind is not Kind.NOTE or record.status is not Status.ACTIVE:
-                raise InvalidInputError(
-                    f"only an active note can be edited; record {record.id!r} is {record.status.value} "
-                    f"{record.kind.value} (correct a fact with set_fact, restore an archived note first)"
-                )
-            new = checked.record
-            return changes.edit(self.user_id, record, new.text, new.flagged, now(), checked.redacted)
-
-        with self.memory.lock:
-            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
-
     # ------------------------------------------------------------------ deletion, compaction
     def delete(self, record_id: str) -> DeleteReport:
         """Delete one record for good; summaries derived from it are rebuilt from their other sources, or
@@ -736,9 +718,6 @@ class UserMemory(MetricsCalls):
 
     async def areject(self, record_id: str) -> Record:
         return await run_io(self.reject, record_id)
-
-    async def aedit_note(self, record_id: str, text: str, *, redact: bool = False) -> Record:
-        return await run_io(self.edit_note, record_id, text, redact=redact)
 
     async def adelete(self, record_id: str) -> DeleteReport:
         return await run_io(self.delete, record_id)

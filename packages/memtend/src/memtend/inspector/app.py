@@ -185,8 +185,8 @@ class Inspector:
         back = ctx.link("/user", user=user_id, done=op)
         if op == "set_fact":
             await user.aset_fact(form.get("key", ""), form.get("value", ""), source=Source.USER)
-        elif op == "edit_note":
-            await user.aedit_note(record_id, form.get("text", ""))
+        elif op == "revise":  # a person's new words: the old version is archived, restorable
+            await user.arevise(record_id, form.get("text", ""), source=Source.USER)
         elif op == "delete":
             await user.adelete(record_id)
         elif op == "accept":  # as proposed, or as the person edited it

@@ -18,7 +18,7 @@ from memtend.results import HistoryEntry
 # what a finished action says on the page it leads back to (only these texts: nothing from the request is shown)
 DONE = {
     "set_fact": "Fact saved.",
-    "edit_note": "Note saved.",
+    "revise": "Note saved. The old version is in the archive.",
     "delete": "Record deleted for good.",
     "approve": "Approved.",
     "accept": "Proposal accepted.",
@@ -310,7 +310,7 @@ def record_page(ctx: Context, user: str, record: Record, history: Sequence[Histo
                 '<h2>Edit note</h2><form method="post" action="{}" class="edit-note">{}'
                 '<input type="hidden" name="user" value="{}"><input type="hidden" name="id" value="{}">'
                 '<textarea name="text" rows="4" cols="80" required>{}</textarea><br>'
-                '<button type="submit" name="op" value="edit_note">Save note</button></form>',
+                '<button type="submit" name="op" value="revise">Save note</button></form>',
                 ctx.link("/action"),
                 ctx.token_field(),
                 user,

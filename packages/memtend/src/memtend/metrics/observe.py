@@ -39,7 +39,7 @@ OPS: dict[str, tuple[str | None, bool]] = {
     "proposals": (None, False),
     "accept": ("record_id", True),
     "approve": ("record_id", True),
-    "edit_note": ("record_id", True),
+    "revise": ("record_id", True),
     "reject": ("record_id", True),
     "delete": ("record_id", True),
     "compact": (None, True),

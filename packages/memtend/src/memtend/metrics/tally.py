@@ -72,7 +72,7 @@ USER_KEY = "user"  # the key of the user's own counts and log
 WITHHELD = "<withheld>"  # a call's key that reads like a secret is never stored
 # operations whose note may create the user's documents (a write or a report: the user is being kept)
 CREATING_OPS = frozenset(
-    "set approve accept edit_note reject delete record claim remember log log_many add_rule set_fact restore "
+    "set approve accept revise reject delete record claim remember log log_many add_rule set_fact restore "
     "compact forget purge report_recall report_compaction check_retrieval".split()
 )
 _log = logging.getLogger("memtend")

@@ -254,20 +254,6 @@ def approve(user_id: str, record: Record, source: Source, t: float) -> tuple[Rec
     )
 
 
-def edit(
-    user_id: str, record: Record, text: str, flagged: bool, t: float, redacted: tuple[str, ...] = ()
-) -> tuple[Record, Change]:
-    """A note's text replaced in place by a person's edit (vouched for by the user); its history entry keeps the
-    text it had, and the apply step embeds the new one."""
-    edited = replace(record, text=text, flagged=flagged, source=Source.USER, updated_at=t)
-    return edited, Change(
-        user_id,
-        upserts=(edited,),
-        history=(entry(user_id, "edit", edited, record, Source.USER),),
-        redacted={edited.id: redacted} if redacted else {},
-    )
-
-
 def reject(user_id: str, record: Record) -> Change:
     """Drop a pending record for good."""
     return Change(user_id, deletes=(record.id,), history=(entry(user_id, "reject", None, record, Source.USER),))
