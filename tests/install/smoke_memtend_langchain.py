@@ -35,7 +35,13 @@ def main() -> None:
             raise AssertionError("redact=False let a secret through")
         assert len(history.messages) == 5
         assert [t.name for t in memtend_tools(mem)] == ["remember", "recall", "memory", "memories", "forget_memory"]
-        assert [t.name for t in MemtendMiddleware(mem).tools] == ["remember", "recall", "memory"]
+        assert [t.name for t in MemtendMiddleware(mem).tools] == [
+            "remember",
+            "recall",
+            "memory",
+            "memories",
+            "forget_memory",
+        ]
         try:
             from memtend_langchain import MemtendMemory
         except ImportError:
