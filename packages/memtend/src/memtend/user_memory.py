@@ -206,8 +206,13 @@ class UserMemory(MetricsCalls):
         """``remember`` (``given``: its options), and what it did: added, duplicate or refreshed (capture.merge)."""
         checked, embedded = self.memory.gated_beside_embedding(text, lambda: self._checked(Kind.NOTE, text, **given))
         vector = embedded.get(checked.record.text) if embedded else None
+        gated = checked.record.text
         return merge.write_or_merge(
-            self.memory, self.user_id, checked.record, vector, lambda: self._add([checked], embedded)[0]
+            self.memory,
+            self.user_id,
+            checked.record,
+            vector,
+            lambda made: self._add([checked], embedded if made is None else {**(embedded or {}), gated: made})[0],
         )
 
     def log(

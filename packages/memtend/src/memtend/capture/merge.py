@@ -83,19 +83,20 @@ def write_or_merge(
     user_id: str,
     record: Record,
     vector: np.ndarray | None,
-    add: Callable[[], Record],
+    add: Callable[[np.ndarray | None], Record],
 ) -> tuple[Record, str]:
     """Store ``record`` (a checked new note or event) with ``add``, unless an active memory says the same: that
     one is refreshed instead. Returns the record stored or refreshed and what happened (added, duplicate,
-    refreshed). A record held for review, or from an external source, is always added (review decides it)."""
+    refreshed). A record held for review, or from an external source, is always added (review decides it).
+    ``add`` is given the record's vector when this made one, so the text is embedded once."""
     if record.kind not in (Kind.NOTE, Kind.EVENT) or not _mergeable(record):
-        return add(), ADDED
+        return add(vector), ADDED
     if vector is None:
         vector = memory.embed([record.text])[0]
     with memory.lock:
         match = same_as(memory, user_id, record, vector)
         if match is None:
-            return add(), ADDED
+            return add(vector), ADDED
         existing, how = match
         index = memory.user_index(user_id)
         stored_vector = index.vector(existing.id)

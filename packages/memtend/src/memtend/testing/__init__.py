@@ -18,7 +18,7 @@ not import it.
 """
 
 from memtend.testing.core import CoreDriver
-from memtend.testing.driver import VOLATILE, Driver, Seen, owner_ids, strip_keys
+from memtend.testing.driver import VOLATILE, Driver, Seen, owner_ids, strip_keys, without_read_stats
 from memtend.testing.embedder import HashEmbedder
 from memtend.testing.isolation import (
     DAY,
@@ -59,4 +59,5 @@ __all__ = [
     "marker",
     "owner_ids",
     "strip_keys",
+    "without_read_stats",
 ]

@@ -62,6 +62,22 @@ class Driver(ABC):
 
 # Export fields that change without any write (the export's own time, last use): left out of fingerprints.
 VOLATILE = frozenset({"exported_at", "last_used_at"})
+# Reserved namespaces of the memory metrics and the call log: every call, a read or a refused one included, adds to
+# them, so like the volatile stamps they stay out of "nothing changed" comparisons (see ``without_read_stats``).
+READ_STATS = ("metrics:", "calls:")
+
+
+def without_read_stats(value: Any) -> Any:
+    """``value`` (an export) without the documents of the read statistics' namespaces, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_read_stats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [
+            without_read_stats(v)
+            for v in value
+            if not (isinstance(v, dict) and str(v.get("namespace", "")).startswith(READ_STATS))
+        ]
+    return value
 
 
 def strip_keys(value: Any, drop: frozenset[str]) -> Any:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memtend.errors import InvalidInputError, InvalidUserIdError, RecordNotFoundError
 from memtend.policies.precedence import canonical_key
 from memtend.records import DAY, MAX_USER_ID_CHARS, Kind, Source, Status
-from memtend.testing.driver import Driver, Seen, owner_ids, strip_keys
+from memtend.testing.driver import Driver, Seen, owner_ids, strip_keys, without_read_stats
 
 if TYPE_CHECKING:
     from hypothesis.stateful import RuleBasedStateMachine
@@ -511,29 +511,10 @@ def make_isolation_machine(factory: DriverFactory) -> type[RuleBasedStateMachine
                         if r.status is Status.ACTIVE and r.source is Source.EXTERNAL:
                             assert r.id in model.approved, f"unreviewed external record became active: {r.text!r}"
                 # the users a step did not address are exactly as they were
-                fingerprint = json.dumps(_without_read_stats(exported), sort_keys=True, ensure_ascii=False, default=str)
+                fingerprint = json.dumps(without_read_stats(exported), sort_keys=True, ensure_ascii=False, default=str)
                 if uid not in self.touched and uid in self.fingerprints:
                     assert fingerprint == self.fingerprints[uid], f"a step on {sorted(self.touched)} changed {uid!r}"
                 self.fingerprints[uid] = fingerprint
             self.touched = set()
 
     return IsolationMachine
-
-
-# Reserved namespaces of the memory metrics and the call log: every read (this machine's own checks included) adds
-# to them, so, like the export's volatile stamps, they stay out of the untouched-user fingerprint (they are still in
-# the owner and marker checks of the whole export).
-_READ_STATS = ("metrics:", "calls:")
-
-
-def _without_read_stats(value: Any) -> Any:
-    """``value`` (an export) without the documents of the read statistics' namespaces, at any depth."""
-    if isinstance(value, dict):
-        return {k: _without_read_stats(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [
-            _without_read_stats(v)
-            for v in value
-            if not (isinstance(v, dict) and str(v.get("namespace", "")).startswith(_READ_STATS))
-        ]
-    return value
