@@ -322,3 +322,57 @@ def test_metrics_and_call_log(served: tuple[Memory, InspectorServer]) -> None:
     # a page of another user shows that user's calls only
     bob = httpx.get(server.url + "/user", params={"user": "bob"}).text
     assert "branch" not in bob and "contact.method" not in bob
+
+
+def test_viewing_a_user_leaves_their_call_log_and_metrics_alone(served: tuple[Memory, InspectorServer]) -> None:
+    """A person looking at a user's pages changes nothing the team reads about the agent; a correction made there is
+    logged as the operator's (docs/inspector.md, "What the inspector's own calls do")."""
+    from memtend.metrics import tally
+
+    mem, server = served
+    alice = mem.user("alice")
+    state = alice.session("thread-1")
+    state.set("branch", "main")
+    assert state.get("branch") == "main" and state.get("ticket") is None
+    note = alice.remember("Alice deploys on Fridays")
+    alice.set_fact("contact.method", "email")
+    alice.recall("when does alice deploy?", k=2)
+    calls_before = [c.to_dict() for c in alice.calls()]
+    metrics_before = alice.metrics()
+    looking = mem.user("alice", operator=True)  # this test's own reads are a person's too
+    used_before = looking.get(note.id).last_used_at
+
+    for path, params in [
+        ("/", {}),
+        ("/user", {"user": "alice"}),
+        ("/record", {"user": "alice", "id": note.id}),
+        ("/export", {"user": "alice"}),
+        ("/erase", {"user": "alice"}),
+    ]:
+        assert httpx.get(server.url + path, params=params).status_code == 200, path
+    assert [c.to_dict() for c in alice.calls()] == calls_before
+    assert alice.metrics() == metrics_before
+    assert metrics_before["memory_hit_rate"] == 0.5  # what the agent's own gets made, kept as it was
+    # an operator's recall (the CLI's) is not a use: it extends no lifetime
+    looking.recall("when does alice deploy?", k=2)
+    assert looking.get(note.id).last_used_at == used_before
+    assert [c.to_dict() for c in alice.calls()] == calls_before
+
+    token = _token(httpx.get(server.url + "/user", params={"user": "alice"}).text)
+    fixed = httpx.post(
+        server.url + "/action",
+        data={"op": "set_fact", "user": "alice", "key": "contact.method", "value": "phone", "csrf": token},
+    )
+    assert fixed.status_code == 303
+    assert looking.facts()["contact.method"] == "phone"
+    tally.flush(mem, "alice")  # the operator's mark survives the stored row, not only this process's tally
+    after = alice.calls()
+    seen = {(c["at"], c["op"], c["key"]) for c in calls_before}  # (stored, a call's ms is rounded)
+    new = [c for c in after if (c.at, c.op, c.key) not in seen]
+    assert [(c.op, c.key, c.by) for c in new] == [("set_fact", "contact.method", tally.OPERATOR)]
+    assert all(c.by == "" for c in after if c is not new[0]), "the agent's calls stay its own"
+    assert alice.metrics() == metrics_before  # a correction adds to no rate
+    page = httpx.get(server.url + "/user", params={"user": "alice"}).text
+    log = re.search(r'<table class="calls">(.*?)</table>', page, re.S)
+    assert log is not None and "<td>set_fact</td><td>contact.method</td>" in log.group(1)
+    assert "<td>operator</td>" in log.group(1) and "<td>application</td>" in log.group(1)

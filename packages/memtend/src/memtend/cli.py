@@ -71,7 +71,7 @@ def _print_json(data: Any) -> None:
 # ---------------------------------------------------------------------- commands over a store
 def cmd_add(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        user = mem.user(args.user)
+        user = mem.user(args.user, operator=True)
         kind = Kind.parse(args.kind)
         if kind is Kind.FACT:
             if not args.key:
@@ -93,7 +93,7 @@ def cmd_add(args: argparse.Namespace) -> None:
 
 def cmd_recall(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        for hit in mem.user(args.user).recall(args.query, k=args.k):
+        for hit in mem.user(args.user, operator=True).recall(args.query, k=args.k):
             print(f"{hit.score:6.3f}  {hit.label()}")
 
 
@@ -101,18 +101,18 @@ def cmd_list(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
         kinds = [args.kind] if args.kind else None
         status = None if args.status == "all" else args.status
-        for r in mem.user(args.user).list(kinds=kinds, status=status):
+        for r in mem.user(args.user, operator=True).list(kinds=kinds, status=status):
             print(f"{r.id}  {r.kind.value:<7} {r.status.value:<14} {r.source.value:<8} {r.text}")
 
 
 def cmd_export(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        _print_json(mem.user(args.user).export())
+        _print_json(mem.user(args.user, operator=True).export())
 
 
 def cmd_forget(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        report = mem.user(args.user).forget(dry_run=args.dry_run)
+        report = mem.user(args.user, operator=True).forget(dry_run=args.dry_run)
         verb = "would archive" if report.dry_run else "archived"
         print(f"{verb} {report.count} records")
         for rid, kind, reason in report.archived:
@@ -121,7 +121,7 @@ def cmd_forget(args: argparse.Namespace) -> None:
 
 def cmd_review(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        user = mem.user(args.user)
+        user = mem.user(args.user, operator=True)
         if args.approve:
             print(f"approved: {user.approve(args.approve).text}")
         elif args.reject:
@@ -135,39 +135,41 @@ def cmd_review(args: argparse.Namespace) -> None:
 
 def cmd_proposals(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        for r in mem.user(args.user).proposals():
+        for r in mem.user(args.user, operator=True).proposals():
             key = f" [{r.key}]" if r.key else ""
             print(f"{r.id}  {r.kind.value:<7} {r.source.value:<8}{key} {r.text}")
 
 
 def cmd_accept(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        record = mem.user(args.user).accept(args.id, text=args.text, redact=args.redact)
+        record = mem.user(args.user, operator=True).accept(args.id, text=args.text, redact=args.redact)
         print(f"accepted {record.kind.value}: {record.text}")
 
 
 def cmd_reject(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        record = mem.user(args.user).reject(args.id)
+        record = mem.user(args.user, operator=True).reject(args.id)
         print(f"rejected {record.id} ({record.kind.value}, {record.status.value})")
 
 
 def cmd_show(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        user = mem.user(args.user)
+        user = mem.user(args.user, operator=True)
         record = user.get(args.id)
         _print_json({"record": record.to_dict(), "history": [e.to_dict() for e in user.history(record.id)]})
 
 
 def cmd_correct(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        result = mem.user(args.user).set_fact(args.key, args.value, source=Source.USER, redact=args.redact)
+        result = mem.user(args.user, operator=True).set_fact(
+            args.key, args.value, source=Source.USER, redact=args.redact
+        )
         print(f"{result.outcome.value}: {result.record.text}  ({result.reason})")
 
 
 def cmd_delete(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        report = mem.user(args.user).delete(args.id)
+        report = mem.user(args.user, operator=True).delete(args.id)
         print(f"deleted {report.record.id} ({report.record.kind.value}, {report.record.status.value})")
         for rid in report.rebuilt:
             print(f"  rebuilt summary {rid}")
@@ -177,13 +179,13 @@ def cmd_delete(args: argparse.Namespace) -> None:
 
 def cmd_restore(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        record = mem.user(args.user).restore(args.id)
+        record = mem.user(args.user, operator=True).restore(args.id)
         print(f"restored {record.id}: {record.status.value} {record.kind.value}: {record.text}")
 
 
 def cmd_purge(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        user = mem.user(args.user)
+        user = mem.user(args.user, operator=True)
         record = user.get(args.id)
         if record.status is not Status.ARCHIVED:
             raise InvalidInputError(
@@ -216,10 +218,10 @@ def cmd_stats(args: argparse.Namespace) -> None:
     from memtend.metrics.report import RATE_KEYS, store_metrics
 
     with _memory(args) as mem:
-        users = [mem.user(args.user).user_id] if args.user else mem.users()
+        users = [mem.user(args.user, operator=True).user_id] if args.user else mem.users()
         found = store_metrics(mem, users)
         for uid in users:
-            found["users"][uid] = {**found["users"][uid], **mem.user(uid).stats()}
+            found["users"][uid] = {**found["users"][uid], **mem.user(uid, operator=True).stats()}
         if args.json:
             _print_json(found)
             return
@@ -234,14 +236,15 @@ def cmd_stats(args: argparse.Namespace) -> None:
 
 def cmd_calls(args: argparse.Namespace) -> None:
     with _memory(args) as mem:
-        entries = mem.user(args.user).calls(args.session)
+        entries = mem.user(args.user, operator=True).calls(args.session)
         if args.json:
             _print_json([e.to_dict() for e in entries])
             return
         for e in entries:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(e.at))
             where = e.session or "-"
-            print(f"{when}  {where:<16} {e.op:<18} {e.key or '-':<24} {e.outcome}  ({e.ms:.1f} ms)")
+            by = f"  by {e.by}" if e.by else ""
+            print(f"{when}  {where:<16} {e.op:<18} {e.key or '-':<24} {e.outcome}  ({e.ms:.1f} ms){by}")
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:

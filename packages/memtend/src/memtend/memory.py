@@ -208,11 +208,15 @@ class Memory(Applier):
 
     # ------------------------------------------------------------------ users
     @no_io
-    def user(self, user_id: str, *, write_mode: WriteMode | None = None) -> UserMemory:
+    def user(self, user_id: str, *, write_mode: WriteMode | None = None, operator: bool = False) -> UserMemory:
         """The handle through which every call is scoped to one user; ``write_mode``: this handle's, instead of the
-        store's (an adapter's option: ``"propose"`` where its agent's writes wait for a person)."""
+        store's (an adapter's option: ``"propose"`` where its agent's writes wait for a person). ``operator``: a
+        person looking after the memory (the inspector, the CLI): its reads leave the user's call log, metrics and
+        usage stamps as they were, its changes are logged as an operator's (see :mod:`memtend.metrics.tally`)."""
         mode = None if write_mode is None else check_write_mode(write_mode)
-        return UserMemory(self, check_user_id(user_id), write_mode=mode)
+        if not isinstance(operator, bool):
+            raise InvalidInputError(f"operator must be True or False, got {describe(operator)}")
+        return UserMemory(self, check_user_id(user_id), write_mode=mode, operator=operator)
 
     def erase_user(self, user_id: str) -> ErasureReceipt:
         """Remove the user from every collection (memories, archive, summaries, history, session state, ledger,

@@ -32,6 +32,7 @@ from memtend.errors import InvalidInputError, RecordNotFoundError
 from memtend.helpers import Parts, embedded_ahead
 from memtend.metrics import observe as observed_calls
 from memtend.metrics.facade import MetricsCalls
+from memtend.metrics.tally import operating
 from memtend.policies import changes, compaction, forgetting, gate, precedence, proposals, recall_filters
 from memtend.policies.changes import Change
 from memtend.policies.precedence import FactOutcome
@@ -96,10 +97,13 @@ class UserMemory(MetricsCalls):
     (``metrics``, ``calls``, ``report_recall``, ``report_compaction``, ``check_retrieval``) come from
     :class:`~memtend.metrics.facade.MetricsCalls`."""
 
-    def __init__(self, memory: FacadeHandle, user_id: str, *, write_mode: WriteMode | None = None) -> None:
+    def __init__(
+        self, memory: FacadeHandle, user_id: str, *, write_mode: WriteMode | None = None, operator: bool = False
+    ) -> None:
         self.memory = memory
         self.user_id = user_id
         self.write_mode: WriteMode = memory.write_mode if write_mode is None else write_mode  # see policies.proposals
+        self.operator = operator  # a person's handle: reads unlogged, changes logged as theirs (memtend.metrics.tally)
 
     def __repr__(self) -> str:
         return f"UserMemory(user_id={self.user_id!r})"
@@ -425,7 +429,8 @@ class UserMemory(MetricsCalls):
             hits = [Hit(replace(records[rid], last_used_at=used), score) for rid, score in ranked if rid in records]
         hits = hits[: recall_filters.within_budget([h.label() for h in hits], budget)]
         # stamped on the row holding each record (a fact's value: its winning claim, see memtend.consistency.claims)
-        memory.apply(Change(self.user_id, used={records[h.record.id].row_id or h.record.id: used for h in hits}))
+        if not operating():  # a person looking is not the agent using: no lifetime is extended by it
+            memory.apply(Change(self.user_id, used={records[h.record.id].row_id or h.record.id: used for h in hits}))
         return hits
 
     # ------------------------------------------------------------------ reading

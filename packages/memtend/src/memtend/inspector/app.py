@@ -139,7 +139,7 @@ class Inspector:
         user_id = query.get("user", "")
         if not user_id:
             raise _Refused(400, "the page names no user", ctx.link("/"))
-        user = self.memory.user(user_id)
+        user = self.memory.user(user_id, operator=True)
         if path == "/user":
             records = await user.alist(status=None)
             facts = await user.afacts()
@@ -166,7 +166,7 @@ class Inspector:
 
     async def _extra_sections(self, ctx: pages.Context, user_id: str) -> list[pages.Html]:
         """The user's metrics and stored call log."""
-        user = self.memory.user(user_id)
+        user = self.memory.user(user_id, operator=True)
         return [pages.metrics_section(await user.ametrics()), pages.calls_section(await user.acalls(), CALLS_SHOWN)]
 
     async def _action(
@@ -181,7 +181,7 @@ class Inspector:
         op, user_id, record_id = form.get("op", ""), form.get("user", ""), form.get("id", "")
         if not user_id:
             raise _Refused(400, "the form names no user")
-        user = self.memory.user(user_id)
+        user = self.memory.user(user_id, operator=True)
         back = ctx.link("/user", user=user_id, done=op)
         if op == "set_fact":
             await user.aset_fact(form.get("key", ""), form.get("value", ""), source=Source.USER)

@@ -150,19 +150,20 @@ def calls_section(calls: Sequence[Any], shown: int) -> Html:
         return Html('<h2 id="calls">Call log</h2><p class="note">No calls logged yet.</p>')
     rows = join(
         fill(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             when(c.at),
             c.op,
             c.key,
             c.outcome,
             c.session,
             f"{c.ms:.1f}",
+            c.by or "application",
         )
         for c in newest
     )
     return fill(
         '<h2 id="calls">Call log</h2><p class="note">{} of {} calls, newest first.</p><table class="calls">'
-        "<tr><th>when</th><th>op</th><th>key</th><th>outcome</th><th>session</th><th>ms</th></tr>{}</table>",
+        "<tr><th>when</th><th>op</th><th>key</th><th>outcome</th><th>session</th><th>ms</th><th>by</th></tr>{}</table>",
         len(newest),
         len(calls),
         rows,

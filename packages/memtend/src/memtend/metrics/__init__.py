@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtend.metrics.observe import recall_counts, utilisation_counts
 from memtend.metrics.report import RetrievalCheck, call_log, checked_cases, run_check, store_metrics, user_metrics
-from memtend.metrics.tally import CallEntry, Observer, note_counts, observers, set_observers
+from memtend.metrics.tally import CallEntry, Observer, by_operator, note_counts, observers, set_observers
 
 if TYPE_CHECKING:
     from memtend.handle import MemoryHandle
@@ -22,6 +22,7 @@ __all__ = [
     "CallEntry",
     "Observer",
     "RetrievalCheck",
+    "by_operator",
     "call_log",
     "check_retrieval",
     "observers",

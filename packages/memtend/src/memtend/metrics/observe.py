@@ -92,6 +92,9 @@ def _observed(fn: Callable[..., Any], key_arg: str | None, writes: bool) -> Call
 
     @functools.wraps(fn)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "operator", False) and not tally.operating():
+            with tally.by_operator():  # the calls inside are the person's too (tally.note_call decides what is kept)
+                return call(self, *args, **kwargs)
         if _inside.get() == self.user_id:
             return fn(self, *args, **kwargs)
         token = _inside.set(self.user_id)

@@ -154,7 +154,7 @@ def call_log(memory: MemoryHandle, user_id: str, session: str | None = None) -> 
         if session is not None and name != session:
             continue
         rows = doc.value.get("calls", []) if isinstance(doc.value, dict) else []
-        logs[name] = [_entry(row, name) for row in rows if isinstance(row, list) and len(row) == 6]
+        logs[name] = [_entry(row, name) for row in rows if isinstance(row, list) and len(row) in (6, 7)]
     _, unwritten = tally.pending(memory, user_id)
     for name, entries in unwritten.items():
         if session is None or name == session:
@@ -163,8 +163,10 @@ def call_log(memory: MemoryHandle, user_id: str, session: str | None = None) -> 
 
 
 def _entry(row: list[Any], session: str) -> CallEntry:
-    at, op, key, outcome, ms, tier = row
-    return CallEntry(float(at), str(op), str(key), str(outcome), session, float(ms), str(tier))
+    at, op, key, outcome, ms, tier, *by = row
+    return CallEntry(
+        float(at), str(op), str(key), str(outcome), session, float(ms), str(tier), str(by[0]) if by else ""
+    )
 
 
 # ------------------------------------------------------------------------------------------------ held-out check

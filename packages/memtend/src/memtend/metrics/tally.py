@@ -18,17 +18,24 @@ Stored documents (memtend's reserved space, so isolation, export and erasure cov
 
 A tally whose notes are all reads (a ``get``, a ``recall``) never creates a document: it only adds to documents that
 exist, so reading a key of an erased user does not bring the user back.
+
+Calls a person makes while looking after the memory (the inspector, the operator CLI: a handle from
+``Memory.user(id, operator=True)``, or any code inside :func:`by_operator`) are the operator's, not the agent's: its
+reads are neither logged nor counted nor told to the observers (looking at a user leaves their call log and
+metrics as they were), and its changes are logged with ``by="operator"`` and counted as any change is (a proposal a
+person accepts is accepted). :func:`note_call` is the one place that decides it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import logging
 import sys
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from weakref import WeakKeyDictionary
@@ -45,8 +52,10 @@ __all__ = [
     "CALL_LOG_SIZE",
     "FLUSH_EVERY",
     "MAX_SESSION_LOGS",
+    "OPERATOR",
     "CallEntry",
     "Observer",
+    "by_operator",
     "drop_user",
     "flush",
     "flush_store",
@@ -54,6 +63,7 @@ __all__ = [
     "note_counts",
     "note_events",
     "observers",
+    "operating",
     "pending",
     "set_observers",
 ]
@@ -70,6 +80,7 @@ USER_CALLS = ("calls", "user")
 SESSION_CALLS = ("calls", "session")
 USER_KEY = "user"  # the key of the user's own counts and log
 WITHHELD = "<withheld>"  # a call's key that reads like a secret is never stored
+OPERATOR = "operator"  # who made a call logged as a person's (the inspector's, the CLI's), not the agent's
 # operations whose note may create the user's documents (a write or a report: the user is being kept)
 CREATING_OPS = frozenset(
     "set approve accept revise reject delete record claim remember log log_many add_rule set_fact restore "
@@ -91,6 +102,7 @@ class CallEntry:
     session: str = ""
     ms: float = 0.0
     tier: str = "long_term"  # or "working": a call on a session's state or ledger (whose ``get`` is not a record's)
+    by: str = ""  # "" the application's (its agent's) call; ``OPERATOR`` a person's through the inspector or CLI
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -101,7 +113,26 @@ class CallEntry:
             "session": self.session,
             "ms": self.ms,
             "tier": self.tier,
+            "by": self.by,
         }
+
+
+_operating: contextvars.ContextVar[bool] = contextvars.ContextVar("memtend_operator", default=False)
+
+
+@contextlib.contextmanager
+def by_operator() -> Iterator[None]:
+    """Make the calls inside (this thread's, and the worker threads an async twin hands them to) an operator's."""
+    token = _operating.set(True)
+    try:
+        yield
+    finally:
+        _operating.reset(token)
+
+
+def operating() -> bool:
+    """Whether the calls being made now are an operator's (see the module)."""
+    return _operating.get()
 
 
 class Observer(Protocol):
@@ -237,12 +268,18 @@ def note_call(
     tier: str = "long_term",
 ) -> None:
     """Count and log one memory call (``counts``: what it adds to the metrics; ``given``: the key as the caller gave
-    it, when ``key`` is its canonical form), and tell the observers."""
+    it, when ``key`` is its canonical form), and tell the observers. An operator's read is dropped here, whole; an
+    operator's change is logged as theirs (see the module)."""
+    by = ""
+    if _operating.get():
+        if op not in CREATING_OPS:
+            return
+        by = OPERATOR
     session = _storable_key(session) if session else ""  # a session id names stored rows: never a secret
     logged = _storable_key(key) if key else ""
     if given and given != key and _storable_key(given) == WITHHELD:
         logged = WITHHELD
-    entry = CallEntry(now(), op, logged, outcome, session, (ended_ns - started_ns) / 1e6, tier)
+    entry = CallEntry(now(), op, logged, outcome, session, (ended_ns - started_ns) / 1e6, tier, by)
     tally = _tally(memory, user_id)
     with tally.lock:
         log = tally.calls.setdefault(session, [])
@@ -419,13 +456,19 @@ def _store(
             continue
         new_session_logs = new_session_logs or (old is None and bool(session))
         stored = old.get("calls", []) if isinstance(old, dict) else []
-        rows = [*stored, *([e.at, e.op, e.key, e.outcome, round(e.ms, 3), e.tier] for e in entries)]
+        rows = [*stored, *(_row(e) for e in entries)]
         rows = rows[-CALL_LOG_SIZE:]
         puts.append(PutDocument(ns, key, {"calls": rows, "updated_at": now()}, ttl=ttl if session else None))
     if new_session_logs:
         puts += _dropped_session_logs(docs, {p.key for p in puts if p.namespace == SESSION_CALLS})
     if puts:
         docs.batch(puts)
+
+
+def _row(e: CallEntry) -> list[Any]:
+    """A call record as stored: six fields, a seventh (who) only for an operator's call."""
+    row: list[Any] = [e.at, e.op, e.key, e.outcome, round(e.ms, 3), e.tier]
+    return [*row, e.by] if e.by else row
 
 
 def _merged(old: Any, scope: _Scope) -> dict[str, Any]:
