@@ -220,3 +220,25 @@ def test_async_twins_answer_as_the_sync_calls(memory: Memory) -> None:
     assert {"get", "remember", "recall", "report_recall", "check_retrieval", "report_compaction"} <= {
         e.op for e in calls
     }
+
+
+def test_capture_is_in_the_call_log_with_its_counts_sync_and_async(ephemeral_memory: Memory) -> None:
+    alice = ephemeral_memory.user("alice")
+    turn = [Message.user("I live in Porto. Tell me a joke. I keep bees on the roof of my house.")]
+    alice.capture(turn, session="s1")
+    alice.capture(turn, session="s1")  # the same again: merged, nothing added
+    asyncio.run(alice.acapture([Message.user("ok thanks")], session="s2"))
+    with pytest.raises(SensitiveDataError):
+        alice.capture([Message.user("My card is 4111 1111 1111 1111")], session="s1")
+    alice.capture([Message.user("My card is 4111 1111 1111 1111")], session="s1", redact=True)
+    tally.flush(ephemeral_memory, "alice")
+    logged = [(e.op, e.outcome, e.session) for e in alice.calls()]
+    assert logged == [
+        ("capture", "kept 2, merged 0, proposed 0, dropped 1", "s1"),
+        ("capture", "kept 0, merged 2, proposed 0, dropped 1", "s1"),
+        ("capture", "kept 0, merged 0, proposed 0, dropped 1", "s2"),  # acapture, once, under the sync op's name
+        ("capture", "refused", "s1"),
+        ("capture", "kept 0, merged 0, proposed 0, dropped 1", "s1"),  # the card masked to nothing: dropped
+    ]
+    assert not any(word in repr(alice.calls()) for word in ("Porto", "bees", "joke", "4111"))
+    assert alice.metrics()["writes"]["refused"] == 1

@@ -9,6 +9,8 @@ from memtend.records import Record
 
 __all__ = ["CaptureReport", "Captured"]
 
+_TALLY = {"added": "kept", "updated": "kept", "proposed": "proposed", "held": "proposed", "skipped": "dropped"}
+
 
 @dataclass(frozen=True)
 class Captured:
@@ -38,6 +40,15 @@ class CaptureReport:
     def written(self) -> list[Record]:
         """The records added or changed (refreshed ones included)."""
         return [c.record for c in self.captured if c.record is not None and c.action != "skipped"]
+
+    def tally(self) -> dict[str, int]:
+        """The call log's view (never a text): how many candidates were ``kept`` (added, or a fact's new value),
+        ``merged`` (an active memory already said it: refreshed, unchanged, or the current value stays),
+        ``proposed`` (waiting: a proposal, or held for review) and ``dropped`` (not kept, or refused)."""
+        out = {"kept": 0, "merged": 0, "proposed": 0, "dropped": len(self.dropped)}
+        for c in self.captured:
+            out[_TALLY.get(c.action, "merged")] += 1
+        return out
 
     def actions(self) -> dict[str, int]:
         """How many candidates met each fate."""

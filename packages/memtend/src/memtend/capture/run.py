@@ -17,7 +17,7 @@ from memtend.capture.extractor import ORIGIN_FALLBACK, ORIGIN_LLM, ORIGIN_OFFLIN
 from memtend.capture.report import Captured, CaptureReport
 from memtend.errors import InvalidInputError
 from memtend.policies import gate
-from memtend.policies.capture import Candidate, CandidateKind, Dropped, Judgement
+from memtend.policies.capture import Candidate, CandidateKind, Dropped, Judgement, secret_only
 from memtend.policies.precedence import FactOutcome, canonical_key, fact_text
 from memtend.records import Record, Status, check_name
 from memtend.results import FactResult
@@ -101,11 +101,19 @@ def _text(candidate: Candidate) -> str:
 def write(
     judgements: list[Judgement], origin: str, note: NoteWriter, fact: FactWriter, *, session: str, redact: bool
 ) -> CaptureReport:
-    """Write each candidate (the gate reads them all first, so a refused one stores nothing of the turn)."""
+    """Write each candidate (the gate reads them all first, so a refused one stores nothing of the turn; one it
+    masked down to nothing is dropped: :func:`memtend.policies.capture.secret_only`)."""
     session = check_name(session, "session")
-    kept = [j for j in judgements if isinstance(j, Candidate)]
-    for candidate in kept:  # refuses (SensitiveDataError) before anything is written, or passes
-        gate.check_write(_text(candidate), candidate.source, redact=redact)
+    kept: list[Candidate] = []
+    secrets: list[Dropped] = []
+    for candidate in (j for j in judgements if isinstance(j, Candidate)):
+        # refuses (SensitiveDataError) before anything is written, or passes, maybe masked
+        decision = gate.check_write(_text(candidate), candidate.source, redact=redact)
+        secret = secret_only(candidate, decision.text, decision.redacted_kinds)
+        if secret is None:
+            kept.append(candidate)
+        else:
+            secrets.append(secret)
     captured: list[Captured] = []
     for candidate in kept:
         meta = provenance(candidate)
@@ -131,7 +139,7 @@ def write(
             candidate.text, source=candidate.source, metadata=meta, redact=redact, session=session, at=None
         )
         captured.append(Captured(candidate, _WAITING.get(record.status, action), "", record))
-    dropped = [j for j in judgements if isinstance(j, Dropped)]
+    dropped = [*(j for j in judgements if isinstance(j, Dropped)), *secrets]
     return CaptureReport(captured=captured, dropped=dropped, origin=origin)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 from memtend.errors import InvalidInputError, SensitiveDataError
 from memtend.metrics import tally
 
-__all__ = ["OPS", "instrumented", "outcome_of", "recall_counts", "utilisation_counts"]
+__all__ = ["ASYNC_OPS", "OPS", "instrumented", "outcome_of", "recall_counts", "utilisation_counts"]
 
 C = TypeVar("C", bound=type)
 
@@ -27,6 +28,7 @@ OPS: dict[str, tuple[str | None, bool]] = {
     "remember": (None, True),
     "log": (None, True),
     "log_many": (None, True),
+    "capture": (None, True),
     "add_rule": (None, True),
     "set_fact": ("key", True),
     "get_fact": ("key", False),
@@ -51,6 +53,8 @@ OPS: dict[str, tuple[str | None, bool]] = {
     "report_compaction": (None, False),
     "check_retrieval": (None, False),
 }
+# async twins that do work of their own rather than run the sync call off the event loop: logged as that op
+ASYNC_OPS: dict[str, str] = {"acapture": "capture"}
 _inside: contextvars.ContextVar[str | None] = contextvars.ContextVar("memtend_observed", default=None)
 
 
@@ -59,6 +63,8 @@ def outcome_of(result: Any) -> str:
     status = getattr(result, "status", None)
     if status is not None and hasattr(status, "value"):
         return str(status.value)  # a record
+    if type(result).__name__ == "CaptureReport":  # counts of what became of the turn's candidates
+        return ", ".join(f"{fate} {n}" for fate, n in result.tally().items())
     if type(result).__name__ == "FactResult":
         return result._outcome.value if result._resolve is None else "written"  # a lazy result is not read here
     if isinstance(result, list | tuple | dict):
@@ -87,8 +93,36 @@ def _key(name: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tup
     return value, value
 
 
-def _observed(fn: Callable[..., Any], key_arg: str | None, writes: bool) -> Callable[..., Any]:
-    op = fn.__name__
+def _failed(exc: Exception, writes: bool, counts: dict[str, float]) -> str:
+    """The outcome of a call that raised (a refused write is counted)."""
+    if isinstance(exc, SensitiveDataError):
+        if writes:
+            counts["writes.refused"] = 1
+        return "refused"
+    return f"error: {type(exc).__name__}"
+
+
+def _note(
+    self: Any, op: str, key_arg: str | None, call: tuple[Any, ...], outcome: str, t: tuple[int, dict[str, float]]
+) -> None:
+    """Log one finished call (``call``: its args and kwargs; ``t``: when it started, what it counts)."""
+    started, counts = t
+    ended = time.time_ns()
+    args, kwargs = call
+    key, given = _key(key_arg, args, kwargs)
+    session = kwargs.get("session") if op != "recall" else None  # a recall's session narrows, it is not one
+    session = session if isinstance(session, str) else ""
+    memory = self.memory
+    if not getattr(memory, "_closed", False):
+        tally.note_call(
+            memory, self.user_id, op, key, outcome, session=session, started_ns=started, ended_ns=ended,
+            counts=counts, given=given,
+        )  # fmt: skip
+
+
+def _observed(fn: Callable[..., Any], key_arg: str | None, writes: bool, op: str) -> Callable[..., Any]:
+    if inspect.iscoroutinefunction(fn):
+        return _aobserved(fn, key_arg, writes, op)
 
     @functools.wraps(fn)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -105,26 +139,38 @@ def _observed(fn: Callable[..., Any], key_arg: str | None, writes: bool) -> Call
             result = fn(self, *args, **kwargs)
             outcome = outcome_of(result)
             return result
-        except SensitiveDataError:
-            outcome = "refused"
-            if writes:
-                counts["writes.refused"] = 1
-            raise
         except Exception as exc:
-            outcome = f"error: {type(exc).__name__}"
+            outcome = _failed(exc, writes, counts)
             raise
         finally:
             _inside.reset(token)
-            ended = time.time_ns()
-            key, given = _key(key_arg, args, kwargs)
-            session = kwargs.get("session") if op != "recall" else None  # a recall's session narrows, it is not one
-            session = session if isinstance(session, str) else ""
-            memory = self.memory
-            if not getattr(memory, "_closed", False):
-                tally.note_call(
-                    memory, self.user_id, op, key, outcome, session=session, started_ns=started, ended_ns=ended,
-                    counts=counts, given=given,
-                )  # fmt: skip
+            _note(self, op, key_arg, (args, kwargs), outcome, (started, counts))
+
+    return call
+
+
+def _aobserved(fn: Callable[..., Any], key_arg: str | None, writes: bool, op: str) -> Callable[..., Any]:
+    """The async form: an async twin that does its own work (``acapture`` awaits its extractor) is logged under the
+    sync op's name; the sync calls it runs off the event loop see it is under way and are not logged again."""
+
+    @functools.wraps(fn)
+    async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _inside.get() == self.user_id:
+            return await fn(self, *args, **kwargs)
+        token = _inside.set(self.user_id)
+        started = time.time_ns()
+        outcome = "ok"
+        counts: dict[str, float] = {}
+        try:
+            result = await fn(self, *args, **kwargs)
+            outcome = outcome_of(result)
+            return result
+        except Exception as exc:
+            outcome = _failed(exc, writes, counts)
+            raise
+        finally:
+            _inside.reset(token)
+            _note(self, op, key_arg, (args, kwargs), outcome, (started, counts))
 
     return call
 
@@ -134,7 +180,11 @@ def instrumented(cls: C) -> C:
     for name, (key_arg, writes) in OPS.items():
         fn = cls.__dict__.get(name)
         if fn is not None:
-            setattr(cls, name, _observed(fn, key_arg, writes))
+            setattr(cls, name, _observed(fn, key_arg, writes, name))
+    for name, op in ASYNC_OPS.items():
+        fn = cls.__dict__.get(name)
+        if fn is not None:
+            setattr(cls, name, _observed(fn, *OPS[op], op))
     return cls
 
 

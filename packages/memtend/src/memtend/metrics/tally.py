@@ -83,7 +83,7 @@ WITHHELD = "<withheld>"  # a call's key that reads like a secret is never stored
 OPERATOR = "operator"  # who made a call logged as a person's (the inspector's, the CLI's), not the agent's
 # operations whose note may create the user's documents (a write or a report: the user is being kept)
 CREATING_OPS = frozenset(
-    "set approve accept revise reject delete record claim remember log log_many add_rule set_fact restore "
+    "set approve accept revise reject delete record claim remember log log_many capture add_rule set_fact restore "
     "compact forget purge report_recall report_compaction check_retrieval".split()
 )
 _log = logging.getLogger("memtend")

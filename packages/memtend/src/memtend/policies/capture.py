@@ -19,8 +19,10 @@ before words, and keep only what they are confident about, which is what the use
   four words or more are kept as what the user said of themselves, unless they speak only of this moment
   ("right now", "today") or give a passing opinion ("I think so").
 
-Everything else is dropped, with its reason. An LLM extractor (:mod:`memtend.capture.extractor`) can replace these
-rules; its answer is validated against :func:`check_candidate`.
+Everything else is dropped, with its reason. Once the write gate has masked a candidate, one whose value (a fact's
+value, a note's text) is nothing but redaction markers and punctuation is dropped too (:func:`secret_only`): "My
+card is 4111 ..." would otherwise become the fact ``card: [REDACTED:card]``, a memory of nothing. An LLM extractor
+(:mod:`memtend.capture.extractor`) can replace these rules; its answer is validated against :func:`check_candidate`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from dataclasses import dataclass
 from enum import Enum
 
 from memtend.policies import text_features
+from memtend.policies.gate import redact
+from memtend.policies.gate.common import MARKER, MARKER_PREFIX
+from memtend.policies.precedence import canonical_key, fact_text
 from memtend.records import Source
 from memtend.transcripts.messages import Message, ensure_messages
 from memtend.transcripts.summary.constraints import is_instruction, is_marked
@@ -41,6 +46,7 @@ __all__ = [
     "Dropped",
     "Judgement",
     "judge_turns",
+    "secret_only",
 ]
 
 
@@ -275,3 +281,24 @@ def _is_summary(message: Message) -> bool:
 
 def candidates(judgements: Sequence[Judgement]) -> list[Candidate]:
     return [j for j in judgements if isinstance(j, Candidate)]
+
+
+def secret_only(candidate: Candidate, masked: str, kinds: Sequence[str]) -> Dropped | None:
+    """``candidate`` dropped, when the gate masked it (``masked``: the text it would be stored as; ``kinds``: what
+    the gate masked) and nothing of its value is left but redaction markers and punctuation; else None. The dropped
+    text is the sentence masked, so the report never shows the secret."""
+    if not kinds or MARKER_PREFIX not in masked:
+        return None
+    value = masked
+    if candidate.kind is CandidateKind.FACT and candidate.key:
+        prefix = fact_text(canonical_key(candidate.key), "")
+        value = masked[len(prefix) :] if masked.startswith(prefix) else masked
+    if re.search(r"\w", MARKER.sub("", value)):
+        return None
+    what = ", ".join(sorted(kinds))
+    return Dropped(
+        redact(candidate.text),
+        f"nothing but a secret ({what}), masked by the write gate: nothing left worth keeping",
+        candidate.turn,
+        candidate.turn_id,
+    )
