@@ -176,9 +176,13 @@ def test_end_session_and_session_mode_capture_at_the_natural_moments(ephemeral_m
 
 def test_a_secret_the_user_types_is_masked_in_what_is_logged(ephemeral_memory: Memory) -> None:
     model = ScriptedChatModel(responses=[AIMessage("I will not keep that.")])
-    agent(ephemeral_memory, model).invoke(ask(f"my key is {AWS_KEY}"), **run("t1"))
-    assert AWS_KEY not in str(ephemeral_memory.user("alice").export())
-    assert ephemeral_memory.user("alice").list(kinds=[Kind.FACT])  # the statement is kept, masked
+    said = f"my key is {AWS_KEY}. I use the key {AWS_KEY} for the staging account."
+    agent(ephemeral_memory, model).invoke(ask(said), **run("t1"))
+    alice = ephemeral_memory.user("alice")
+    assert AWS_KEY not in str(alice.export())
+    assert alice.list(kinds=[Kind.FACT]) == []  # "key: [REDACTED:...]" would be nothing but the mask: dropped
+    (note,) = alice.list(kinds=[Kind.NOTE])  # the statement with more to it is kept, masked
+    assert note.text.startswith("I use the key [REDACTED:") and note.text.endswith("for the staging account.")
 
 
 def test_untrusted_tool_output_is_held_for_review(ephemeral_memory: Memory) -> None:

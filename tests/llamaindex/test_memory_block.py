@@ -55,16 +55,19 @@ async def test_flushed_messages_are_captured_not_logged_turn_by_turn(ephemeral_m
 async def test_captured_text_passes_the_write_gate(ephemeral_memory: Memory) -> None:
     block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory)
     flushed = [
-        ChatMessage(role="user", content="My card is 4111 1111 1111 1111, book the flight."),
+        ChatMessage(
+            role="user",
+            content="My card is 4111 1111 1111 1111, book the flight. I pay the gym with 4111 1111 1111 1111 monthly.",
+        ),
         ChatMessage(role="assistant", content="Booked."),
         ChatMessage(role="tool", content="raw tool output", additional_kwargs={"tool_call_id": "c1"}),
     ]
     await block.aput(flushed, from_short_term_memory=True, session_id="s7")
     notes = ephemeral_memory.user("alice").list()
     assert len(notes) == 1 and notes[0].session == "s7"  # the reply and the tool result are not captured
-    # what is kept of the turn is the card as a keyed fact (6cfb1b5: a value stops at the comma; the one-off
-    # request is not kept), masked by the gate
+    # the statement is kept masked by the gate; the card as a keyed fact would be nothing but the mask: dropped
     assert "4111 1111 1111 1111" not in notes[0].text and "[REDACTED:card]" in notes[0].text
+    assert notes[0].text.startswith("I pay the gym") and ephemeral_memory.user("alice").facts() == {}
     refusing = MemtendMemoryBlock(user_id="bob", memory=ephemeral_memory, redact=False)
     with pytest.raises(SensitiveDataError):
         await refusing.aput(flushed[:1])
