@@ -21,6 +21,7 @@ processes, and an embedded folder admits one) or else ``MEMTEND_PATH``. ``MEMTEN
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -69,14 +70,14 @@ async def open_backend(conn_string: str) -> AsyncIterator[BaseCheckpointSaver[An
     """LangGraph's async saver for ``conn_string``, closed on exit (the delegated saver's ``asetup()`` makes its
     tables): a ``postgresql://`` URL opens ``AsyncPostgresSaver``, anything else ``AsyncSqliteSaver`` on that file."""
     if conn_string.startswith(POSTGRES_SCHEMES):
-        try:
-            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        try:  # an optional package: imported by name, so its absence is this error, not the type checker's
+            postgres_saver: Any = importlib.import_module("langgraph.checkpoint.postgres.aio").AsyncPostgresSaver
         except ImportError:
             raise InvalidInputError(
                 "the checkpoint backend is a Postgres URL and LangGraph's Postgres saver is not installed: pip install "
                 "langgraph-checkpoint-postgres (or name a SQLite file)"
             ) from None
-        async with AsyncPostgresSaver.from_conn_string(conn_string) as postgres:
+        async with postgres_saver.from_conn_string(conn_string) as postgres:
             yield postgres
         return
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
