@@ -24,10 +24,11 @@ Figures per system (scored by whole words of the stored text, and by each record
   ``stale@3``: questions on a corrected value whose top 3 still holds the old value (a memory without the new one);
 - ``active``: active memories at the end (what a later prompt draws from).
 
-The tuning part and the held-out part are reported apart, labelled; only the tuning part may be looked at while
-adjusting capture. No timing is asserted anywhere; the wall time is printed.
+The parts are reported apart, labelled (``LABELS``): ``tune`` (tuning), ``heldout`` (the round-1 held-out part,
+tuned on in round 2, so tuning data from then on) and ``heldout2`` (round 2's held-out part, never tuned on); only
+tuning data may be looked at while adjusting capture. No timing is asserted anywhere; the wall time is printed.
 
-    uv run python tests/benchmarks/capture_cycle.py [--split tune|heldout|all] [--users N]
+    uv run python tests/benchmarks/capture_cycle.py [--split tune|heldout|heldout2|all] [--users N]
         [--systems every-turn,offline,scripted-llm] [--backend ephemeral|persistent] [--json]
 """
 
@@ -48,7 +49,12 @@ import chromadb
 from memtend import Memory, Message, llm_extractor
 
 DATA = Path(__file__).parent / "data" / "capture"
-SPLITS = ("tune", "heldout")
+SPLITS = ("tune", "heldout", "heldout2")
+LABELS = {
+    "tune": "tuning",
+    "heldout": "held-out round 1, tuning data for round 2 (its misses were fixed)",
+    "heldout2": "held-out round 2 (never tuned on)",
+}
 SYSTEMS = ("every-turn", "offline", "scripted-llm")
 NOT_KEPT = ("chat", "request", "ack")
 _LINE = re.compile(r"^\[(\d+)\] user: (.*)$", re.MULTILINE)
@@ -81,7 +87,7 @@ def session_id(n: int) -> str:
 
 
 def load(split: str, users: int | None = None) -> list[Conversation]:
-    """The conversations of one part (``tune`` or ``heldout``), the first ``users`` of them if given."""
+    """The conversations of one part (one of ``SPLITS``), the first ``users`` of them if given."""
     out: list[Conversation] = []
     for line in (DATA / f"{split}.jsonl").read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -269,7 +275,7 @@ FIGURES = ("kept", "chitchat_stored", "tool_stored", "old_active", "hit@3", "sta
 def report(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     lines = []
     for split, by_system in results.items():
-        label = "held-out (never tuned on)" if split == "heldout" else "tuning"
+        label = LABELS[split]
         any_system = next(iter(by_system.values()))
         lines.append(f"\n{split}: {label}, {any_system['users']} users")
         lines.append(f"{'system':<14}" + "".join(f"{f:>18}" for f in FIGURES) + f"{'active':>8}{'s':>7}")

@@ -28,6 +28,10 @@ def _one(text: str) -> Candidate | Dropped:
         "I think so.",
         "Show me the cheapest option.",
         "I'm bored right now, honestly.",
+        "My neighbour is drilling again, unbelievable.",  # an event, not an attribute of the user
+        "My kids are running around the house.",
+        "List three novels under 300 pages.",  # a limit bounds this one answer: still a request
+        "Write a haiku of at most 17 syllables.",
     ],
 )
 def test_one_off_requests_chit_chat_and_acknowledgements_are_dropped_with_a_reason(text: str) -> None:
@@ -44,6 +48,19 @@ def test_one_off_requests_chit_chat_and_acknowledgements_are_dropped_with_a_reas
         ("I work at Acme Corp.", "work.employer", "Acme Corp"),
         ("My favourite colour is blue.", "favourite_colour", "blue"),
         ("My favourite editor is now Helix, I switched last week.", "favourite_editor", "Helix"),
+        # a correction marker's clause is read past; a later clause can carry the one answer
+        ("Scratch that about Rotterdam, I moved to Utrecht in October.", "home.city", "Utrecht"),
+        ("Correction on the move: we now live in Ghent.", "home.city", "Ghent"),
+        (
+            "Actually I no longer work at Brightwater, I work at St Albans Hospital now.",
+            "work.employer",
+            "St Albans Hospital",
+        ),
+        ("Call me Tom.", "name", "Tom"),
+        # the value stops at a word of time
+        ("My timezone is PST now, I relocated to Seattle.", "timezone", "PST"),
+        ("My shift pattern is nights these days.", "shift_pattern", "nights"),
+        ("My favourite band is still Blur.", "favourite_band", "Blur"),
     ],
 )
 def test_statements_with_one_answer_become_keyed_facts(text: str, key: str, value: str) -> None:
@@ -51,6 +68,28 @@ def test_statements_with_one_answer_become_keyed_facts(text: str, key: str, valu
     assert isinstance(judged, Candidate) and judged.kind is CandidateKind.FACT
     assert (judged.key, judged.value, judged.source) == (key, value, Source.USER)
     assert "one answer" in judged.reason
+
+
+def test_a_corrected_key_says_so_and_a_negated_clause_gives_no_value() -> None:
+    judged = _one("Scratch that about Rotterdam, I moved to Utrecht in October.")
+    assert isinstance(judged, Candidate) and "corrects" in judged.reason
+    # the negated clause alone names no current employer: not keyed (kept as a correction note instead)
+    negated = _one("I no longer work at Brightwater.")
+    assert isinstance(negated, Candidate) and negated.kind is CandidateKind.CORRECTION and not negated.key
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Never suggest jQuery to me.",  # a word of time makes a request verb a standing rule
+        "Always write commit messages in English.",
+        "From now on give me answers in two sentences at most.",
+        "Send the weekly report to Priya every Tuesday, at most two pages.",
+    ],
+)
+def test_request_verbs_with_a_word_of_time_are_standing_instructions(text: str) -> None:
+    judged = _one(text)
+    assert isinstance(judged, Candidate) and judged.kind is CandidateKind.PREFERENCE
 
 
 @pytest.mark.parametrize(

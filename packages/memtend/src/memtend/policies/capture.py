@@ -10,14 +10,18 @@ before words, and keep only what they are confident about, which is what the use
 * whether it is a request: an imperative handing the user something now ("Tell me a joke") is a one-off request
   (:func:`memtend.transcripts.summary.constraints.is_instruction` tells those from standing instructions, which
   are kept as preferences when they carry a marker word or a limit: "Never deploy on Fridays", not a task step
-  such as "Check node n3");
-* whether it is a first-person statement: "I ...", "my ...", "we ..." in the user's turn. Among those, a statement
-  of where the user lives, their name or employer, or "my <thing> is <value>", has one answer and becomes a keyed
-  fact (``home.city``); a choice with its reason is a decision; work in progress is unfinished-work state; a
-  liking or a standing instruction is a preference; a statement that announces a change
-  (:func:`memtend.policies.text_features.update_sentences`) is a correction; other first-person statements of
-  four words or more are kept as what the user said of themselves, unless they speak only of this moment
-  ("right now", "today") or give a passing opinion ("I think so").
+  such as "Check node n3"). An imperative asking for something made now ("List three novels under 300 pages")
+  stays a request whatever its limit, unless a word of time makes it standing ("Never suggest ...");
+* whether it is a first-person statement: "I ...", "my ...", "we ..." in the user's turn, read after its lead-in
+  words, and after the clause of a correction marker that opens it ("Scratch that about Rotterdam, I moved ...").
+  Among those, a statement of where the user lives, their name or employer ("call me Tom" too), or "my <thing> is
+  <value>", has one answer and becomes a keyed fact (``home.city``), also when a later clause states it ("I no
+  longer work at A, I work at B now"); the value stops at a clause boundary or a word of time ("PST now"), and
+  "my <someone> is <doing> ..." is an event, not an attribute (dropped). A choice with its reason is a decision;
+  work in progress is unfinished-work state; a liking or a standing instruction is a preference; a statement that
+  announces a change (:func:`memtend.policies.text_features.update_sentences`) is a correction; other
+  first-person statements of four words or more are kept as what the user said of themselves, unless they speak
+  only of this moment ("right now", "today") or give a passing opinion ("I think so").
 
 Everything else is dropped, with its reason. Once the write gate has masked a candidate, one whose value (a fact's
 value, a note's text) is nothing but redaction markers and punctuation is dropped too (:func:`secret_only`): "My
@@ -127,11 +131,49 @@ _KEYED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("work.employer", re.compile(r"^(?:i|we) (?:now )?work (?:at|for) " + _PROPER, re.IGNORECASE)),
 )
 # the value stops at a comma or semicolon: "My editor is now Helix, I switched last week" still has one answer
+# (and at a word of time, _VALUE_END)
 _MY_THING = re.compile(
-    r"^my (?P<thing>(?:[a-z]+ ){0,2}[a-z]+) (?:is|are|'s) (?:now )?(?P<value>[^,;]{1,60}?)(?:\s*[,;].*)?[.!]?$",
+    r"^my (?P<thing>(?:[a-z]+ ){0,2}[a-z]+) (?:is|are|'s) (?:(?:now|still|currently) )?"
+    r"(?P<value>[^,;]{1,60}?)(?:\s*[,;].*)?[.!]?$",
     re.IGNORECASE,
 )
 _NOT_KEYS = frozenset("it this that one favorite bad fault pleasure turn guess point question".split())
+# a value stops at a word of time: "PST now", "Helix these days", "Lisbon since March" have the one answer before it
+_VALUE_END = re.compile(
+    r"\s+(?:now|currently|nowadays|these days|at the moment|for now|any ?more|again|still|lately|recently|since"
+    r"|as of|until|till|(?:last|this|next) (?:week|month|year|spring|summer|autumn|fall|winter))\b.*$",
+    re.IGNORECASE,
+)
+# "my <someone> is <doing> ...": what someone or something is doing, an event rather than an attribute of the user
+_PROGRESSIVE = re.compile(
+    r"^my (?:[a-z'-]+ ){0,2}[a-z'-]+ (?:is|are|'s) (?:(?:still|always|constantly|just|currently|now|busy) )?"
+    r"(?P<verb>[a-z]{2,}ing)\b",
+    re.IGNORECASE,
+)
+_ING_NOUNS = frozenset(
+    "thing something nothing anything everything morning evening ring king spring string wedding building meeting"
+    " ceiling sibling darling pudding".split()
+)
+# an imperative that asks for something made now (a list, a draft, an answer): a one-off request unless a word of
+# time makes it standing ("Never suggest ...", "Always answer in German"); a limit alone ("under 300 pages")
+# bounds this one answer
+_PRODUCES = frozenset(
+    """list write draft give make find show tell suggest recommend summarise summarize translate convert explain
+    calculate compute name describe compare generate create compose plan outline recap rewrite rephrase fix
+    check look search pick choose book send""".split()
+)
+_STANDING = re.compile(
+    r"\b(?:always|never|from now on|going forward|(?:in|for) (?:the )?future|every time|each time|whenever"
+    r"|by default|ever|any ?more|every|daily|weekly|monthly|on (?:week(?:day|end)|(?:mon|tues|wednes|thurs|fri|satur"
+    r"|sun)day)s)\b",
+    re.IGNORECASE,
+)
+# a correction marker that opens a sentence, with the rest of its clause ("Scratch that about Rotterdam, ...")
+_MARKER_CLAUSE = re.compile(
+    r"^(?:actually|correction|update|scratch that|change of plan|on second thought)\b[^,;:]*[,;:]\s*",
+    re.IGNORECASE,
+)
+_CLAUSES = re.compile(r"\s*[,;:]\s+|\s+(?:-|\u2013|\u2014)\s+")
 _DECISION = re.compile(
     r"^(?:i|we)(?:'ve| have| had)? (?:decided|chosen|chose|picked|settled on|opted|agreed)\b"
     r"|^(?:i'll|i will|we'll|we will|i'm going to|we're going to|let's) (?:go|stick) with\b",
@@ -183,25 +225,65 @@ def _keyed(body: str) -> tuple[str, str] | None:
             return key, value.strip().rstrip(".")
     m = _MY_THING.match(body)
     if m is not None:
-        thing, value = m.group("thing"), m.group("value").strip()
+        thing, value = m.group("thing"), _VALUE_END.sub("", m.group("value").strip())
         words = _words(thing)
-        if words and words[-1] not in _NOT_KEYS and words[0] not in _NOT_KEYS and len(_words(value)) <= 6:
+        if (
+            words
+            and words[-1] not in _NOT_KEYS
+            and words[0] not in _NOT_KEYS
+            and 0 < len(_words(value)) <= 6
+            and not _is_progressive(body)
+        ):
             return _key_of(thing), value
     return None
 
 
+def _keyed_clause(body: str) -> tuple[str, str] | None:
+    """(key, value) from the sentence, or else from a later clause that states it: "I no longer work at A, I work
+    at B now" has its one answer in the second clause."""
+    keyed = _keyed(body)
+    if keyed is not None:
+        return keyed
+    for clause in _CLAUSES.split(body)[1:]:
+        clause = _LEAD_IN.sub("", clause).strip()
+        if _FIRST_PERSON.match(clause) or clause.lower().startswith("call me "):
+            keyed = _keyed(clause)
+            if keyed is not None:
+                return keyed
+    return None
+
+
+def _is_progressive(body: str) -> bool:
+    m = _PROGRESSIVE.match(body)
+    return m is not None and m.group("verb").lower() not in _ING_NOUNS
+
+
+def _body(sentence: str) -> str:
+    """The sentence without its lead-in words, and without a correction marker's clause when the statement
+    follows it ("Scratch that about Rotterdam, I moved to Utrecht" reads from "I moved")."""
+    text = sentence.replace("\u2019", "'")
+    body = _LEAD_IN.sub("", text).strip()
+    if not _FIRST_PERSON.match(body):
+        m = _MARKER_CLAUSE.match(text.strip())
+        rest = _LEAD_IN.sub("", text.strip()[m.end() :]).strip() if m is not None else ""
+        if rest and _FIRST_PERSON.match(rest):
+            return rest
+    return body
+
+
 def judge_sentence(sentence: str, turn: int, turn_id: str = "") -> Judgement:
     """One sentence of the user's: the candidate it makes, or why it is dropped."""
-    body = _LEAD_IN.sub("", sentence.replace("\u2019", "'")).strip()
+    body = _body(sentence)
     words = _words(body)
     if text_features.is_question(sentence):
         return Dropped(sentence, "a question: it asks, it states nothing to keep", turn, turn_id)
-    if not words or (len(words) <= 3 and (_ACK.match(sentence) or not _FIRST_PERSON.match(body))):
-        return Dropped(sentence, "an acknowledgement or a short remark", turn, turn_id)
     correction = bool(_REVISION.search(sentence))
     change = correction or bool(text_features.update_sentences(sentence))
-    if _FIRST_PERSON.match(body):
-        keyed = _keyed(body)
+    # the keyed forms name the user themselves ("my name is", "call me", "I work at"), so they are read first
+    keyed = _keyed_clause(body) if words else None
+    if not words or (keyed is None and len(words) <= 3 and (_ACK.match(sentence) or not _FIRST_PERSON.match(body))):
+        return Dropped(sentence, "an acknowledgement or a short remark", turn, turn_id)
+    if _FIRST_PERSON.match(body) or keyed is not None:
         if keyed is not None:
             key, value = keyed
             why = "the user corrects" if correction else "the user states a change of" if change else "the user states"
@@ -230,16 +312,27 @@ def judge_sentence(sentence: str, turn: int, turn_id: str = "") -> Judgement:
             return Dropped(sentence, "a passing remark about the conversation", turn, turn_id)
         if _THIS_MOMENT.search(body):
             return Dropped(sentence, "speaks only of this moment", turn, turn_id)
+        if _is_progressive(body):
+            return Dropped(sentence, "says what someone or something is doing: an event, not the user's", turn, turn_id)
         if len(words) >= 4:
             return Candidate(CandidateKind.STATEMENT, sentence, "the user says this of themselves", turn, turn_id)
         return Dropped(sentence, "too short to be a durable statement", turn, turn_id)
     if is_instruction(sentence) and is_marked(sentence):  # a task step ("Check node n3") is no standing rule
+        if _asks_for_something_now(body):
+            return Dropped(
+                sentence, "a one-off request: it asks for something now, with no word of time", turn, turn_id
+            )
         return Candidate(CandidateKind.PREFERENCE, sentence, "a standing instruction the user gave", turn, turn_id)
     if _STATE.search(body):
         return Candidate(CandidateKind.STATE, sentence, "the state of unfinished work", turn, turn_id)
     if words and len(words) >= 2 and not _FIRST_PERSON.match(body) and _is_request(body):
         return Dropped(sentence, "a one-off request", turn, turn_id)
     return Dropped(sentence, "not a statement of the user's about themselves (chit-chat or a remark)", turn, turn_id)
+
+
+def _asks_for_something_now(body: str) -> bool:
+    words = _words(re.sub(r"^(?:please|just)\b[\s,]*", "", body, flags=re.IGNORECASE))
+    return bool(words) and words[0] in _PRODUCES and not _STANDING.search(body)
 
 
 def _is_request(body: str) -> bool:
