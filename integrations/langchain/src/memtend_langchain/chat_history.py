@@ -23,6 +23,7 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from memtend import InvalidInputError, Memory, Message, PutDocument, acompact_transcript, compact_transcript
 from memtend.arguments import describe
+from memtend.documents.values import MAX_PAGE
 from memtend.surfaces import REDACT_DEFAULT, check_redact
 
 from memtend_langchain._messages import (
@@ -38,7 +39,6 @@ __all__ = ["CHAT_NAMESPACE", "MemtendChatMessageHistory", "history_factory_confi
 
 CHAT_NAMESPACE = ("langchain", "chat")
 SURFACE = "MemtendChatMessageHistory"
-_PAGE = 1000
 
 _key_lock = threading.Lock()
 _last_ns = 0
@@ -88,21 +88,11 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
     # ------------------------------------------------------------------ reading
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        """Every stored message of the session, oldest first."""
-        out: list[BaseMessage] = []
-        while True:
-            page = self._docs.search(self.namespace, limit=_PAGE, offset=len(out))
-            out.extend(message_from_value(doc.value) for doc in page)
-            if len(page) < _PAGE:
-                return out
+        """Every stored message of the session, oldest first (one read of the session, as SQL's one query)."""
+        return [message_from_value(doc.value) for doc in self._docs.search(self.namespace, limit=MAX_PAGE)]
 
     async def aget_messages(self) -> list[BaseMessage]:
-        out: list[BaseMessage] = []
-        while True:
-            page = await self._docs.asearch(self.namespace, limit=_PAGE, offset=len(out))
-            out.extend(message_from_value(doc.value) for doc in page)
-            if len(page) < _PAGE:
-                return out
+        return [message_from_value(doc.value) for doc in await self._docs.asearch(self.namespace, limit=MAX_PAGE)]
 
     # ------------------------------------------------------------------ writing
     def _puts(self, messages: Sequence[BaseMessage]) -> list[PutDocument]:

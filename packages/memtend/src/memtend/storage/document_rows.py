@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -87,6 +88,76 @@ class DocRow:
         return float(exp) if exp is not None else None
 
 
+MAX_PREFIX_ANSWERS = 4_096  # prefix-row answers kept (an id and a flag each)
+
+
+class PrefixAnswers:
+    """Whether each prefix row (``expiring`` / ``partial``) exists, as last read or written by this process; off
+    until ``enabled`` (by Memory, when no other process can write the store: every write of its rows then passes
+    through :class:`DocumentRows`). A write that adds a prefix row marks it present before it is sent, so a "no"
+    kept here is never older than a write of this process; erasure, the removal of empty prefixes and a replayed
+    journal drop what they may have changed. A stale "yes" costs only an unneeded clause; a "no" is kept only when
+    no write marked anything while it was read."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self._lock = threading.Lock()
+        self._known: OrderedDict[str, tuple[str, bool]] = OrderedDict()  # row id -> (user id, exists)
+        self._generation = 0  # moved by every mark and drop: a read that overlapped one keeps nothing
+
+    def get(self, row_id: str) -> bool | None:
+        with self._lock:
+            found = self._known.get(row_id)
+            if found is None:
+                return None
+            self._known.move_to_end(row_id)
+            return found[1]
+
+    def generation(self) -> int:
+        with self._lock:
+            return self._generation
+
+    def read(self, user_id: str, row_id: str, exists: bool, generation: int) -> None:
+        """What a read found, kept unless a write or drop happened since ``generation`` was taken."""
+        if not self.enabled:
+            return
+        with self._lock:
+            if generation == self._generation or exists:
+                self._keep(row_id, user_id, exists)
+
+    def written(self, user_id: str, row_ids: Iterable[str]) -> None:
+        """Prefix rows about to be written: present from now on (kept even if the write fails: a stale "yes" is
+        only slower)."""
+        with self._lock:
+            self._generation += 1
+            if self.enabled:
+                for row_id in row_ids:
+                    self._keep(row_id, user_id, True)
+
+    def drop(self, row_ids: Iterable[str]) -> None:
+        with self._lock:
+            self._generation += 1
+            for row_id in row_ids:
+                self._known.pop(row_id, None)
+
+    def drop_user(self, user_id: str) -> None:
+        with self._lock:
+            self._generation += 1
+            for row_id in [i for i, (owner, _) in self._known.items() if owner == user_id]:
+                del self._known[row_id]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._generation += 1
+            self._known.clear()
+
+    def _keep(self, row_id: str, user_id: str, exists: bool) -> None:
+        self._known[row_id] = (user_id, exists)
+        self._known.move_to_end(row_id)
+        while len(self._known) > MAX_PREFIX_ANSWERS:
+            self._known.popitem(last=False)
+
+
 class DocumentRows:
     """Reads and writes of document rows; every call is scoped to one user (or, for admin calls, says so)."""
 
@@ -94,6 +165,8 @@ class DocumentRows:
         self.collection = collection
         self.vectors = vectors
         self.lock = threading.RLock()  # a read-modify-write of one process is not interleaved with another's
+        # which prefixes ever held an expiring or a partial document (enabled by Memory on an exclusive store)
+        self.prefixes = PrefixAnswers()
         try:
             self.max_batch = min(int(collection._client.get_max_batch_size()), 5_000)
         except Exception:  # a client without the call: Chroma's smallest default
@@ -188,8 +261,15 @@ class DocumentRows:
         return self._has_prefix_row("partial", user_id, space, prefix)
 
     def _has_prefix_row(self, kind: str, user_id: str, space: str, prefix: Sequence[str]) -> bool:
-        got = self.collection.get(ids=[_prefix_row_id(kind, user_id, space, prefix)], include=["metadatas"])
-        return any((m or {}).get("user_id") == user_id for m in got["metadatas"] or [])
+        row_id = _prefix_row_id(kind, user_id, space, prefix)
+        known = self.prefixes.get(row_id) if self.prefixes.enabled else None
+        if known is not None:
+            return known
+        generation = self.prefixes.generation()
+        got = self.collection.get(ids=[row_id], include=["metadatas"])
+        found = any((m or {}).get("user_id") == user_id for m in got["metadatas"] or [])
+        self.prefixes.read(user_id, row_id, found, generation)
+        return found
 
     @guarded
     def namespaces(self, user_id: str, space: str, prefix: Sequence[str]) -> list[tuple[str, ...]]:
@@ -283,14 +363,17 @@ class DocumentRows:
             doomed.update(dead_markers)
             for kind, field in (("expiring", "exp"), ("partial", PARTIAL)):
                 # the prefixes under which a document can expire, or lacks filter fields (kept until erasure)
-                for i in sorted(
+                prefix_rows = sorted(
                     {
                         _prefix_row_id(kind, user_id, row.space, row.namespace[:d])
                         for row in puts
                         if row.fields.get(field)
                         for d in range(len(row.namespace) + 1)
                     }
-                ):
+                )
+                if prefix_rows:
+                    self.prefixes.written(user_id, prefix_rows)
+                for i in prefix_rows:
                     ids.append(i)
                     texts.append("")
                     metas.append({"user_id": user_id, kind: True})
@@ -348,6 +431,7 @@ class DocumentRows:
                 _log.error("memtend: document journal row %s cannot be read; left in place", journal_id)
                 continue
             _log.warning("memtend: finishing an interrupted document write (%d rows)", len(ids))
+            self.prefixes.clear()  # the write may hold prefix rows
             with self.lock:
                 self._upsert_rows(ids, texts, metas)
                 self._finish_write(doomed, [], journal_id)
@@ -502,6 +586,7 @@ class DocumentRows:
                 doomed.update(_prefix_row_id(kind, user_id, space, namespace[:d]) for kind in ("expiring", "partial"))
         if doomed:
             self._delete_ids(sorted(doomed))
+            self.prefixes.drop(doomed)
 
 
 def _live_scope(
@@ -554,6 +639,12 @@ def _doc_row(row_id: str, meta: Any, text: str | None, user_id: str) -> DocRow |
     if meta.get("user_id") != user_id or "key" not in meta:  # a tombstone has no key (its "dead" mark may stay)
         return None
     depth = int(meta["depth"])
-    code = meta.get(f"p{depth}", meta.get(f"t{depth}"))
-    labels = json.loads(str(code))
-    return DocRow(row_id, str(labels[1]), tuple(labels[2:]), text, meta)
+    space, namespace = _scope_labels(str(meta.get(f"p{depth}", meta.get(f"t{depth}"))))
+    return DocRow(row_id, space, namespace, text, meta)
+
+
+@functools.lru_cache(maxsize=4096)
+def _scope_labels(code: str) -> tuple[str, tuple[str, ...]]:
+    """The space and namespace a scope code names (parsed once per code: every row of a page shares it)."""
+    labels = json.loads(code)
+    return str(labels[1]), tuple(str(label) for label in labels[2:])

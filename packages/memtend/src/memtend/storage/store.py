@@ -31,6 +31,7 @@ class Storage(HistoryRows):
             return self._erase_user(user_id, purge_log)
         finally:
             self.slots.drop_user(user_id)
+            self.documents.prefixes.drop_user(user_id)
 
     def _erase_user(self, user_id: str, purge_log: bool) -> dict[str, int]:
         counts: dict[str, int] = {"history": self._count_creation_entries(user_id)}
