@@ -103,6 +103,44 @@ def test_an_explicit_expiry_ends_any_memory(ephemeral_memory: Memory) -> None:
     assert [r.id for r in alice.list()] == [rule.id], "a refused write stores nothing"
 
 
+def test_a_fact_can_carry_a_scope_and_restating_it_extends_its_window(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Project and task facts end with their windows (archived whole: a fact is one line already, so nothing is
+    folded), restating one unchanged is a use, and a user fact stays until superseded. Every backend: on a server
+    the restatement is a claim row that the readers weigh; where the folder is held it is a usage stamp."""
+    import memtend.user_memory as user_memory
+    from memtend.policies.precedence import FactOutcome
+
+    alice = memory.user("alice")
+    t0 = time.time()
+    project = alice.set_fact("project.database", "Postgres 16", scope="project").record
+    alice.set_fact("ticket.assignee", "Dana", scope=Scope.TASK)
+    alice.set_fact("sprint.goal", "ship the importer", expires_at=t0 + 2 * DAY)
+    alice.set_fact("name", "Alice")
+    assert alice.get_fact("project.database").scope is Scope.PROJECT  # type: ignore[union-attr]
+    assert alice.get_fact("name").scope is None  # type: ignore[union-attr]
+    monkeypatch.setattr(user_memory, "now", lambda: t0 + 5 * DAY)
+    assert alice.set_fact("ticket.assignee", "Dana", scope="task").outcome is FactOutcome.UNCHANGED
+    monkeypatch.undo()
+
+    memory.upkeep(now=t0 + 3 * DAY)
+    assert "sprint.goal" not in alice.facts(), "an explicit expiry ends a fact too"
+    memory.upkeep(now=t0 + 10 * DAY)
+    assert alice.facts() == {"project.database": "Postgres 16", "ticket.assignee": "Dana", "name": "Alice"}, (
+        "restated on day 5: the task window (7 days) runs from there"
+    )
+    memory.upkeep(now=t0 + 13 * DAY)
+    assert "ticket.assignee" not in alice.facts()
+    memory.upkeep(now=t0 + 100 * DAY)
+    assert alice.facts() == {"name": "Alice"}, "user scope: until superseded"
+    archived = alice.get(project.id)
+    assert archived.status is Status.ARCHIVED and archived.value == "Postgres 16"
+    assert alice.restore(project.id).status is Status.ACTIVE and alice.facts()["project.database"] == "Postgres 16"
+    with pytest.raises(Exception, match="scope"):
+        alice.set_fact("x", "y", scope="sprint")
+
+
 def test_an_llm_line_summariser_plugs_in_is_gated_and_deleting_the_original_removes_its_line(
     embedding_function: object,
 ) -> None:

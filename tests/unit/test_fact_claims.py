@@ -48,6 +48,8 @@ def _slot_design(
             USER, _candidate(value, source, said), slot, np.zeros(4), t, said_at=said if backdated else None
         )
         outcomes.append(result.outcome)
+        if result.outcome is FactOutcome.UNCHANGED and slot is not None:  # a restatement is a use of the value
+            slot = replace(slot, last_used_at=max(slot.last_used_at, t))  # (it extends a scoped fact's window)
         ops += [h.op for h in change.history]
         for r in change.upserts:
             if r.id == fact_id(USER, KEY):

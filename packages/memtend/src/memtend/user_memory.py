@@ -301,14 +301,18 @@ class UserMemory(MetricsCalls):
         source: Source | str = Source.USER,
         redact: bool = False,
         at: float | None = None,
+        scope: Scope | str | None = None,
+        expires_at: float | None = None,
     ) -> FactResult:
         """Set the user's current value for ``key``; ``.outcome`` is added / updated / unchanged / kept.
 
         A lower-trust source never replaces a higher-trust one; a replaced value is archived with a pointer to
         its successor and can be restored. An external source is held for review instead. ``at``: when the value
-        was said (default now); a value said before the current one was set is kept out (``kept``).
+        was said (default now); a value said before the current one was set is kept out (``kept``). ``scope`` and
+        ``expires_at``: the value's lifetime, as for ``remember`` (default: the user's, until superseded).
         """
-        return self._fact(key, value, source=source, redact=redact, at=at)
+        life = user_upkeep.lifetime(scope, expires_at)
+        return self._fact(key, value, source=source, redact=redact, at=at, life=life)
 
     def _fact(self, key: str, value: str, *, source: Source | str, **given: Any) -> FactResult:
         """``set_fact`` (``given``: redact, at; session and metadata, the provenance the written value carries)."""
@@ -332,11 +336,9 @@ class UserMemory(MetricsCalls):
             self.memory, self.user_id, candidate, checked.redacted, said_at=said_at, embedded=embedded, clock=now
         )
 
-    def _set_fact_resolved(
-        self, key: str, value: str, *, source: Source | str, redact: bool, at: float | None
-    ) -> FactResult:
+    def _set_fact_resolved(self, key: str, value: str, **given: Any) -> FactResult:
         """``set_fact`` with its result resolved now (for ``aset_fact``, which runs it off the event loop)."""
-        result = self.set_fact(key, value, source=source, redact=redact, at=at)
+        result = self.set_fact(key, value, **given)
         _ = result.outcome  # resolves it
         return result
 
@@ -664,9 +666,13 @@ class UserMemory(MetricsCalls):
         source: Source | str = Source.USER,
         redact: bool = False,
         at: float | None = None,
+        scope: Scope | str | None = None,
+        expires_at: float | None = None,
     ) -> FactResult:
         # resolved in the worker: a lazy result (a shared store) asked for later would read on the event loop
-        return await run_io(self._set_fact_resolved, key, value, source=source, redact=redact, at=at)
+        return await run_io(
+            self._set_fact_resolved, key, value, source=source, redact=redact, at=at, scope=scope, expires_at=expires_at
+        )
 
     async def aget_fact(self, key: str) -> Record | None:
         return await run_io(self.get_fact, key)

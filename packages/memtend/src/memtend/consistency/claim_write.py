@@ -79,8 +79,11 @@ def write_claim(
         outcome = resolved.outcomes[write_id]
         reason = resolved.reasons[write_id]
         assert resolved.current is not None
-        if outcome is FactOutcome.UNCHANGED:
-            return FactResult(outcome, resolved.current, reason)
+        if outcome is FactOutcome.UNCHANGED:  # not written: the restatement is stamped as a use of the value's row
+            current = resolved.current
+            row = (slot.row_id or slot.id) if slot is not None else fid  # the claim or checkpoint holding the value
+            memory.apply(Change(user_id, used={row: written_at}))
+            return FactResult(outcome, replace(current, last_used_at=max(current.last_used_at, written_at)), reason)
         made: Record | None = resolved.current if resolved.winner == write_id else None  # None: kept as it was
         if made is not None:  # as a read presents it: held by this claim, beside the slot row if there is one
             made.row_id = claim.id

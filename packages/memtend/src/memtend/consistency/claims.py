@@ -199,7 +199,10 @@ def resolve(user_id: str, key: str, claims: Sequence[Claim], *, checkpoint: Reco
             outcome = decision.outcome
             reasons[claim.write_id] = decision.reason
         outcomes[claim.write_id] = outcome
-        if outcome is FactOutcome.UNCHANGED:
+        if outcome is FactOutcome.UNCHANGED:  # a restatement: a use of the value (it extends a scoped window)
+            assert current is not None
+            if claim.written_at > current.last_used_at:
+                current = replace(current, last_used_at=claim.written_at)
             continue
         if outcome is FactOutcome.KEPT:
             assert current is not None
@@ -308,7 +311,14 @@ def present(rows: Sequence[Record]) -> list[Presented]:
             presented.append(item)
     # a value restored by a claim lives on in that claim: the archived row it was restored from leaves the archive
     # (folded into a checkpoint since, or replaced in its turn, the restoring claim still stands for that value)
-    restored = {d for r in rows if is_claim(r.id) and write_id_of(r.id).startswith("restore-") for d in r.derived_from}
+    # (a forgotten key is restored from its archived checkpoint, named by the fact id: that value leaves the archive,
+    # and the key's current value, presented under the same id, stays)
+    restored = {
+        checkpoint_value_id(d) if d == key_of(r.id) else d
+        for r in rows
+        if is_claim(r.id) and write_id_of(r.id).startswith("restore-")
+        for d in r.derived_from
+    }
     return [p for p in presented if p[0].id not in restored] if restored else presented
 
 

@@ -3,7 +3,8 @@
 A record with a scope (:class:`~memtend.records.Scope`) lives for its scope's window, counted from when it was
 last used, written or restated; without one, its kind's idle limit applies. When the window of a re-confirmable
 memory (a project, task or session note) ends, it is first folded into one line (the long version archived, the
-line deriving from it); a folded line whose own window ends is archived like any other record."""
+line deriving from it); a folded line whose own window ends is archived like any other record. A scoped fact or
+event is archived at the end of its window (see :data:`REFOLDABLE`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from memtend.arguments import check_retention
 from memtend.records import DAY, Kind, Record, Scope, Status
 
 FOLDED = "folded"  # extra field of a line a longer memory was folded into (it is never folded again)
-REFOLDABLE = (Kind.NOTE,)  # kinds whose scoped records fold into one line at the end of their window
+# kinds whose scoped records fold into one line at the end of their window: a note. Not a fact (it is one "key:
+# value" line already: archived whole, restorable), nor an event (a record of what happened, which nothing
+# re-confirms; the log's long form is compaction's summary, so a scoped event is archived as it is)
+REFOLDABLE = (Kind.NOTE,)
 DERIVED_KINDS = (Kind.SUMMARY, *REFOLDABLE)  # kinds of the records that may hold another record's text
 
 
