@@ -135,20 +135,29 @@ def test_the_last_put_of_a_key_in_a_batch_wins(store: MemtendStore) -> None:
 
 
 def test_a_big_batch_for_one_user_is_one_core_batch(store: MemtendStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memtend.documents import DocumentStore
+    import memtend_langgraph.store as store_module
+    from memtend.storage.document_rows import DocumentRows
 
-    calls: list[int] = []
-    real = DocumentStore.batch
+    calls: list[list[int]] = []
+    writes: list[int] = []
+    real = store_module.batch_across_users
+    real_write = DocumentRows.write_users
 
-    def counted(self, ops):  # type: ignore[no-untyped-def]
-        calls.append(len(ops))
-        return real(self, ops)
+    def counted(parts):  # type: ignore[no-untyped-def]
+        calls.append([len(ops) for _, ops in parts])
+        return real(parts)
 
-    monkeypatch.setattr(DocumentStore, "batch", counted)
+    def counted_write(self, parts):  # type: ignore[no-untyped-def]
+        writes.append(len(parts))
+        return real_write(self, parts)
+
+    monkeypatch.setattr(store_module, "batch_across_users", counted)
+    monkeypatch.setattr(DocumentRows, "write_users", counted_write)
     ops = [PutOp(("bulk", str(i % 7)), f"k{i}", {"i": i}) for i in range(300)]
     ops += [GetOp(("bulk", "3"), "k3"), SearchOp(("bulk",), limit=5)]
     results = store.batch(ops)
-    assert calls == [302]
+    assert calls == [[302]]  # one core batch of one user's 302 ops
+    assert writes == [1]  # applied as one storage write
     assert results[-2] is None and results[-1] == []  # reads see the state before the batch
     assert len(store.search(("bulk",), limit=1000)) == 300
 

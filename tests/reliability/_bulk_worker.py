@@ -3,6 +3,7 @@ between two of its Chroma calls.
 
     python _bulk_worker.py FOLDER history|store N   # write N rows in one call; print MIDWAY after its first
                                                     # Chroma call of the documents collection, then wait to be killed
+    python _bulk_worker.py FOLDER users N           # the same for one store batch of N rows for each of USERS
     python _bulk_worker.py FOLDER dump              # open (finishing what a kill left), print STATE <json>
 
 The documents collection's batch size is lowered to 400 rows, so an N of 1,000 takes three calls (6,000 rows at
@@ -21,6 +22,7 @@ from memtend import Memory
 from memtend.testing import HashEmbedder
 
 USER = "bulk-user"
+USERS = ("alice", "bob")
 BATCH_ROWS = 400
 
 
@@ -67,21 +69,40 @@ def write_store(mem: Memory, n: int) -> None:
     _say("DONE")
 
 
+def write_users(mem: Memory, n: int) -> None:
+    from langgraph.store.base import PutOp
+    from memtend_langgraph import MemtendStore
+
+    store = MemtendStore(mem, user_label=0)
+    _pause_after_first_call(mem)
+    # each user's part alone fits in one call; together they take two
+    store.batch([PutOp((user, "bulk"), f"k{i}", {"i": i}) for i in range(n) for user in USERS])
+    _say("DONE")
+
+
+def _count(store: Any, user: str) -> int:
+    items, offset = 0, 0
+    while True:
+        page = store.search((user, "bulk"), limit=500, offset=offset)
+        items += len(page)
+        offset += 500
+        if len(page) < 500:
+            return items
+
+
 def dump(mem: Memory) -> dict[str, Any]:
     from memtend_langchain import MemtendChatMessageHistory
     from memtend_langgraph import MemtendStore
 
     history = MemtendChatMessageHistory(USER, "bulk", memory=mem).messages
     store = MemtendStore(mem, user_label=0)
-    items, offset = 0, 0
-    while True:
-        page = store.search((USER, "bulk"), limit=500, offset=offset)
-        items += len(page)
-        offset += 500
-        if len(page) < 500:
-            break
     journals = mem.storage.documents.collection.get(where={"doc_journal": {"$eq": True}}, include=[])["ids"]
-    return {"messages": len(history), "items": items, "journals": len(journals)}
+    return {
+        "messages": len(history),
+        "items": _count(store, USER),
+        "journals": len(journals),
+        **{user: _count(store, user) for user in USERS},
+    }
 
 
 def main() -> None:
@@ -92,7 +113,7 @@ def main() -> None:
         mem.close()
         return
     n = int(sys.argv[3])
-    (write_history if mode == "history" else write_store)(mem, n)
+    {"history": write_history, "store": write_store, "users": write_users}[mode](mem, n)
     mem.close()
 
 

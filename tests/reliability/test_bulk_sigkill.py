@@ -1,6 +1,6 @@
 """SIGKILL between two Chroma calls of an adapter's bulk write (a LangChain history's ``add_messages``, a
-LangGraph store ``batch``): after the store is opened again the write is whole (its journal, sent with its first
-call, is rolled forward), never a first chunk alone.
+LangGraph store ``batch``, one store ``batch`` reaching two users): after the store is opened again the write is
+whole (its journal, sent with its first call, is rolled forward), never a first chunk alone.
 
 A worker (``_bulk_worker.py``) starts the write on an embedded folder and says MIDWAY right after its first call to
 the documents collection; the test kills it there, then a fresh process opens the folder and counts what is there.
@@ -34,9 +34,9 @@ def _dump(folder: Path) -> tuple[dict[str, int], str]:
     return json.loads(line.split(" ", 1)[1]), out.stderr
 
 
-def _kill_midway(folder: Path, mode: str) -> None:
+def _kill_midway(folder: Path, mode: str, rows: int = ROWS) -> None:
     proc = subprocess.Popen(
-        [sys.executable, str(WORKER), str(folder), mode, str(ROWS)],
+        [sys.executable, str(WORKER), str(folder), mode, str(rows)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -60,3 +60,49 @@ def test_sigkill_between_the_calls_of_a_bulk_write_leaves_it_whole(tmp_path: Pat
     assert "finishing an interrupted document write" in log  # the kill did land between the calls
     again, _ = _dump(folder)  # a second open finds nothing to do and the same rows
     assert again == state
+
+
+def test_sigkill_inside_a_store_batch_for_two_users_leaves_both_parts_or_neither(tmp_path: Path) -> None:
+    """Each user's 300 rows fit in one Chroma call, both users' do not: the batch is one journaled write (a journal
+    row per user in its first call), so a kill after that call leaves neither user's part alone."""
+    folder = tmp_path / "store"
+    _kill_midway(folder, "users", rows=300)
+    state, log = _dump(folder)
+    assert (state["alice"], state["bob"]) == (300, 300), f"{state}: one user's part without the other's"
+    assert state["journals"] == 0
+    assert "finishing an interrupted document write" in log
+    again, _ = _dump(folder)
+    assert again == state
+
+
+def test_a_pending_write_across_users_is_journaled_per_user_so_erasure_reaches_it(ephemeral_memory) -> None:  # type: ignore[no-untyped-def]
+    """The server is lost after the first call of a two-user batch: the journal rows it left are each user's own,
+    so erasing bob before the replay erases his part of the write too, and the replay finishes alice's alone."""
+    from langgraph.store.base import PutOp
+    from memtend.errors import StorageUnavailableError
+    from memtend_langgraph import MemtendStore
+
+    rows = ephemeral_memory.storage.documents
+    rows.max_batch = 400
+    store = MemtendStore(ephemeral_memory, user_label=0)
+    real, calls = rows.collection.upsert, []
+
+    def upsert(**kwargs):  # type: ignore[no-untyped-def]
+        calls.append(len(kwargs["ids"]))
+        if len(calls) > 1:
+            raise ConnectionError("the server went away")
+        return real(**kwargs)
+
+    rows.collection.upsert = upsert
+    with pytest.raises(StorageUnavailableError):
+        store.batch([PutOp((user, "bulk"), f"k{i}", {"i": i}) for i in range(300) for user in ("alice", "bob")])
+    rows.collection.upsert = real
+    journals = rows.collection.get(where={"doc_journal": {"$eq": True}}, include=["metadatas"])["metadatas"]
+    assert sorted(m["user_id"] for m in journals) == ["alice", "bob"]  # one journal row per user
+    change = {m["user_id"]: str(m["change"]) for m in journals}
+    assert '"bob"' not in change["alice"] and '"alice"' not in change["bob"]  # each holds its own user's rows only
+    ephemeral_memory.erase_user("bob")
+    assert rows.recover() == 1  # alice's part only
+    assert len(store.search(("alice", "bulk"), limit=1000)) == 300
+    assert store.search(("bob", "bulk"), limit=1000) == []
+    assert ephemeral_memory.document_owners(("langgraph_store",)) == ["alice"]

@@ -20,9 +20,10 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
 )
+from memtend.documents.across import abatch_across_users, batch_across_users
 from memtend.errors import InvalidInputError, UserMismatchError, UserNotFoundError
 from memtend.identity import SHARED_OWNER, USER_PLACEHOLDER, filled_namespace, user_in_places
-from memtend.surfaces import REDACT_DEFAULT, SurfaceDocuments, check_redact
+from memtend.surfaces import REDACT_DEFAULT, check_redact
 
 from memtend_langgraph.embeddings import embeds_with
 from memtend_langgraph.opening import Opening, split_options
@@ -189,37 +190,22 @@ class MemtendStore(BaseStore):
         results: list[Result] = [None] * len(plan.ops)
         for i in plan.spanning:  # reads across users first: they see the state before the batch's writes
             results[i] = self._spanning_read(plan.ops[i])
-        done: list[tuple[str, list[int]]] = []
-        if plan.writers > 1:  # what one user's part refuses is refused before any user's part is written
-            self._check_writes(plan)
-        snapshots = self._snapshot(plan) if plan.writers > 1 else {}
-        for user, indexes in plan.by_user.items():
-            try:
-                out = self._documents(user).batch([plan.doc_ops[i] for i in indexes])
-            except BaseException:
-                self._roll_back(done, plan, snapshots)
-                raise
-            done.append((user, indexes))
-            for i, result in zip(indexes, out, strict=True):
-                results[i] = self._ops.to_result(plan.ops[i], result)
-        return results
+        outs = batch_across_users(self._parts(plan))  # every user's writes as one: all or nothing
+        return self._results(plan, outs, results)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         plan = self._plan(list(ops))
         results: list[Result] = [None] * len(plan.ops)
         for i in plan.spanning:
             results[i] = await self._aspanning_read(plan.ops[i])
-        done: list[tuple[str, list[int]]] = []
-        if plan.writers > 1:
-            self._check_writes(plan)
-        snapshots = await self._asnapshot(plan) if plan.writers > 1 else {}
-        for user, indexes in plan.by_user.items():
-            try:
-                out = await self._documents(user).abatch([plan.doc_ops[i] for i in indexes])
-            except BaseException:
-                await self._aroll_back(done, plan, snapshots)
-                raise
-            done.append((user, indexes))
+        outs = await abatch_across_users(self._parts(plan))
+        return self._results(plan, outs, results)
+
+    def _parts(self, plan: _Plan) -> list[tuple[DocumentStore, list[Any]]]:
+        return [(self._documents(user), [plan.doc_ops[i] for i in idx]) for user, idx in plan.by_user.items()]
+
+    def _results(self, plan: _Plan, outs: list[list[Any]], results: list[Result]) -> list[Result]:
+        for indexes, out in zip(plan.by_user.values(), outs, strict=True):
             for i, result in zip(indexes, out, strict=True):
                 results[i] = self._ops.to_result(plan.ops[i], result)
         return results
@@ -256,12 +242,9 @@ class MemtendStore(BaseStore):
             for i, op in enumerate(ops)
             if isinstance(op, PutOp) and last_put.get((plan.user_of[i], tuple(op.namespace), str(op.key))) != i
         }
-        writers = {plan.user_of[i] for i in last_put.values()}
-        # users who only read run first, so a refused read leaves nothing written; one writer is then all or nothing
-        for i in sorted(plan.user_of, key=lambda i: (plan.user_of[i] in writers, i)):
+        for i in sorted(plan.user_of):
             if i not in superseded:  # LangGraph: the last put of a key in a batch wins
                 plan.by_user[plan.user_of[i]].append(i)
-        plan.writers = len(writers)
         return plan
 
     def _run_user(self) -> str | None:
@@ -347,66 +330,6 @@ class MemtendStore(BaseStore):
         merged = sorted({tuple(ns) for ns in namespaces})
         return [self._ops.outer(ns) for ns in merged[op.offset : op.offset + op.limit]]
 
-    # ------------------------------------------------------------------ all or nothing across users
-    def _written(self, plan: _Plan, indexes: list[int]) -> dict[Namespace, list[str]]:
-        keys: dict[Namespace, list[str]] = defaultdict(list)
-        for i in indexes:
-            op = plan.ops[i]
-            if isinstance(op, PutOp):
-                keys[self._ops.inner(op.namespace)].append(str(op.key))
-        return keys
-
-    def _check_writes(self, plan: _Plan) -> None:
-        """Validate and gate every user's writes of a batch; nothing is read or written."""
-        from memtend.documents import DeleteDocument, PutDocument
-
-        for user, indexes in plan.by_user.items():
-            writes = [plan.doc_ops[i] for i in indexes if isinstance(plan.doc_ops[i], PutDocument | DeleteDocument)]
-            if writes:
-                docs = self._documents(user)
-                assert isinstance(docs, SurfaceDocuments)  # a surface's store: Memory.documents(surface=...)
-                docs.check_writes(writes)
-
-    def _snapshot(self, plan: _Plan) -> dict[str, dict[Namespace, dict[str, Any]]]:
-        """The documents a multi-user batch will overwrite, to put back if a later user's part is refused."""
-        return {
-            user: {ns: self._documents(user).get_many(ns, keys) for ns, keys in self._written(plan, idx).items()}
-            for user, idx in plan.by_user.items()
-        }
-
-    async def _asnapshot(self, plan: _Plan) -> dict[str, dict[Namespace, dict[str, Any]]]:
-        snapshots: dict[str, dict[Namespace, dict[str, Any]]] = {}
-        for user, idx in plan.by_user.items():
-            docs = self._documents(user)
-            snapshots[user] = {ns: await docs.aget_many(ns, keys) for ns, keys in self._written(plan, idx).items()}
-        return snapshots
-
-    def _restore_ops(self, plan: _Plan, indexes: list[int], before: dict[Namespace, dict[str, Any]]) -> list[Any]:
-        from memtend.documents import DeleteDocument, PutDocument
-
-        restore: list[Any] = []
-        for ns, keys in self._written(plan, indexes).items():
-            for key in keys:
-                old = before.get(ns, {}).get(key)
-                if old is None:
-                    restore.append(DeleteDocument(ns, key))
-                else:
-                    ttl = None if old.expires_at is None else max(old.expires_at - old.updated_at, 1.0)
-                    restore.append(PutDocument(ns, key, old.value, ttl=ttl, index=self._ops.index_for(None)))
-        return restore
-
-    def _roll_back(self, done: list[tuple[str, list[int]]], plan: _Plan, snapshots: dict[str, Any]) -> None:
-        for user, indexes in reversed(done):
-            restore = self._restore_ops(plan, indexes, snapshots.get(user, {}))
-            if restore:
-                self._documents(user).batch(restore)
-
-    async def _aroll_back(self, done: list[tuple[str, list[int]]], plan: _Plan, snapshots: dict[str, Any]) -> None:
-        for user, indexes in reversed(done):
-            restore = self._restore_ops(plan, indexes, snapshots.get(user, {}))
-            if restore:
-                await self._documents(user).abatch(restore)
-
 
 def _filled(op: Op, user: str | None) -> Op:
     """The op with ``"{user_id}"`` labels of its namespace filled with the run's user."""
@@ -426,7 +349,6 @@ class _Plan:
         self.user_of: dict[int, str] = {}
         self.by_user: dict[str, list[int]] = defaultdict(list)
         self.spanning: list[int] = []
-        self.writers = 0
 
 
 __all__ = ["MemtendStore", "prefix_and_suffix"]

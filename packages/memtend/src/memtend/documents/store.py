@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 import numpy as np
 
 from memtend.arguments import describe
+from memtend.documents.staging import PlannedWrite, write_planned
+from memtend.documents.staging import live as _live
 from memtend.documents.values import (
     MAX_FILTER_FIELDS,
     MAX_VALUE_BYTES,
@@ -442,8 +444,13 @@ class DocumentStore:
     def _write(self, ops: Sequence[PutDocument | DeleteDocument], *, if_absent: bool = False) -> list[bool]:
         """Validate, gate and encode every op first (nothing is written on an error), then apply the writes as
         one Chroma write. Later ops on the same (namespace, key) win."""
+        return write_planned(self._memory, [self._plan_write(ops, if_absent=if_absent)])[0]
+
+    def _plan_write(self, ops: Sequence[PutDocument | DeleteDocument], *, if_absent: bool = False) -> PlannedWrite:
+        """Everything a write does before storage: validate, gate, encode and embed each op (so what is refused
+        is refused before any row is read or written); the last op on a (namespace, key) wins."""
         t = now()
-        planned: dict[str, tuple[int, PutDocument | DeleteDocument, DocRow | None]] = {}
+        planned: dict[str, tuple[int, bool, DocRow | None]] = {}
         to_embed: dict[str, list[str]] = {}
         masked: dict[str, tuple[str, ...]] = {}
         for n, op in enumerate(ops):
@@ -459,40 +466,9 @@ class DocumentStore:
                     to_embed[i] = texts
                 if kinds:
                     masked[i] = kinds
-            planned[i] = (n, op, row)
-        vectors = self._embed(to_embed)
-        with self._rows.lock:
-            namespaces = {(self._space, check_namespace(op.namespace)) for _, op, _ in planned.values()}
-            stored, markers = self._rows.read_for_write(self.user_id, list(planned), namespaces)
-            written = [False] * len(ops)
-            puts, deletes = [], []
-            for i, (n, _op, row) in planned.items():
-                old = stored.get(i)
-                old_live = old is not None and _live(old, t)
-                if row is None:
-                    if old is not None:
-                        deletes.append(old)
-                        written[n] = old_live
-                    continue
-                if (if_absent or (isinstance(_op, PutDocument) and _op.if_absent)) and old_live:
-                    continue
-                if old_live and old is not None:
-                    row.fields["created_at"] = float(old.fields["created_at"])
-                puts.append(row)
-                written[n] = True
-            if puts or deletes:
-                written_ids = {r.id for r in puts}
-                self._rows.write(
-                    self.user_id,
-                    puts,
-                    deletes,
-                    stored,
-                    {i: v for i, v in vectors.items() if i in written_ids},
-                    markers,
-                )
-        if puts or deletes:
-            self._memory.emit_documents_changed(self.user_id, puts, deletes, masked)
-        return written
+            planned[i] = (n, if_absent or (isinstance(op, PutDocument) and op.if_absent), row)
+        namespaces = frozenset((self._space, check_namespace(op.namespace)) for op in ops)
+        return PlannedWrite(self.user_id, self._space, len(ops), t, planned, namespaces, self._embed(to_embed), masked)
 
     def _embed(self, texts: dict[str, list[str]]) -> dict[str, np.ndarray]:
         """Embed every text of a write in one call of the core's model; vectors per document id."""
@@ -535,23 +511,32 @@ class DocumentStore:
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Sequence[DocumentOp]) -> list[Any]:
         """Run ops in one go: results in op order (Get -> Document | None, Search -> list[Document],
-        ListNamespaces -> list[Namespace], Put and Delete -> None). Reads see the state before the batch's writes;
-        the writes are applied together, all or none, the last op on a (namespace, key) winning."""
+        ListNamespaces -> list[Namespace], Put and Delete -> None). The writes are planned (and gated) before any
+        read, reads see the state before the batch's writes, and the writes are applied together, all or none,
+        the last op on a (namespace, key) winning. (:func:`memtend.documents.across.batch_across_users` runs
+        several users' batches as one write.)"""
         ops = _as_list(ops, "ops")
-        results: list[Any] = [None] * len(ops)
-        gets: list[tuple[int, GetDocument]] = []
+        writes = self._batch_writes(ops)
+        plan = self._plan_write(writes) if writes else None
+        results = self._batch_reads(ops)
+        if plan is not None:
+            write_planned(self._memory, [plan])
+        return results
+
+    def _batch_writes(self, ops: list[DocumentOp]) -> list[PutDocument | DeleteDocument]:
+        """The writes of a batch, every op's type checked first."""
         writes: list[PutDocument | DeleteDocument] = []
-        for n, op in enumerate(ops):
-            if isinstance(op, GetDocument):
-                gets.append((n, op))
-            elif isinstance(op, PutDocument | DeleteDocument):
+        for op in ops:
+            if isinstance(op, PutDocument | DeleteDocument):
                 writes.append(op)
-            elif not isinstance(op, SearchDocuments | ListNamespaces):
+            elif not isinstance(op, GetDocument | SearchDocuments | ListNamespaces):
                 raise InvalidInputError(f"batch takes document ops, got {type(op).__name__}")
-        if writes:  # validate (and gate) the writes before any read, so a bad op costs nothing
-            for w in writes:
-                check_namespace(w.namespace)
-                check_label(w.key, "key")
+        return writes
+
+    def _batch_reads(self, ops: list[DocumentOp]) -> list[Any]:
+        """The results of a batch's reads in op order (None for its writes)."""
+        results: list[Any] = [None] * len(ops)
+        gets = [(n, op) for n, op in enumerate(ops) if isinstance(op, GetDocument)]
         for refresh in (False, True):
             group = [(n, op) for n, op in gets if op.refresh_ttl == refresh]
             if group:
@@ -575,8 +560,6 @@ class DocumentStore:
                 results[n] = self.list_namespaces(
                     prefix=op.prefix, suffix=op.suffix, max_depth=op.max_depth, limit=op.limit, offset=op.offset
                 )
-        if writes:
-            self._write(writes)
         return results
 
     # ------------------------------------------------------------------ export
@@ -758,11 +741,6 @@ def _content_fields(row: DocRow) -> dict[str, Any]:
         for k, v in row.fields.items()
         if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", "vecs", PARTIAL) or k.startswith("f:")
     }
-
-
-def _live(row: DocRow, t: float) -> bool:
-    exp = row.expires_at
-    return exp is None or exp > t
 
 
 def _row_matches(row: DocRow, clauses: list[Clause]) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 from chromadb.api.models.Collection import Collection
 
 from memtend.documents.values import PARTIAL
-from memtend.errors import StorageUnavailableError
+from memtend.errors import InvalidInputError, StorageUnavailableError
 from memtend.storage.chroma import NO_VECTOR, Where, guarded
 
 _log = logging.getLogger("memtend")
@@ -156,6 +156,19 @@ class PrefixAnswers:
         self._known.move_to_end(row_id)
         while len(self._known) > MAX_PREFIX_ANSWERS:
             self._known.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class UserRows:
+    """One user's part of a write: rows to upsert, stored rows to remove, the current rows of every id written,
+    the vectors of the puts by document id, and the namespace rows already read (``read_for_write``)."""
+
+    user_id: str
+    puts: Sequence[DocRow]
+    deletes: Sequence[DocRow]
+    stored: dict[str, DocRow]
+    vectors: dict[str, np.ndarray]
+    markers: dict[str, dict[str, Any]] | None = None
 
 
 class DocumentRows:
@@ -304,7 +317,6 @@ class DocumentRows:
                 rows[i] = DocRow(r.id, r.space, r.namespace, (r.text or "") + "".join(p or "" for p in rest), r.fields)
 
     # ------------------------------------------------------------------ writes
-    @guarded
     def write(
         self,
         user_id: str,
@@ -314,86 +326,138 @@ class DocumentRows:
         vectors: dict[str, np.ndarray] | None = None,
         markers: dict[str, dict[str, Any]] | None = None,
     ) -> None:
-        """Apply puts (rows to upsert) and deletes (stored rows to remove) as one Chroma upsert when possible.
+        """Apply one user's puts (rows to upsert) and deletes (stored rows to remove) as one Chroma upsert when
+        possible (see :meth:`write_users`)."""
+        self.write_users([UserRows(user_id, puts, deletes, stored, vectors or {}, markers)])
 
-        ``stored`` holds the current rows of every id written (from ``read``): their metadata keys are cleared
-        (Chroma merges metadata), their chunks past the new end removed, namespace counts moved by the change.
-        """
-        vectors = vectors or {}
+    @guarded
+    def write_users(self, parts: Sequence[UserRows]) -> None:
+        """Apply the writes of one or more users together: one Chroma upsert when they fit in one call, else
+        journaled, so a kill between the calls rolls the whole write forward on the next open (all or nothing).
+
+        A journaled write keeps one journal row per user (owned by that user, so erasing the user erases their
+        part of a pending write too), all of them in the first call. ``stored`` holds the current rows of every
+        id written (from ``read``): their metadata keys are cleared (Chroma merges metadata), their chunks past the
+        new end removed, namespace counts moved by the change."""
+        if len(parts) >= self.max_batch:  # every journal row must go in the first call
+            raise InvalidInputError(
+                f"a write across {len(parts)} users is more than one Chroma call can journal; split it into "
+                f"writes of fewer than {self.max_batch} users"
+            )
         with self.lock:
-            stale_vectors = self._write_vectors(user_id, puts, deletes, stored, vectors)
+            stale_vectors: list[str] = []
             ids: list[str] = []
             texts: list[str] = []
             metas: list[dict[str, Any]] = []
             doomed: dict[str, dict[str, Any]] = {}  # id -> metadata keys to clear on a tombstone
-            counts: dict[tuple[str, tuple[str, ...]], int] = {}
-            for row in puts:
-                old = stored.get(row.id)
-                meta = _row_metadata(user_id, row)
-                text = row.text or ""
-                pieces = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
-                if len(pieces) > 1:
-                    meta["parts"] = len(pieces)
-                # Chroma merges metadata: what the old row had and the new one lacks is cleared. (A None for a key
-                # the row never had costs as much as a stored value, so only those keys are sent.)
-                for name in old.fields if old is not None else ():
-                    meta.setdefault(name, None)
-                ids.append(row.id)
-                texts.append(pieces[0])
-                metas.append(meta)
-                for n, piece in enumerate(pieces[1:], 1):
-                    ids.append(f"{row.id}#{n}")
-                    texts.append(piece)
-                    metas.append({"user_id": user_id, "of": row.id})
-                old_parts = int(old.fields.get("parts") or 1) if old is not None else 1
-                for n in range(len(pieces), old_parts):
-                    doomed[f"{row.id}#{n}"] = {"of": None}
-                if old is None:
-                    counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) + 1
-            for row in deletes:
-                doomed[row.id] = _unfindable(row.fields)
-                for n in range(1, int(row.fields.get("parts") or 1)):
-                    doomed[f"{row.id}#{n}"] = {"of": None}
-                counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) - 1
-            marker_ids, marker_metas, dead_markers = self._markers(user_id, counts, markers)
-            for i, m in zip(marker_ids, marker_metas, strict=True):
-                ids.append(i)
-                texts.append("")
-                metas.append(m)
-            doomed.update(dead_markers)
-            for kind, field in (("expiring", "exp"), ("partial", PARTIAL)):
-                # the prefixes under which a document can expire, or lacks filter fields (kept until erasure)
-                prefix_rows = sorted(
-                    {
-                        _prefix_row_id(kind, user_id, row.space, row.namespace[:d])
-                        for row in puts
-                        if row.fields.get(field)
-                        for d in range(len(row.namespace) + 1)
-                    }
+            owned: list[tuple[str, int, int, list[str]]] = []  # user, their rows' span in ids, their tombstones
+            for part in parts:
+                stale_vectors.extend(
+                    self._write_vectors(part.user_id, part.puts, part.deletes, part.stored, part.vectors)
                 )
-                if prefix_rows:
-                    self.prefixes.written(user_id, prefix_rows)
-                for i in prefix_rows:
-                    ids.append(i)
-                    texts.append("")
-                    metas.append({"user_id": user_id, kind: True})
+                start = len(ids)
+                part_doomed = self._rows_of(part, ids, texts, metas)
+                doomed.update(part_doomed)
+                owned.append((part.user_id, start, len(ids), list(part_doomed)))
             if not ids and len(doomed) <= self.max_batch:  # deletes only, in one delete call
                 self._delete_ids(list(doomed))
                 self._drop_vectors(stale_vectors)
                 return
-            for i, clear in doomed.items():  # tombstones in the same upsert, removed right after
+            for user_id, _start, _end, tomb_ids in owned:  # tombstones in the same upsert, removed right after
+                for i in tomb_ids:
+                    ids.append(i)
+                    texts.append("")
+                    metas.append({**doomed[i], "user_id": user_id, "dead": True})
+            journal_ids: list[str] = []
+            if len(ids) + len(parts) > self.max_batch:  # more than one call: journaled, so a kill rolls forward
+                journal_ids, journal_metas = self._journals(owned, ids, texts, metas)
+                ids[:0] = journal_ids
+                texts[:0] = [""] * len(journal_ids)
+                metas[:0] = journal_metas
+            self._upsert_rows(ids, texts, metas)
+            self._finish_write(list(doomed), stale_vectors, journal_ids)
+
+    def _rows_of(
+        self, part: UserRows, ids: list[str], texts: list[str], metas: list[dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """Append the rows one user's write upserts (documents, chunks, namespace and prefix rows) to ``ids``,
+        ``texts`` and ``metas``; return the ids it removes (tombstoned), each with the metadata keys to clear."""
+        user_id, stored = part.user_id, part.stored
+        doomed: dict[str, dict[str, Any]] = {}
+        counts: dict[tuple[str, tuple[str, ...]], int] = {}
+        for row in part.puts:
+            old = stored.get(row.id)
+            meta = _row_metadata(user_id, row)
+            text = row.text or ""
+            pieces = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
+            if len(pieces) > 1:
+                meta["parts"] = len(pieces)
+            # Chroma merges metadata: what the old row had and the new one lacks is cleared. (A None for a key
+            # the row never had costs as much as a stored value, so only those keys are sent.)
+            for name in old.fields if old is not None else ():
+                meta.setdefault(name, None)
+            ids.append(row.id)
+            texts.append(pieces[0])
+            metas.append(meta)
+            for n, piece in enumerate(pieces[1:], 1):
+                ids.append(f"{row.id}#{n}")
+                texts.append(piece)
+                metas.append({"user_id": user_id, "of": row.id})
+            old_parts = int(old.fields.get("parts") or 1) if old is not None else 1
+            for n in range(len(pieces), old_parts):
+                doomed[f"{row.id}#{n}"] = {"of": None}
+            if old is None:
+                counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) + 1
+        for row in part.deletes:
+            doomed[row.id] = _unfindable(row.fields)
+            for n in range(1, int(row.fields.get("parts") or 1)):
+                doomed[f"{row.id}#{n}"] = {"of": None}
+            counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) - 1
+        marker_ids, marker_metas, dead_markers = self._markers(user_id, counts, part.markers)
+        for i, m in zip(marker_ids, marker_metas, strict=True):
+            ids.append(i)
+            texts.append("")
+            metas.append(m)
+        doomed.update(dead_markers)
+        for kind, field in (("expiring", "exp"), ("partial", PARTIAL)):
+            # the prefixes under which a document can expire, or lacks filter fields (kept until erasure)
+            prefix_rows = sorted(
+                {
+                    _prefix_row_id(kind, user_id, row.space, row.namespace[:d])
+                    for row in part.puts
+                    if row.fields.get(field)
+                    for d in range(len(row.namespace) + 1)
+                }
+            )
+            if prefix_rows:
+                self.prefixes.written(user_id, prefix_rows)
+            for i in prefix_rows:
                 ids.append(i)
                 texts.append("")
-                metas.append({**clear, "user_id": user_id, "dead": True})
-            journal_id = None
-            if len(ids) >= self.max_batch:  # more than one call: journaled, so a kill between calls rolls forward
-                journal_id = DOC_JOURNAL_PREFIX + uuid.uuid4().hex
-                body = json.dumps({"ids": ids, "texts": texts, "metas": metas, "doomed": list(doomed)})
-                ids.insert(0, journal_id)
-                texts.insert(0, "")
-                metas.insert(0, {"user_id": user_id, DOC_JOURNAL: True, "at": time.time(), "change": body})
-            self._upsert_rows(ids, texts, metas)
-            self._finish_write(list(doomed), stale_vectors, journal_id)
+                metas.append({"user_id": user_id, kind: True})
+        return doomed
+
+    @staticmethod
+    def _journals(
+        owned: list[tuple[str, int, int, list[str]]], ids: list[str], texts: list[str], metas: list[dict[str, Any]]
+    ) -> tuple[list[str], list[dict[str, Any]]]:
+        """One journal row per user of a write: that user's rows and tombstones, replayable on their own."""
+        journal_ids, journal_metas = [], []
+        tombs = {i: n for n, i in enumerate(ids)}  # a tombstone's position (each is written once)
+        at = time.time()
+        for user_id, start, end, tomb_ids in owned:
+            span = list(range(start, end)) + [tombs[i] for i in tomb_ids]
+            body = json.dumps(
+                {
+                    "ids": [ids[n] for n in span],
+                    "texts": [texts[n] for n in span],
+                    "metas": [metas[n] for n in span],
+                    "doomed": tomb_ids,
+                }
+            )
+            journal_ids.append(DOC_JOURNAL_PREFIX + uuid.uuid4().hex)
+            journal_metas.append({"user_id": user_id, DOC_JOURNAL: True, "at": at, "change": body})
+        return journal_ids, journal_metas
 
     def _upsert_rows(self, ids: list[str], texts: list[str], metas: list[dict[str, Any]]) -> None:
         for start in range(0, len(ids), self.max_batch):
@@ -403,14 +467,14 @@ class DocumentRows:
                 ids=ids[chunk], embeddings=[NO_VECTOR] * n, documents=texts[chunk], metadatas=metas[chunk]
             )
 
-    def _finish_write(self, doomed: list[str], stale_vectors: list[str], journal_id: str | None) -> None:
-        """After every row of a write is stored: remove its tombstones and stale vectors, then its journal row."""
+    def _finish_write(self, doomed: list[str], stale_vectors: list[str], journal_ids: list[str]) -> None:
+        """After every row of a write is stored: remove its tombstones and stale vectors, then its journal rows."""
         if doomed:
             with contextlib.suppress(Exception):  # a tombstone left behind is invisible; erasure removes it
                 self._delete_ids(doomed, where={"dead": {"$eq": True}})
         self._drop_vectors(stale_vectors)
-        if journal_id is not None:
-            self.collection.delete(ids=[journal_id])
+        if journal_ids:
+            self.collection.delete(ids=journal_ids)
 
     @guarded
     def recover(self, *, older_than: float | None = None) -> int:
@@ -434,7 +498,7 @@ class DocumentRows:
             self.prefixes.clear()  # the write may hold prefix rows
             with self.lock:
                 self._upsert_rows(ids, texts, metas)
-                self._finish_write(doomed, [], journal_id)
+                self._finish_write(doomed, [], [journal_id])
             done += 1
         return done
 
