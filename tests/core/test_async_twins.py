@@ -23,6 +23,7 @@ HANDLE_ONLY = frozenset(
     {
         "apply_streamed",
         "embed_parts",
+        "embed_query",
         "emit",
         "emit_documents_changed",
         "forget_index",

@@ -136,18 +136,18 @@ def read_keyed(key: str) -> Step[Keyed]:
 
 def read_after(key: str, n: int) -> Step[tuple[str | None, str | None, Keyed]]:
     """The document keys of the first and the ``n``-th active message, and every message after the ``n``-th with
-    its key, in one batch (more pages if needed)."""
+    its key, in one batch of two reads (the first, then the ``n``-th and what follows it; more pages if needed)."""
     ns, flt = namespace(key), {"status": ACTIVE}
-    first, nth, page = yield [
+    start = max(0, n - 1)
+    first, page = yield [
         SearchDocuments(ns, filter=flt, limit=1, offset=0),
-        SearchDocuments(ns, filter=flt, limit=1, offset=max(0, n - 1)),
-        SearchDocuments(ns, filter=flt, limit=PAGE, offset=n),
+        SearchDocuments(ns, filter=flt, limit=PAGE, offset=start),
     ]
-    after = list(page)
+    nth_key = page[0].key if page and n > 0 else None
+    after = list(page[1:] if n > 0 else page)
     if len(page) == PAGE:
-        after += yield from _search(ns, ACTIVE, None, n + PAGE)
+        after += yield from _search(ns, ACTIVE, None, start + PAGE)
     head = first[0].key if first else None
-    nth_key = nth[0].key if nth and n > 0 else None
     return head, nth_key, [(d.key, load(d.value["message"])) for d in after]
 
 

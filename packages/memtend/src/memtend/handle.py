@@ -46,6 +46,10 @@ class MemoryHandle(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query text's vector (recent ones are kept)."""
+        ...
+
     def apply(self, change: Change) -> list[ChangeEvent]:
         """Perform a planned change: the one write path."""
         ...

@@ -417,7 +417,7 @@ class UserMemory(MetricsCalls):
         only = recall_filters.recall_test(session, conditions)
         memory = self.memory
         loading = memory.preload_index(self.user_id)  # a first recall reads storage while the query is embedded
-        query_vec = memory.embed([query])[0]
+        query_vec = memory.embed_query(query)
         if loading is not None:
             loading.result()
         t = _now_default(now)

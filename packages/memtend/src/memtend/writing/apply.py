@@ -37,6 +37,8 @@ _PIPELINE_CHUNK = 256  # a fresh change with more new records than this is embed
 _log = logging.getLogger("memtend")
 ChangeHook = Callable[[ChangeEvent], None]
 T = TypeVar("T")
+QUERY_VECTORS = 64  # recent query texts whose vectors a Memory keeps (an agent's turn often asks one twice)
+_query_lock = threading.Lock()
 CLOSED_MESSAGE = "this Memory was closed; open a new Memory (or use one that is still open) to go on"
 
 
@@ -54,6 +56,7 @@ class Applier:
     _closed: bool
     _unfinished: dict[str, list[tuple[Change, int, str | None]]]
     _journal_thread: ThreadPoolExecutor | None
+    _query_vectors: OrderedDict[str, tuple[Any, np.ndarray]] | None = None  # text -> (model, vector), made on use
 
     @property
     def _indexes(self) -> OrderedDict[str, SyncedIndex]:
@@ -88,6 +91,27 @@ class Applier:
             return np.zeros((0, 0), dtype=np.float32)
         vectors = self.embedding_function(list(texts))
         return np.asarray(vectors, dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of one query text. The last ``QUERY_VECTORS`` texts' vectors are kept with the model that made
+        them (a model gives a text the same vector every time), so a turn that gathers its context twice, as a
+        LlamaIndex agent does, embeds its question once."""
+        model = self.embedding_function
+        with _query_lock:
+            if self._query_vectors is None:
+                self._query_vectors = OrderedDict()
+            cache = self._query_vectors
+            found = cache.get(text)
+            if found is not None and found[0] is model:
+                cache.move_to_end(text)
+                return found[1].copy()
+        vector = self.embed([text])[0]
+        with _query_lock:
+            cache[text] = (model, vector.copy())
+            cache.move_to_end(text)
+            while len(cache) > QUERY_VECTORS:
+                cache.popitem(last=False)
+        return vector
 
     # ------------------------------------------------------------------ the apply step
     def apply(self, change: Change) -> list[ChangeEvent]:
