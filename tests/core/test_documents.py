@@ -107,10 +107,23 @@ def test_too_large_value_names_the_limit(memory: Memory) -> None:
     assert docs.get(("a",), "big") is None
 
 
+def test_the_limit_is_the_memorys_and_names_how_to_raise_it(memory: Memory) -> None:
+    memory.max_document_bytes = 1_000  # as Memory(max_document_bytes=1_000) opens it
+    docs = memory.user("alice").documents()
+    docs.put(("a",), "fits", "z" * 998)  # 1,000 bytes as JSON (the quotes)
+    with pytest.raises(DocumentTooLargeError, match=r"at most 1000 bytes.*max_document_bytes=") as refused:
+        docs.put(("a",), "big", {"text": "z" * 1_000})
+    assert "zzz" not in str(refused.value)
+    assert docs.get(("a",), "big") is None and docs.get(("a",), "fits") is not None
+    with pytest.raises(InvalidInputError, match="max_document_bytes"):
+        Memory(client=memory.storage.client, max_document_bytes=0)
+
+
 @pytest.mark.slow
 def test_value_split_across_rows_round_trips(memory: Memory) -> None:
+    memory.max_document_bytes = 3 * 2**20
     docs = memory.user("alice").documents()
-    big = bytes(range(256)) * (MAX_VALUE_BYTES // 256)  # exactly the limit: 6 rows of base64 text
+    big = bytes(range(256)) * (memory.max_document_bytes // 256)  # exactly the limit: 5 pieces of base64 text
     docs.put(("cp",), "big", big)
     got = docs.get(("cp",), "big")
     assert got is not None and got.value == big

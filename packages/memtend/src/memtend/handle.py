@@ -38,6 +38,7 @@ class MemoryHandle(Protocol):
     storage: Storage
     retention: RetentionPolicy
     lock: threading.RLock
+    max_document_bytes: int  # the largest document value this store takes (memtend.documents)
 
     @property
     def exclusive(self) -> bool:

@@ -24,6 +24,7 @@ import numpy as np
 from memtend.aio import no_io, run_io
 from memtend.arguments import check_injection_check, check_retention, check_retrieval, describe
 from memtend.capture.extractor import check_extractor
+from memtend.documents.values import MAX_VALUE_BYTES, check_value_limit
 from memtend.errors import InvalidInputError, MemoryClosedError
 from memtend.extras import AUTO, Auto, resolve
 from memtend.helpers import Helpers
@@ -113,6 +114,9 @@ class Memory(Applier):
     ``upkeep``: retention, log compaction, purge after grace and document expiry, run store-wide by this handle on a
     schedule and on close, bounded per pass (:class:`~memtend.upkeep.schedule.Upkeep`); ``AUTO`` is ``Upkeep()``
     unless ``MEMTEND_UPKEEP=off``, ``None`` runs nothing by itself (``upkeep()`` still runs a pass by hand).
+
+    ``max_document_bytes``: the largest value the document store takes (checkpoints, store items, chat messages;
+    64 MB by default), larger ones raise ``DocumentTooLargeError``.
     """
 
     def __init__(
@@ -131,6 +135,7 @@ class Memory(Applier):
         write_mode: WriteMode = "direct",
         extractor: Any = None,
         upkeep: Upkeep | Auto | None = AUTO,
+        max_document_bytes: int = MAX_VALUE_BYTES,
     ) -> None:
         _check_options(
             client=client,
@@ -141,6 +146,7 @@ class Memory(Applier):
             max_cached_users=max_cached_users,
             on_change=on_change,
         )
+        self.max_document_bytes = check_value_limit(max_document_bytes)  # a document store value's limit
         self.write_mode: WriteMode = check_write_mode(write_mode)
         self.conflict_judge = check_judge(resolve("conflict_judge", conflict_judge))
         self.injection_check: InjectionCheck | None = resolve("injection_check", check_injection_check(injection_check))

@@ -6,9 +6,10 @@ of their own. Get a store with ``memory.user(uid).documents()`` (no I/O on creat
 
 - Namespaces are tuples of non-empty str labels (no ``"\\x00"``); a prefix is segment-bounded: ``("a",)`` covers
   ``("a",)`` and ``("a", "b")``, not ``("ab",)``; ``()`` covers everything of the user.
-- Values are JSON (returned as stored) or ``bytes`` (returned as bytes), up to ``MAX_VALUE_BYTES`` (16 MB; the
-  JSON text or the bytes); larger raises :class:`DocumentTooLargeError`. Big values are split across rows and
-  written in the same single Chroma call as the rest of the write.
+- Values are JSON (returned as stored) or ``bytes`` (returned as bytes), up to ``Memory(max_document_bytes=...)``
+  bytes (``MAX_VALUE_BYTES``, 64 MB, by default; the JSON text or the bytes); larger raises
+  :class:`DocumentTooLargeError`, before the gate reads it. Big values are split across rows and written in the
+  same single Chroma call as the rest of the write.
 - TTL: ``ttl`` seconds from the write; an expired document is never returned (a ``get`` that meets one deletes
   it; searches leave it out), ``touch``/``refresh_ttl`` push the expiry to now + the document's ttl, ``sweep``
   deletes what expired (``Memory.sweep_documents`` for every user).
@@ -490,10 +491,13 @@ class DocumentStore:
         paths = check_index(op.index)
         if not isinstance(op.value, bytes | bytearray | memoryview):
             check_json(op.value)  # before the gate reads it
+        limit = self._memory.max_document_bytes
+        kind, text = encode_value(op.value, limit)  # a value too large is refused before the gate reads it all
         value, masked = gated_value(  # memtend's own space gates its names itself (session ids, store keys)
             op.value, key, self.gate, redact=self.redact, namespace=ns, names=self._space != CORE_SPACE
         )
-        kind, text = encode_value(value)
+        if value is not op.value:  # masked: stored as masked
+            kind, text = encode_value(value, limit)
         fields: dict[str, Any] = {"key": key, "created_at": t, "updated_at": t}
         if kind != "json":
             fields["type"] = kind

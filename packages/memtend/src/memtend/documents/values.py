@@ -33,7 +33,7 @@ from memtend.records import MAX_KEY_CHARS, check_encodable
 Namespace = tuple[str, ...]
 GateMode = Literal["text", "off"]
 
-MAX_VALUE_BYTES = 16 * 1024 * 1024
+MAX_VALUE_BYTES = 64 * 1024 * 1024  # the default; Memory(max_document_bytes=...) sets a store's own
 MAX_DEPTH = 64  # nesting of a JSON value
 MAX_LABELS = 16  # labels of a namespace
 MAX_FILTER_FIELDS = 256  # scalar fields of one value kept for Chroma-side filters
@@ -354,28 +354,37 @@ def _replaced(value: Any, at: dict[JsonPath, str], path: JsonPath = ()) -> Any:
 
 
 # --------------------------------------------------------------------------------------------- encoding
-def encode_value(value: Any) -> tuple[str, str]:
-    """(type, text) of a value as stored: JSON text, or bytes as base64. Raises on what cannot be stored."""
+def check_value_limit(limit: object) -> int:
+    """A store's largest document in bytes (``Memory(max_document_bytes=...)``): a positive int."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidInputError(f"max_document_bytes must be a positive int (bytes), got {describe(limit)}")
+    return limit
+
+
+def encode_value(value: Any, limit: int = MAX_VALUE_BYTES) -> tuple[str, str]:
+    """(type, text) of a value as stored: JSON text, or bytes as base64. Raises on what cannot be stored, and
+    :class:`DocumentTooLargeError` on a value over ``limit`` bytes."""
     if isinstance(value, bytes | bytearray | memoryview):
         raw = bytes(value)
-        if len(raw) > MAX_VALUE_BYTES:
-            raise DocumentTooLargeError(_too_large(len(raw), "bytes"))
+        if len(raw) > limit:
+            raise DocumentTooLargeError(_too_large(len(raw), "bytes", limit))
         return "bytes", base64.b64encode(raw).decode("ascii")
     check_json(value)
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (ValueError, RecursionError) as exc:  # e.g. an int too long to print
         raise InvalidInputError(f"value cannot be stored as JSON: {str(exc)[:200]}") from None
-    size = len(text.encode("utf-8")) if len(text) * 4 > MAX_VALUE_BYTES else len(text)
-    if size > MAX_VALUE_BYTES:
-        raise DocumentTooLargeError(_too_large(size, "JSON"))
+    size = len(text.encode("utf-8")) if len(text) * 4 > limit else len(text)
+    if size > limit:
+        raise DocumentTooLargeError(_too_large(size, "JSON", limit))
     return "json", text
 
 
-def _too_large(size: int, what: str) -> str:
+def _too_large(size: int, what: str, limit: int) -> str:
     return (
-        f"the value is {size} bytes as {what}; a document holds at most {MAX_VALUE_BYTES} bytes (16 MB). "
-        "Split it into several documents or keep a reference to it instead"
+        f"the value is {size} bytes as {what}; a document of this store holds at most {limit} bytes "
+        f"({limit / 2**20:g} MB; {MAX_VALUE_BYTES // 2**20} MB by default). Open the Memory with "
+        "max_document_bytes=<bytes> to raise the limit, or split the value or keep a reference to it instead"
     )
 
 

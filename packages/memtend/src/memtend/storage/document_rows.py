@@ -39,7 +39,10 @@ DOC_JOURNAL_PREFIX = "dj:"
 #   (json | bytes), ``parts`` (when the text is split), ``exp`` and ``ttl`` (rows with an expiry), ``f:<path>``
 #   (filterable scalar fields of a JSON object value; see ``documents.filter_fields``); ``fpart`` on a document whose
 #   filter fields could not all be kept (its filters are checked in Python);
-# - chunk rows (the rest of a text longer than ``CHUNK_CHARS``): ``user_id``, ``of`` (the document row's id);
+# - chunk rows (a text longer than ``INLINE_CHARS`` is kept in pieces of ``CHUNK_CHARS``, the document row's own
+#   text left empty): ``user_id``, ``of`` (the document row's id), ``piece`` (the text: Chroma indexes a row's
+#   document for full-text search, which costs several times the write of the same text as a metadata value; rows
+#   written before held the piece as their document, which is still read);
 # - namespace rows, one per (user, space, namespace) holding documents: ``user_id``, ``depth``, ``count``,
 #   ``m<d>`` (the scope codes) and ``o<d>`` (the same without the user, for ``Memory.document_owners``);
 # - prefix rows (``expiring`` / ``partial``), one per (user, space, prefix) under which a document with an expiry
@@ -52,7 +55,9 @@ DOC_JOURNAL_PREFIX = "dj:"
 # Chroma returns ``get`` results in the order rows were first added (an upsert keeps a row's place; a delete and
 # add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
 
-CHUNK_CHARS = 4_000_000
+CHUNK_CHARS = 1_000_000
+INLINE_CHARS = 256_000
+PIECE = "piece"
 _DOC_FIELDS = ("user_id", "key", "depth", "created_at", "updated_at", "type", "parts", "exp", "ttl")
 
 
@@ -306,8 +311,11 @@ class DocumentRows:
         wanted = [f"{i}#{n}" for i, r in rows.items() for n in range(1, int(r.fields.get("parts") or 1))]
         if not wanted:
             return
-        got = self.collection.get(ids=wanted, include=["documents"])
-        pieces = dict(zip(got["ids"], got["documents"] or [], strict=True))
+        got = self.collection.get(ids=wanted, include=["documents", "metadatas"])
+        pieces = {
+            i: (m or {}).get(PIECE, d)
+            for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+        }
         for i, r in list(rows.items()):
             parts = int(r.fields.get("parts") or 1)
             if parts > 1:
@@ -388,8 +396,7 @@ class DocumentRows:
         for row in part.puts:
             old = stored.get(row.id)
             meta = _row_metadata(user_id, row)
-            text = row.text or ""
-            pieces = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
+            pieces = _pieces(row.text or "")
             if len(pieces) > 1:
                 meta["parts"] = len(pieces)
             # Chroma merges metadata: what the old row had and the new one lacks is cleared. (A None for a key
@@ -401,17 +408,17 @@ class DocumentRows:
             metas.append(meta)
             for n, piece in enumerate(pieces[1:], 1):
                 ids.append(f"{row.id}#{n}")
-                texts.append(piece)
-                metas.append({"user_id": user_id, "of": row.id})
+                texts.append("")
+                metas.append({"user_id": user_id, "of": row.id, PIECE: piece})
             old_parts = int(old.fields.get("parts") or 1) if old is not None else 1
             for n in range(len(pieces), old_parts):
-                doomed[f"{row.id}#{n}"] = {"of": None}
+                doomed[f"{row.id}#{n}"] = {"of": None, PIECE: None}
             if old is None:
                 counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) + 1
         for row in part.deletes:
             doomed[row.id] = _unfindable(row.fields)
             for n in range(1, int(row.fields.get("parts") or 1)):
-                doomed[f"{row.id}#{n}"] = {"of": None}
+                doomed[f"{row.id}#{n}"] = {"of": None, PIECE: None}
             counts[(row.space, row.namespace)] = counts.get((row.space, row.namespace), 0) - 1
         marker_ids, marker_metas, dead_markers = self._markers(user_id, counts, part.markers)
         for i, m in zip(marker_ids, marker_metas, strict=True):
@@ -651,6 +658,14 @@ class DocumentRows:
         if doomed:
             self._delete_ids(sorted(doomed))
             self.prefixes.drop(doomed)
+
+
+def _pieces(text: str) -> list[str]:
+    """The texts of a document's rows: the text itself, or past ``INLINE_CHARS`` an empty text for the document row
+    and the pieces for its chunk rows."""
+    if len(text) <= INLINE_CHARS:
+        return [text]
+    return ["", *(text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS))]
 
 
 def _live_scope(
