@@ -21,6 +21,7 @@ after the timed repetitions and printed beside the figures: on a shared machine 
 
     uv run python tests/benchmarks/framework_speed.py [--reps 15] [--nodes 6] [--history 1000] [--json]
         [--graph-backends sqlite,delegated]   # those backends' graph cases alone, in a quiet process
+        [--only history,llamaindex]           # only these groups of cases (graph, agent, history, llamaindex)
 
 ``run(reps, nodes, history)`` returns the figures as a dict (a smoke test calls it small).
 """
@@ -304,22 +305,32 @@ def llamaindex_cases(stack: ExitStack, folder: Path, loop: asyncio.AbstractEvent
 
 
 # ---------------------------------------------------------------------------------------------------- run
+GROUPS = ("graph", "agent", "history", "llamaindex")
+
+
 def run(
-    reps: int = 15, nodes: int = 6, history: int = 1000, graph_backends: tuple[str, ...] | None = None
+    reps: int = 15,
+    nodes: int = 6,
+    history: int = 1000,
+    graph_backends: tuple[str, ...] | None = None,
+    only: tuple[str, ...] = GROUPS,
 ) -> dict[str, Any]:
-    """Every case (or, with ``graph_backends``, the graph cases of those backends alone, in a process no other
-    backend's background work shares)."""
+    """Every case of the ``only`` groups (or, with ``graph_backends``, the graph cases of those backends alone, in a
+    process no other backend's background work shares)."""
     folder = Path(tempfile.mkdtemp(prefix="memtend-speed-bench-"))
     loop = asyncio.new_event_loop()
     samples: dict[tuple[str, str], list[float]] = {}
     try:
         with ExitStack() as stack, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deprecation notices of the peers are not figures
-            cases = graph_cases(stack, folder, nodes, graph_backends)
+            cases = graph_cases(stack, folder, nodes, graph_backends) if "graph" in only or graph_backends else {}
             if graph_backends is None:
-                cases.update(agent_cases(stack, folder))
-                cases.update(history_cases(stack, folder, history))
-                cases.update(llamaindex_cases(stack, folder, loop))
+                if "agent" in only:
+                    cases.update(agent_cases(stack, folder))
+                if "history" in only:
+                    cases.update(history_cases(stack, folder, history))
+                if "llamaindex" in only:
+                    cases.update(llamaindex_cases(stack, folder, loop))
             for case in cases.values():  # one untimed pass: imports, models and first connections
                 case()
             load_start = os.getloadavg()
@@ -387,9 +398,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--graph-backends", help="comma-separated (e.g. sqlite,delegated): only these backends' graph cases"
     )
+    parser.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of cases, of {GROUPS}")
     args = parser.parse_args(argv)
-    only = tuple(args.graph_backends.split(",")) if args.graph_backends else None
-    report = run(args.reps, args.nodes, args.history, only)
+    backends = tuple(args.graph_backends.split(",")) if args.graph_backends else None
+    groups = tuple(args.only.split(","))
+    if not set(groups) <= set(GROUPS):
+        parser.error(f"--only takes groups of {GROUPS}")
+    report = run(args.reps, args.nodes, args.history, backends, groups)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

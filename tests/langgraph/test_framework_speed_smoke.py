@@ -39,3 +39,11 @@ def test_framework_speed_benchmark_times_and_prints_every_case(capsys: pytest.Ca
     for name, backends in expected.items():
         for backend in backends:
             assert any(line.split()[:2] == [name, backend] for line in printed.splitlines()), (name, backend)
+
+
+@pytest.mark.slow
+def test_framework_speed_benchmark_runs_only_the_groups_asked() -> None:
+    module = load_benchmark("framework_speed")
+    report = module.run(reps=1, history=4, only=("history",))
+    assert set(report["rows"]) == {"history.turn", "history.read_4"}
+    assert set(report["ratios"]) == {"history.turn memtend/sqlite", "history.read_4 memtend/sqlite"}
