@@ -155,7 +155,10 @@ def test_unserialisable_extras_get_a_clear_error_and_lose_nothing(ephemeral_memo
 
 
 @pytest.mark.slow
-def test_oversized_content_gets_a_clear_error_and_loses_nothing(ephemeral_memory: Memory) -> None:
+def test_oversized_content_gets_a_clear_error_and_loses_nothing(
+    ephemeral_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ephemeral_memory, "max_document_bytes", 16 * 2**20)  # the default is 64 MB
     history = MemtendChatMessageHistory("alice", "s", memory=ephemeral_memory)
     history.add_messages([HumanMessage("kept")])
     with pytest.raises(InvalidInputError, match="16"):

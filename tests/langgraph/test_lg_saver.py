@@ -211,19 +211,19 @@ def test_put_writes_is_one_chroma_write_keeping_regular_writes_and_replacing_spe
     config = {"configurable": {"thread_id": "w1", "checkpoint_ns": ""}}
     stored = saver.put(config, empty_checkpoint(), {}, {})
     rows = ephemeral_memory.storage.documents
-    real = rows.write
+    real = rows.write_users  # every document write goes through it (one Chroma write, or journaled)
     calls: list[int] = []
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(len(args[1]))
-        return real(*args, **kwargs)
+    def counted(parts: Any) -> Any:
+        calls.append(sum(len(part.puts) for part in parts))
+        return real(parts)
 
-    rows.write = counted  # type: ignore[method-assign]
+    rows.write_users = counted  # type: ignore[method-assign]
     try:
         saver.put_writes(stored, [("a", 1), (ERROR, "first error")], task_id="t1")
         saver.put_writes(stored, [("a", "retry ignored"), (ERROR, "latest error")], task_id="t1")
     finally:
-        rows.write = real  # type: ignore[method-assign]
+        rows.write_users = real  # type: ignore[method-assign]
     assert calls == [2, 1]  # one Chroma write each (the retry writes only the error again)
     writes = saver.get_tuple(stored).pending_writes  # type: ignore[union-attr]
     assert sorted(writes, key=str) == sorted([("t1", "a", 1), ("t1", ERROR, "latest error")], key=str)

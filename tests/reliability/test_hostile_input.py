@@ -722,7 +722,11 @@ BROAD_CASES: list[tuple[str, Call, type[Exception]]] = [
     ("doc put value cyclic", lambda m, u: _docs(u).put(("ns",), "k", _cyclic_dict()), InvalidInputError),
     ("doc put value a 5000-digit int", lambda m, u: _docs(u).put(("ns",), "k", 10**5000), InvalidInputError),
     ("doc put value a 400-digit int", lambda m, u: _docs(u).put(("ns",), "k", {"n": 10**400}), InvalidInputError),
-    ("doc put value 17 MB of bytes", lambda m, u: _docs(u).put(("ns",), "k", b"x" * (17 * 2**20)), InvalidInputError),
+    (
+        "doc put value a byte over the limit",
+        lambda m, u: _docs(u).put(("ns",), "k", b"x" * (m.max_document_bytes + 1)),
+        InvalidInputError,
+    ),
     ("doc put ttl -1", lambda m, u: _docs(u).put(("ns",), "k", 1, ttl=-1), InvalidInputError),
     ("doc put ttl NaN", lambda m, u: _docs(u).put(("ns",), "k", 1, ttl=NAN), InvalidInputError),
     ("doc put ttl 10**400", lambda m, u: _docs(u).put(("ns",), "k", 1, ttl=10**400), InvalidInputError),
