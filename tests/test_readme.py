@@ -210,7 +210,7 @@ def test_the_readme_keeps_the_test_command_ci_runs() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
     at = lines.index("<!-- test-command -->")  # .ci/run reads the first line after it that is not a fence
     command = next(line for line in lines[at + 1 :] if not line.startswith("```"))
-    assert command == "uv run pytest"
+    assert command == "uv run pytest -n 2"  # both cores: the suite runs on two pytest-xdist workers
 
 
 def test_the_readme_stays_a_front_door() -> None:
