@@ -107,6 +107,41 @@ def test_a_long_session_is_read_whole_in_order(ephemeral_memory: Memory) -> None
     assert [m.text for m in history.messages] == [f"m{i}" for i in range(1_203)]
 
 
+def test_a_turn_is_one_document_and_a_large_call_is_split(ephemeral_memory: Memory) -> None:
+    """One add_messages is one document (Chroma's cost is per row); a call past 100 messages or 128,000 characters
+    takes several, all read back in order."""
+    history = MemtendChatMessageHistory("alice", "s", memory=ephemeral_memory)
+    docs = ephemeral_memory.user("alice").documents()
+    history.add_messages([HumanMessage("q"), AIMessage("a")])
+    assert len(docs.search(history.namespace, limit=1000)) == 1
+    history.add_messages([HumanMessage(f"m{i}") for i in range(250)])
+    assert len(docs.search(history.namespace, limit=1000)) == 1 + 3
+    history.add_messages([HumanMessage("x" * 100_000), AIMessage("y" * 100_000), AIMessage("z")])
+    assert len(docs.search(history.namespace, limit=1000)) == 1 + 3 + 2
+    texts = [m.text for m in history.messages]
+    assert texts == ["q", "a", *(f"m{i}" for i in range(250)), "x" * 100_000, "y" * 100_000, "z"]
+
+
+def test_a_history_written_a_message_per_document_still_reads(ephemeral_memory: Memory) -> None:
+    """Documents of the earlier layout (one LangChain message dict each) read in order beside the new ones."""
+    from langchain_core.messages import message_to_dict
+
+    history = MemtendChatMessageHistory("alice", "s", memory=ephemeral_memory)
+    docs = ephemeral_memory.user("alice").documents()
+    for key, message in (
+        ("00000000000000000001-000000-old-0", HumanMessage("old q")),
+        ("00000000000000000001-000001-old-0", AIMessage("old a")),
+    ):
+        docs.put(history.namespace, key, message_to_dict(message))
+    history.add_messages([HumanMessage("new q"), AIMessage("new a")])
+    assert [(type(m).__name__, m.text) for m in history.messages] == [
+        ("HumanMessage", "old q"),
+        ("AIMessage", "old a"),
+        ("HumanMessage", "new q"),
+        ("AIMessage", "new a"),
+    ]
+
+
 def test_a_secret_is_refused_and_nothing_of_the_batch_is_stored(memory: Memory) -> None:
     """With redact=False (the default masks: see docs/secrets.md) a secret refuses the whole batch, the error
     naming the surface and the option."""

@@ -7,8 +7,9 @@ between two of its Chroma calls.
     python _bulk_worker.py FOLDER dump              # open (finishing what a kill left), print STATE <json>
 
 The documents collection's batch size is lowered to 400 rows, so an N of 1,000 takes three calls (6,000 rows at
-Chroma's own 5,000 take two: the same path). The instrumentation only reports and pauses: every call still reaches
-the real Chroma collection.
+Chroma's own 5,000 take two: the same path). A history keeps up to 100 messages in a document, so its 1,000 messages
+are 10 documents and its namespace row: the history mode lowers the batch to 4 rows, three calls again. The
+instrumentation only reports and pauses: every call still reaches the real Chroma collection.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from memtend.testing import HashEmbedder
 USER = "bulk-user"
 USERS = ("alice", "bob")
 BATCH_ROWS = 400
+HISTORY_BATCH_ROWS = 4  # 1,000 messages are 10 documents of 100 and the namespace row: three calls
 
 
 def _say(line: str) -> None:
@@ -31,9 +33,9 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _pause_after_first_call(mem: Memory) -> None:
+def _pause_after_first_call(mem: Memory, batch: int = BATCH_ROWS) -> None:
     rows = mem.storage.documents
-    rows.max_batch = BATCH_ROWS
+    rows.max_batch = batch
     real = rows.collection.upsert
     calls = 0
 
@@ -54,7 +56,7 @@ def write_history(mem: Memory, n: int) -> None:
     from memtend_langchain import MemtendChatMessageHistory
 
     history = MemtendChatMessageHistory(USER, "bulk", memory=mem)
-    _pause_after_first_call(mem)
+    _pause_after_first_call(mem, HISTORY_BATCH_ROWS)
     history.add_messages([HumanMessage(f"message {i}") for i in range(n)])
     _say("DONE")
 

@@ -1,15 +1,21 @@
 """``MemtendChatMessageHistory``: LangChain's ``BaseChatMessageHistory`` over memtend's document store.
 
-Each message is one document in the user's store under ``("langchain", "chat", session_id)``, holding
-LangChain's own lossless message dict; its key sorts by write time, so ``messages`` is the full history in
-order. The document store's write gate sees every string of a message before anything is written (secrets are
-masked by default, ``redact=True``, or refused with ``redact=False``: see docs/secrets.md), and isolation, export
-and erasure cover the history with the user.
+The messages of one ``add_messages`` call are one document in the user's store under
+``("langchain", "chat", session_id)`` (``{"messages": [...]}``, LangChain's own lossless message dicts; a call of
+more than ``ROW_MESSAGES`` messages or ``ROW_CHARS`` characters of them takes as many documents as it needs, all in
+one atomic write); a key sorts by write time, so ``messages`` is the full history in order. A document written
+before, holding one message dict, still reads. One document per turn rather than per message makes a turn's write
+and a long history's read carry a fraction of the rows (Chroma's cost is per row and per metadata field).
+
+The document store's write gate sees every string of a message before anything is written (secrets are masked by
+default, ``redact=True``, or refused with ``redact=False``: see docs/secrets.md), and isolation, export and erasure
+cover the history with the user.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import threading
 import time
@@ -21,7 +27,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.runnables.utils import ConfigurableFieldSpec
-from memtend import InvalidInputError, Memory, Message, PutDocument, acompact_transcript, compact_transcript
+from memtend import Document, InvalidInputError, Memory, Message, PutDocument, acompact_transcript, compact_transcript
 from memtend.arguments import describe
 from memtend.documents.values import MAX_PAGE
 from memtend.surfaces import REDACT_DEFAULT, check_redact
@@ -39,6 +45,9 @@ __all__ = ["CHAT_NAMESPACE", "MemtendChatMessageHistory", "history_factory_confi
 
 CHAT_NAMESPACE = ("langchain", "chat")
 SURFACE = "MemtendChatMessageHistory"
+ROW_MESSAGES = 100  # messages per document at most
+ROW_CHARS = 128_000  # characters of message JSON per document at most (a longer message is a document alone)
+_BATCH = "messages"  # the key of a document holding a list of messages
 
 _key_lock = threading.Lock()
 _last_ns = 0
@@ -89,16 +98,19 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """Every stored message of the session, oldest first (one read of the session, as SQL's one query)."""
-        return [message_from_value(doc.value) for doc in self._docs.search(self.namespace, limit=MAX_PAGE)]
+        return _read(self._docs.search(self.namespace, limit=MAX_PAGE))
 
     async def aget_messages(self) -> list[BaseMessage]:
-        return [message_from_value(doc.value) for doc in await self._docs.asearch(self.namespace, limit=MAX_PAGE)]
+        return _read(await self._docs.asearch(self.namespace, limit=MAX_PAGE))
 
     # ------------------------------------------------------------------ writing
     def _puts(self, messages: Sequence[BaseMessage]) -> list[PutDocument]:
         items = require_messages(messages)
-        values = [message_to_value(m) for m in items]
-        return [PutDocument(self.namespace, key, value) for key, value in zip(_keys(len(values)), values, strict=True)]
+        rows = _rows([message_to_value(m) for m in items])
+        return [
+            PutDocument(self.namespace, key, {_BATCH: row}, index=False)
+            for key, row in zip(_keys(len(rows)), rows, strict=True)
+        ]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store ``messages`` in one atomic write: all of them, or (on any error) none."""
@@ -165,6 +177,32 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
         if result.compacted:
             await self.user.areport_compaction(result, session=self.session_id)
         return from_memtend(result.messages, messages)
+
+
+def _rows(values: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The messages of one write in documents of at most ``ROW_MESSAGES`` messages and ``ROW_CHARS`` characters."""
+    rows: list[list[dict[str, Any]]] = []
+    size = 0
+    for value in values:
+        chars = len(json.dumps(value, ensure_ascii=False, default=str))
+        if not rows or len(rows[-1]) >= ROW_MESSAGES or (rows[-1] and size + chars > ROW_CHARS):
+            rows.append([])
+            size = 0
+        rows[-1].append(value)
+        size += chars
+    return rows
+
+
+def _read(docs: Sequence[Document]) -> list[BaseMessage]:
+    """The messages of a session's documents in order: a list of them per document (one per document before)."""
+    values: list[Any] = []
+    for doc in docs:
+        value = doc.value
+        if isinstance(value, dict) and isinstance(value.get(_BATCH), list) and "type" not in value:
+            values.extend(value[_BATCH])
+        else:
+            values.append(value)
+    return [message_from_value(v) for v in values]
 
 
 def compact_view(
