@@ -260,3 +260,32 @@ def test_a_user_placeholder_is_filled_from_the_run(ephemeral_memory: Memory) -> 
     assert store.get(("memories", "carol"), "k").value == {"text": "likes tea"}  # type: ignore[union-attr]
     with pytest.raises(UserNotFoundError):
         store.put(("memories", "{user_id}"), "k", {"text": "outside a run"})
+
+
+def test_a_listing_prefix_placeholder_is_filled_from_the_run(ephemeral_memory: Memory) -> None:
+    store = MemtendStore(ephemeral_memory)
+    for user in ("alice", "bob", "alice2"):  # alice2: a label that starts like alice's is not hers
+        for topic in ("food", "music", "work", "travel", "alice"):  # bob's ("memories", "bob", "alice") is bob's
+            store.put(("memories", user, topic), "k", {"text": f"{user} {topic}"})
+    listed: dict[str, list[tuple[str, ...]]] = {}
+
+    def list_mine(state: Notes, runtime: Runtime[Any], *, store: BaseStore) -> dict[str, Any]:
+        user = runtime.context["user_id"]
+        listed[user] = store.list_namespaces(prefix=("memories", "{user_id}"), limit=100)
+        listed[user + " suffix"] = store.list_namespaces(prefix=("memories", "{user_id}"), suffix=("alice",))
+        return {}
+
+    builder = StateGraph(Notes)
+    builder.add_node("list_mine", list_mine)
+    builder.add_edge(START, "list_mine")
+    builder.add_edge("list_mine", END)
+    graph = builder.compile(store=store)
+    graph.invoke({"notes": []}, context={"user_id": "alice"})
+    graph.invoke({"notes": []}, context={"user_id": "bob"})
+    topics = ["alice", "food", "music", "travel", "work"]
+    assert listed["alice"] == [("memories", "alice", t) for t in topics]
+    assert listed["bob"] == [("memories", "bob", t) for t in topics]
+    assert listed["alice suffix"] == [("memories", "alice", "alice")]
+    assert listed["bob suffix"] == [("memories", "bob", "alice")]
+    with pytest.raises(UserNotFoundError):  # outside a run there is no user to fill it with
+        store.list_namespaces(prefix=("memories", "{user_id}"))

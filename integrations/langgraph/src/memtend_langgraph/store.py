@@ -332,11 +332,17 @@ class MemtendStore(BaseStore):
 
 
 def _filled(op: Op, user: str | None) -> Op:
-    """The op with ``"{user_id}"`` labels of its namespace filled with the run's user."""
+    """The op with ``"{user_id}"`` labels of its namespace (a listing's prefix and suffix too) filled with the run's
+    user."""
     if isinstance(op, (GetOp, PutOp)) and USER_PLACEHOLDER in op.namespace:
         return op._replace(namespace=filled_namespace(op.namespace, user, who="MemtendStore"))
     if isinstance(op, SearchOp) and USER_PLACEHOLDER in op.namespace_prefix:
         return op._replace(namespace_prefix=filled_namespace(op.namespace_prefix, user, who="MemtendStore"))
+    if isinstance(op, ListNamespacesOp) and any(USER_PLACEHOLDER in c.path for c in op.match_conditions or ()):
+        conditions = tuple(
+            c._replace(path=filled_namespace(c.path, user, who="MemtendStore")) for c in op.match_conditions or ()
+        )
+        return op._replace(match_conditions=conditions)
     return op
 
 
