@@ -3,11 +3,13 @@ refused; thread-level calls reach one user's threads; store namespaces name thei
 
 from __future__ import annotations
 
+import asyncio
 import operator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -16,6 +18,7 @@ from lg_fixtures import lg_memory_fixture  # noqa: F401  (the lg_memory fixture)
 from memtend import Memory
 from memtend.identity import SHARED_OWNER
 from memtend_langgraph import MemtendSaver, MemtendStore, UserMismatchError, UserNotFoundError
+from memtend_langgraph.saver_registry import split_backend_thread_id
 from typing_extensions import TypedDict
 
 
@@ -157,6 +160,61 @@ def test_get_state_of_an_interrupted_subgraph_finds_its_user(lg_memory: Memory) 
     assert done["notes"][-1] == "answer blue" and "bob" not in done["notes"]  # alice's run resumed alice's
     bob = graph.get_state(thread("1", "bob"), subgraphs=True)
     assert bob.tasks[0].state.values["notes"] == ["bob"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("where", ["chroma", "delegated"])
+def test_a_checkpointing_subgraph_on_one_thread_id_is_each_users_own(ephemeral_memory: Memory, where: str) -> None:
+    def ask(state: Notes) -> dict[str, Any]:
+        return {"notes": [f"answer {interrupt('which colour?')}"]}
+
+    child = StateGraph(Notes)
+    child.add_node("ask", ask)
+    child.add_edge(START, "ask")
+    child.add_edge("ask", END)
+    parent = StateGraph(Notes)
+    parent.add_node("child", child.compile(checkpointer=True))  # its checkpoints under "child": no task id in it
+    parent.add_edge(START, "child")
+    parent.add_edge("child", END)
+    checkpoints = InMemorySaver() if where == "delegated" else None
+    graph = parent.compile(checkpointer=MemtendSaver(ephemeral_memory, checkpoints=checkpoints))
+
+    def child_history(user: str) -> list[list[str]]:
+        config = {"configurable": {"thread_id": "1", "checkpoint_ns": "child", "user_id": user}}
+        return [s.values.get("notes", []) for s in graph.get_state_history(config)]  # type: ignore[arg-type]
+
+    for user in ("alice", "bob"):
+        graph.invoke({"notes": [user]}, thread("1"), context={"user_id": user})
+    for user in ("alice", "bob", "alice"):
+        (task,) = graph.get_state(thread("1", user), subgraphs=True).tasks
+        assert task.state.values["notes"] == [user] and task.state.next == ("ask",)  # type: ignore[union-attr]
+    (task,) = asyncio.run(graph.aget_state(thread("1", "bob"), subgraphs=True)).tasks
+    assert task.state.values["notes"] == ["bob"]  # type: ignore[union-attr]
+    with pytest.raises(UserNotFoundError):  # a read naming no one is not served the last read's user
+        graph.get_state({"configurable": {"thread_id": "1", "checkpoint_ns": "child"}})
+    for user in ("alice", "bob"):
+        graph.invoke(Command(resume=f"{user}'s colour"), thread("1"), context={"user_id": user})
+    for user, other in (("alice", "bob"), ("bob", "alice")):
+        assert graph.get_state(thread("1", user)).values["notes"] == [user, user, f"answer {user}'s colour"]
+        history = [s.values.get("notes", []) for s in graph.get_state_history(thread("1", user))]
+        assert len(history) >= 3 and not any(other in str(notes) for notes in history)
+        assert child_history(user)[0] == [user, f"answer {user}'s colour"]
+        assert not any(other in str(notes) for notes in child_history(user))
+
+    ephemeral_memory.erase_user("alice")
+    assert graph.get_state(thread("1", "alice")).values == {}
+    assert list(graph.get_state_history(thread("1", "alice"))) == [] and child_history("alice") == []
+    assert graph.get_state(thread("1", "bob")).values["notes"] == ["bob", "bob", "answer bob's colour"]
+    assert child_history("bob")[0] == ["bob", "answer bob's colour"]
+    if where == "chroma":
+        assert ephemeral_memory.document_owners(("langgraph_checkpoints", "1")) == ["bob"]
+    else:  # the backend holds bob's parent and subgraph checkpoints only
+        assert checkpoints is not None
+        held = {
+            (c.config["configurable"]["thread_id"], c.config["configurable"]["checkpoint_ns"])
+            for c in checkpoints.list(None)
+        }
+        assert {ns for _, ns in held} == {"", "child"}
+        assert {split_backend_thread_id(t) for t, _ in held} == {("bob", "1")}
 
 
 def test_the_conformance_view_exists_only_when_opened(ephemeral_memory: Memory) -> None:

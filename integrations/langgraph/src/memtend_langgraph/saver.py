@@ -50,6 +50,7 @@ from memtend_langgraph.saver_codec import (
 from memtend_langgraph.saver_readable import ROOTS as READABLE_ROOTS
 from memtend_langgraph.saver_readable import ReadableCheckpoints
 from memtend_langgraph.saver_text import SURFACE, masked
+from memtend_langgraph.state_reads import state_read_user
 from memtend_langgraph.users import ConfigUser, current_config, run_places
 
 if TYPE_CHECKING:
@@ -85,8 +86,8 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     different users refuse the call (``UserMismatchError``); with none, ``default_user``, else
     ``UserNotFoundError``. So ``Memory.erase_user`` removes a user's threads and ``export()`` lists them. Outside a
     run (``graph.get_state``), name the user in ``configurable.user_id``; a subgraph's state read by
-    ``get_state(config, subgraphs=True)`` belongs to the user holding that subgraph's checkpoints (its namespace
-    carries task ids no other thread has).
+    ``get_state(config, subgraphs=True)`` is that call's user's (LangGraph's config for it names no one: see
+    :mod:`memtend_langgraph.state_reads`).
 
     Thread-level calls (``delete_thread``, ``copy_thread``, ``prune``, ``delete_for_runs``, and ``list`` with no
     thread) reach one user's threads only: the user of the run they are called from, ``user_resolver`` for the
@@ -305,11 +306,18 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         )
 
     # ------------------------------------------------------------------ the base five
+    def _read_user(self, config: RunnableConfig) -> str | None:
+        """The user of a checkpoint read from the identity rule, or (a subgraph's state LangGraph reads right after
+        its parent's, its config naming no one) the user of that parent read: see :mod:`.state_reads`."""
+        return state_read_user(self.memory, config, self._user_or_none(config))
+
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._get_tuple_as(config, self._read_user(config))
+
+    def _get_tuple_as(self, config: RunnableConfig, user: str | None) -> CheckpointTuple | None:
         configurable = config["configurable"]
         thread_id = thread_label(configurable.get("thread_id"))
         checkpoint_ns = configurable.get("checkpoint_ns", "")
-        user = self._user_or_none(config)
         if user is None:
             owners = self._subgraph_owners(config)
             if not owners and _has_task_ids(checkpoint_ns):
@@ -615,7 +623,8 @@ class MemtendSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------------ async: the same code off the event loop
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await asyncio.to_thread(self.get_tuple, config)
+        user = self._read_user(config)  # here, not in the worker thread: the caller's context carries a state read
+        return await asyncio.to_thread(self._get_tuple_as, config, user)
 
     async def alist(
         self,

@@ -186,11 +186,10 @@ class DelegatedSaver(MemtendSaver):
         )
 
     # ------------------------------------------------------------------ reads
-    def _get_scope(self, config: RunnableConfig) -> tuple[RunnableConfig, str] | None:
+    def _get_scope(self, config: RunnableConfig, user: str | None) -> tuple[RunnableConfig, str] | None:
         """(the backend's config, the caller's thread id) for a get_tuple, or None: nothing can be there."""
         configurable = config["configurable"]
         thread_id = thread_label(configurable.get("thread_id"))
-        user = self._user_or_none(config)
         if user is None:
             owners = self._subgraph_owners(config)
             if not owners and _has_task_ids(configurable.get("checkpoint_ns", "")):
@@ -201,17 +200,18 @@ class DelegatedSaver(MemtendSaver):
         return self._backend_config(config, user, thread_id), thread_id
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        scope = self._get_scope(config)
+        scope = self._get_scope(config, self._read_user(config))
         if scope is None:
             return None
         found = self.checkpoints.get_tuple(scope[0])
         return None if found is None else self._out(found, config["configurable"].get("user_id"), scope[1])
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        if self._user_or_none(config) is not None:
-            scope = self._get_scope(config)
+        user = self._read_user(config)  # here, not in the worker thread: the caller's context carries a state read
+        if user is not None:
+            scope = self._get_scope(config, user)
         else:  # the registry is read to find the subgraph's owner
-            scope = await asyncio.to_thread(self._get_scope, config)
+            scope = await asyncio.to_thread(self._get_scope, config, None)
         if scope is None:
             return None
         found = await self._backend("get_tuple", scope[0])
