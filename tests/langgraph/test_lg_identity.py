@@ -64,6 +64,28 @@ def test_the_user_given_only_in_context_keeps_the_thread_under_that_user(lg_memo
         graph.get_state(thread("1"))  # no user named anywhere: refused, never someone's thread
 
 
+@pytest.mark.parametrize("where", ["chroma", "delegated"])
+def test_naming_no_user_outside_a_run_says_how_to_name_one_there(ephemeral_memory: Memory, where: str) -> None:
+    checkpoints = InMemorySaver() if where == "delegated" else None
+    graph = notes_graph(MemtendSaver(ephemeral_memory, checkpoints=checkpoints))
+    graph.invoke({"notes": ["a"]}, thread("1"), context={"user_id": "alice"})
+    state_calls = {
+        "get_state": lambda: graph.get_state(thread("1")),
+        "get_state_history": lambda: list(graph.get_state_history(thread("1"))),
+        "update_state": lambda: graph.update_state(thread("1"), {"notes": ["z"]}),
+    }
+    for name, call in state_calls.items():
+        with pytest.raises(UserNotFoundError) as refused:
+            call()
+        message = str(refused.value)
+        assert "outside a graph run" in message and "'user_id'" in message, name  # the fix these calls can take
+        assert "context={" not in message and "invoke the graph" not in message, name  # they take no context=
+    with pytest.raises(UserNotFoundError) as in_a_run:
+        graph.invoke({"notes": ["b"]}, thread("1"))
+    assert "context={'user_id': ...}" in str(in_a_run.value) and "outside a graph run" not in str(in_a_run.value)
+    assert graph.get_state(thread("1", "alice")).values["notes"] == ["a", "note 1"]  # nothing was written
+
+
 async def test_async_runs_read_the_user_from_context_too(ephemeral_memory: Memory) -> None:
     graph = notes_graph(MemtendSaver(ephemeral_memory))
     await graph.ainvoke({"notes": ["a"]}, thread("1"), context=Who("alice"))

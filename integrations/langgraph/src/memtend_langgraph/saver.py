@@ -51,7 +51,7 @@ from memtend_langgraph.saver_readable import ROOTS as READABLE_ROOTS
 from memtend_langgraph.saver_readable import ReadableCheckpoints
 from memtend_langgraph.saver_text import SURFACE, masked
 from memtend_langgraph.state_reads import state_read_user
-from memtend_langgraph.users import ConfigUser, current_config, run_places
+from memtend_langgraph.users import ConfigUser, current_config, run_places, runtime_of
 
 if TYPE_CHECKING:
     from memtend import Memory
@@ -64,8 +64,13 @@ PREFETCH_WRITES = 32  # a listing of at least this many checkpoints reads all th
 SETUP_PROBE_USER = "memtend-setup-probe"  # setup() reads (never writes) one document of this user
 WHO = "MemtendSaver"
 CONFIG_FIX = (
-    "invoke the graph with context={'user_id': ...} or config={'configurable': {'thread_id': ..., 'user_id': ...}} "
-    "(graph.get_state too), or give MemtendSaver(user_resolver=...) or MemtendSaver(default_user=...)"
+    "invoke the graph with context={'user_id': ...} or config={'configurable': {'thread_id': ..., 'user_id': ...}}, "
+    "or give MemtendSaver(user_resolver=...) or MemtendSaver(default_user=...)"
+)
+STATE_FIX = (  # graph.get_state and the like run outside a graph run: there is no context= to pass
+    "outside a graph run (graph.get_state, get_state_history, update_state take no context=) name the user in the "
+    "config: {'configurable': {'thread_id': ..., 'user_id': ...}}, or give MemtendSaver(user_resolver=...) or "
+    "MemtendSaver(default_user=...)"
 )
 THREAD_FIX = (
     "call it on saver.for_user(user_id), give MemtendSaver(user_resolver=...) or default_user=..., or open a "
@@ -235,7 +240,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
         owners = self._subgraph_owners(config)
         if len(owners) == 1:
             return owners[0]
-        raise UserNotFoundError(f"{WHO}: the checkpoint's config names no user; {CONFIG_FIX}")
+        raise no_user_error(config)
 
     def _subgraph_owners(self, config: RunnableConfig) -> builtins.list[str]:
         """Who holds a subgraph's checkpoints read by ``get_state(..., subgraphs=True)``: LangGraph builds that
@@ -323,7 +328,7 @@ class MemtendSaver(BaseCheckpointSaver[str]):
             if not owners and _has_task_ids(checkpoint_ns):
                 return None  # a subgraph's state asked for before the subgraph ran: no one holds checkpoints there
             if len(owners) != 1:
-                raise UserNotFoundError(f"{WHO}: the checkpoint's config names no user; {CONFIG_FIX}")
+                raise no_user_error(config)
             user = owners[0]
         docs = self._documents(user)
         if checkpoint_id := get_checkpoint_id(config):
@@ -675,6 +680,13 @@ def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str, user_id: Any
     if user_id is not None:
         configurable["user_id"] = user_id
     return {"configurable": configurable}
+
+
+def no_user_error(config: Mapping[str, Any]) -> UserNotFoundError:
+    """The refusal of a checkpoint call naming no user, with the fix for where it was made: a run, or a state
+    method (``get_state``, ``get_state_history``, ``update_state``) called outside one."""
+    fix = CONFIG_FIX if runtime_of(config) is not None else STATE_FIX
+    return UserNotFoundError(f"{WHO}: the checkpoint's config names no user; {fix}")
 
 
 def _has_task_ids(checkpoint_ns: str) -> bool:

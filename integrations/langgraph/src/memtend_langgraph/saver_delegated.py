@@ -38,7 +38,7 @@ from memtend.errors import InvalidInputError, UserMismatchError, UserNotFoundErr
 from memtend.surfaces import REDACT_DEFAULT
 
 from memtend_langgraph.ids import thread_label
-from memtend_langgraph.saver import CONFIG_FIX, LIST_FIX, WHO, MemtendSaver, _config, _has_task_ids
+from memtend_langgraph.saver import LIST_FIX, WHO, MemtendSaver, _config, _has_task_ids, no_user_error
 from memtend_langgraph.saver_registry import (
     EXPORT_NAME,
     STAMP,
@@ -195,7 +195,7 @@ class DelegatedSaver(MemtendSaver):
             if not owners and _has_task_ids(configurable.get("checkpoint_ns", "")):
                 return None  # a subgraph's state asked for before the subgraph ran
             if len(owners) != 1:
-                raise UserNotFoundError(f"{WHO}: the checkpoint's config names no user; {CONFIG_FIX}")
+                raise no_user_error(config)
             user = owners[0]
         return self._backend_config(config, user, thread_id), thread_id
 
