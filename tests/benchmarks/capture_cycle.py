@@ -8,7 +8,9 @@ output. Three systems write the same conversations, each into a fresh store, in 
 
 - ``every-turn``: today's behaviour before capture, every user message logged (``UserMemory.log``);
 - ``offline``: ``UserMemory.capture`` after each exchange (a user message and what answers it, as the LangChain
-  middleware's ``capture='turn'`` does), with the offline default extractor;
+  middleware's ``capture='turn'`` does), and at each session's end with the whole session (``conversation=``, as
+  every adapter's ``end_session`` does: the instructions still in force are kept), with the offline default
+  extractor;
 - ``scripted-llm``: the same capture calls with ``llm_extractor`` over a scripted model, which reads the real
   prompt's numbered user lines and answers, in the asked JSON shape, the candidate a good model would write for
   each (the data's ``llm`` field): it stands in where a model writes text, so the figure is what the rest of the
@@ -176,6 +178,8 @@ def _write(memory: Memory, conv: Conversation, system: str, model: ScriptedModel
             continue
         for offset, part in exchanges(messages):
             user.capture(part, session=sid, offset=offset, extractor=extractor)
+        # the session ends (an adapter's end_session): the instructions still in force are kept
+        user.capture([], session=sid, extractor=extractor, conversation=messages)
 
 
 def _score(memory: Memory, conv: Conversation) -> dict[str, list[int]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -258,14 +259,19 @@ async def test_compaction_and_injection_async(ephemeral_memory: Memory) -> None:
     ephemeral_memory.user("alice").add_rule("Answer in French")
     model = ScriptedChatModel(responses=[AIMessage("Tout va bien.")])
     graph = agent(ephemeral_memory, model, max_turns=6, keep_recent_turns=2)
-    state = await graph.ainvoke({"messages": [*long_history(10), HumanMessage("Status?")]}, **run("t1"))
+    history = long_history(10)
+    history.insert(1, HumanMessage("I moved to Porto."))
+    state = await graph.ainvoke({"messages": [*history, HumanMessage("Status?")]}, **run("t1"))
     assert state["messages"][0].additional_kwargs.get("lc_source") == "memtend_summary"
     assert "Answer in French" in system_text(model.calls[0])
     found = await ephemeral_memory.user("alice").ametrics("t1")
     assert found["detail"]["compactions"] == 1
-    # the turns compaction dropped were captured before it dropped them: the user's standing instruction is kept
+    # the turns compaction dropped were captured before it dropped them: the user's statement is kept; their
+    # standing instruction is the conversation's constraint (carried by the summary), not a long-term note
+    assert (await ephemeral_memory.user("alice").aget_fact("home.city")) is not None
     notes = await ephemeral_memory.user("alice").alist(kinds=[Kind.NOTE])
-    assert any("audit namespace" in n.text for n in notes)
+    assert not any("audit namespace" in n.text for n in notes)
+    assert "Never delete the audit namespace" in system_text(model.calls[0])
 
 
 def test_under_budget_nothing_is_compacted(ephemeral_memory: Memory) -> None:
@@ -389,3 +395,52 @@ def test_wrong_message_types_in_the_input_get_langchains_own_error(ephemeral_mem
         agent(ephemeral_memory, model).invoke({"messages": [42]}, **run("t1"))
     assert model.calls == []
     assert ephemeral_memory.user("alice").list() == []
+
+
+def test_end_session_captures_with_the_middlewares_write_mode(embedding_function: object) -> None:
+    # issue 31: end_session used the Memory's write mode, not the middleware's: what an extractor words was stored
+    # at once instead of waiting as a proposal
+    import uuid
+
+    import chromadb
+    from memtend import llm_extractor
+
+    def extractor_model(prompt: str) -> str:
+        item = {"kind": "statement", "text": "Keeps bees on the roof", "reason": "about the user", "turn": 0}
+        return json.dumps({"memories": [item]})
+
+    mem = Memory(
+        client=chromadb.EphemeralClient(),
+        embedding_function=embedding_function,
+        collection_prefix=f"t{uuid.uuid4().hex[:8]}",
+        extractor=llm_extractor(extractor_model),
+    )
+    try:
+        middleware = MemtendMiddleware(mem, capture="session", write_mode="propose", tools=False)
+        model = ScriptedChatModel(responses=[AIMessage("ok")])
+        graph = create_agent(model, tools=[], middleware=[middleware], checkpointer=InMemorySaver())
+        graph.invoke(ask("I keep bees on the roof."), **run("t1"))
+        state = graph.get_state({"configurable": {"thread_id": "t1"}}).values
+        middleware.end_session(state, user_id="alice", thread_id="t1")
+        alice = mem.user("alice")
+        (proposal,) = alice.proposals()
+        assert proposal.text == "Keeps bees on the roof" and alice.list() == []
+        assert alice.recall("bees on the roof", k=3) == []  # never recalled before acceptance
+        alice.accept(proposal.id)
+        assert [h.record.text for h in alice.recall("bees on the roof", k=3)] == ["Keeps bees on the roof"]
+    finally:
+        mem.close()
+
+
+async def test_aend_session_keeps_the_latest_version_of_a_revised_instruction(ephemeral_memory: Memory) -> None:
+    model = ScriptedChatModel(responses=[AIMessage("OK.")])
+    middleware = MemtendMiddleware(ephemeral_memory, tools=False)
+    graph = create_agent(model, tools=[], middleware=[middleware], checkpointer=InMemorySaver())
+    said = ["Keep every reply under 100 words.", "Change of plan: keep every reply under 50 words."]
+    for text in said:
+        await graph.ainvoke(ask(text), **run("t1"))
+    alice = ephemeral_memory.user("alice")
+    assert await alice.alist(kinds=[Kind.NOTE]) == []  # during the conversation its constraints hold them
+    state = (await graph.aget_state({"configurable": {"thread_id": "t1"}})).values
+    await middleware.aend_session(state, user_id="alice", thread_id="t1")
+    assert [n.text for n in await alice.alist(kinds=[Kind.NOTE])] == [said[1]]

@@ -8,7 +8,8 @@ import json
 import pytest
 from memtend import Message, Source
 from memtend.capture.extractor import ExtractionError, allm_extractor, llm_extractor, validate_answer
-from memtend.policies.capture import Candidate, CandidateKind, Dropped, judge_turns
+from memtend.policies.capture import CONSTRAINT_REASON, Candidate, CandidateKind, Dropped, judge_turns
+from memtend.transcripts.summary.constraints import is_instruction
 
 
 def _one(text: str) -> Candidate | Dropped:
@@ -87,16 +88,26 @@ def test_a_corrected_key_says_so_and_a_negated_clause_gives_no_value() -> None:
         "Send the weekly report to Priya every Tuesday, at most two pages.",
     ],
 )
-def test_request_verbs_with_a_word_of_time_are_standing_instructions(text: str) -> None:
+def test_standing_instructions_are_left_to_the_sessions_constraints(text: str) -> None:
+    # issue 31: an instruction to the assistant is the conversation's constraint (re-injected every turn, replaced
+    # when revised, by the session's constraints); kept long-term too, it came back beside its own revision
     judged = _one(text)
-    assert isinstance(judged, Candidate) and judged.kind is CandidateKind.PREFERENCE
+    assert isinstance(judged, Dropped) and judged.reason == CONSTRAINT_REASON
+    assert "one-off" not in judged.reason  # a word of time still tells it from a request
+    assert is_instruction(text)  # what capture leaves, the session's constraints take
+
+
+def test_a_constraint_and_its_revision_are_both_left_to_the_session() -> None:
+    said = ["Keep every reply under 100 words.", "Change of plan: keep every reply under 50 words."]
+    judged = judge_turns([Message("user", text) for text in said])
+    assert [type(j) for j in judged] == [Dropped, Dropped] and {j.reason for j in judged} == {CONSTRAINT_REASON}
 
 
 @pytest.mark.parametrize(
     ("text", "kind", "in_reason"),
     [
         ("I prefer short answers.", CandidateKind.PREFERENCE, "preference"),
-        ("Always reply in French.", CandidateKind.PREFERENCE, "standing instruction"),
+        ("Next I need to update the CI runners to use the new cache path.", CandidateKind.STATE, "unfinished"),
         ("We decided to use Postgres because it handles JSON well.", CandidateKind.DECISION, "handles JSON well"),
         ("I'm still working on the migration script.", CandidateKind.STATE, "unfinished"),
         ("I have two cats named Tom and Jerry.", CandidateKind.STATEMENT, "themselves"),

@@ -22,7 +22,9 @@
   what is worth keeping (durable facts as keyed facts, preferences, decisions, corrections, unfinished work;
   never chit-chat, one-off requests or acknowledgements), written or merged with their provenance (thread,
   turn); output of tools named untrusted is logged as external content, which the core holds for review.
-  ``capture="session"`` captures only before compaction and at ``end_session``; ``capture=False`` never.
+  ``capture="session"`` captures only before compaction and at ``end_session``; ``capture=False`` never (the
+  moments are the core's, :mod:`memtend.capture.moments`). ``end_session`` also keeps the instructions the user
+  left in force, each in its latest version: until then the conversation's constraints hold them.
 
 Every hook has a sync and an async form. The middleware also registers the memory tools (``remember``,
 ``recall``, ``memory``) unless ``tools=False``.
@@ -53,6 +55,7 @@ from memtend import (
     acompact_transcript,
     compact_transcript,
 )
+from memtend.capture.moments import at_end, check_capture, each_turn
 from memtend.policies.proposals import WriteMode, check_write_mode
 from memtend.prompt_context import conversation_constraints
 from memtend.records import MAX_TEXT_CHARS, check_text
@@ -140,7 +143,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         keep_recent_turns: int | None = None,
         summarizer: Any = None,
         untrusted_tools: Collection[str] = (),
-        capture: bool | str = "turn",
+        capture: bool | str | None = "turn",
         redact: bool = REDACT_DEFAULT,
         tools: bool = True,
         side_effect_tools: Collection[str] = (),
@@ -160,7 +163,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         self.keep_recent_turns = keep_recent_turns
         self.summarizer = summarizer
         self.untrusted_tools = frozenset(untrusted_tools)
-        self.capture = _capture_mode(capture)
+        self.capture = check_capture(capture)
         self.redact = check_redact(redact, "MemtendMiddleware")
         self.side_effects = SideEffectGuard(side_effect_tools, on_repeat=on_repeat)
         self.write_mode = None if write_mode is None else check_write_mode(write_mode)
@@ -229,21 +232,28 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         text = found.render()
         return request.override(system_message=_with_memory(request.system_message, text)) if text else request
 
-    def _capture_turns(self, user: UserMemory, state: dict[str, Any], session: str) -> dict[str, Any]:
-        """Hand the turns not captured yet to the core's ``capture`` (and log untrusted output for review)."""
+    def _capture_turns(
+        self, user: UserMemory, state: dict[str, Any], session: str, *, ended: bool = False
+    ) -> dict[str, Any]:
+        """Hand the turns not captured yet to the core's ``capture`` (and log untrusted output for review); when
+        the conversation ``ended``, the whole of it goes too (the instructions still in force are kept)."""
         turn, offset, external, ids = self._pending(state)
+        whole = to_memtend(list(state.get("messages") or [])) if ended else None
         with refused_at("MemtendMiddleware"):
-            if turn:
-                user.capture(turn, session=session, offset=offset, redact=self.redact)
+            if turn or whole:
+                user.capture(turn, session=session, offset=offset, redact=self.redact, conversation=whole)
             if external:
                 user.log_many([replace(e, session=session) for e in external], redact=self.redact)
         return {"memtend_captured": ids}
 
-    async def _acapture_turns(self, user: UserMemory, state: dict[str, Any], session: str) -> dict[str, Any]:
+    async def _acapture_turns(
+        self, user: UserMemory, state: dict[str, Any], session: str, *, ended: bool = False
+    ) -> dict[str, Any]:
         turn, offset, external, ids = self._pending(state)
+        whole = to_memtend(list(state.get("messages") or [])) if ended else None
         with refused_at("MemtendMiddleware"):
-            if turn:
-                await user.acapture(turn, session=session, offset=offset, redact=self.redact)
+            if turn or whole:
+                await user.acapture(turn, session=session, offset=offset, redact=self.redact, conversation=whole)
             if external:
                 await user.alog_many([replace(e, session=session) for e in external], redact=self.redact)
         return {"memtend_captured": ids}
@@ -265,16 +275,19 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
 
     def end_session(self, state: dict[str, Any] | Sequence[BaseMessage], *, user_id: str, thread_id: str = "") -> None:
         """The end of a conversation (call it when yours closes, with the agent's state or its messages): the
-        turns not captured yet go to the core's ``capture`` (nothing is stored twice: what was captured already
-        is refreshed, not added)."""
-        if self.capture:
-            self._capture_turns(self.memory.user(user_id), _state_of(state), thread_id)
+        turns not captured yet go to the core's ``capture``, with the middleware's ``write_mode``, and the
+        instructions the user left in force are kept in their latest version (nothing is stored twice: what was
+        captured already is refreshed, not added)."""
+        if at_end(self.capture):
+            user = self.memory.user(user_id, write_mode=self.write_mode)
+            self._capture_turns(user, _state_of(state), thread_id, ended=True)
 
     async def aend_session(
         self, state: dict[str, Any] | Sequence[BaseMessage], *, user_id: str, thread_id: str = ""
     ) -> None:
-        if self.capture:
-            await self._acapture_turns(self.memory.user(user_id), _state_of(state), thread_id)
+        if at_end(self.capture):
+            user = self.memory.user(user_id, write_mode=self.write_mode)
+            await self._acapture_turns(user, _state_of(state), thread_id, ended=True)
 
     def _events(self, state: dict[str, Any], runtime: Any) -> tuple[list[Event], list[str]]:
         """What the run added that is to be logged (the user's messages; untrusted tools' output, in pieces the
@@ -297,7 +310,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
     def _check_input(self, state: MemtendState, runtime: Any) -> None:
         """Before any model call: the user is known, and what the run will log is text the core accepts."""
         self._user(runtime)
-        if not self.capture:
+        if not at_end(self.capture):
             return
         for event in self._events(dict(state), runtime)[0]:
             try:
@@ -400,7 +413,8 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
         # how full the context was when compaction fired, for the core's metrics (the thread is the session)
         self._user(runtime).report_compaction(compacted, session=self._thread(runtime) or "")
         # the turns compaction drops are captured first (a natural moment to write)
-        captured = self._capture_turns(self._user(runtime), dict(state), self._session(runtime)) if self.capture else {}
+        user, session = self._user(runtime), self._session(runtime)
+        captured = self._capture_turns(user, dict(state), session) if at_end(self.capture) else {}
         return {**self._replace(messages), **captured}
 
     async def abefore_model(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -409,7 +423,7 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
             return None
         await self._user(runtime).areport_compaction(compacted, session=self._thread(runtime) or "")
         user, session = self._user(runtime), self._session(runtime)
-        captured = await self._acapture_turns(user, dict(state), session) if self.capture else {}
+        captured = await self._acapture_turns(user, dict(state), session) if at_end(self.capture) else {}
         return {**self._replace(messages), **captured}
 
     # ------------------------------------------------------------------ around each model call: injection
@@ -431,25 +445,14 @@ class MemtendMiddleware(AgentMiddleware[MemtendState, Any, Any]):
 
     # ------------------------------------------------------------------ after the agent: capture
     def after_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        if self.capture != "turn":
+        if not each_turn(self.capture):
             return None
         return self._capture_turns(self._user(runtime), dict(state), self._session(runtime))
 
     async def aafter_agent(self, state: MemtendState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        if self.capture != "turn":
+        if not each_turn(self.capture):
             return None
         return await self._acapture_turns(self._user(runtime), dict(state), self._session(runtime))
-
-
-def _capture_mode(capture: object) -> str:
-    """``capture``: "turn" (after each run; True), "session" (before compaction and at end_session), or False."""
-    if capture is True or capture == "turn":
-        return "turn"
-    if capture == "session":
-        return "session"
-    if capture is False or capture is None:
-        return ""
-    raise InvalidInputError('capture must be "turn" (or True), "session", or False')
 
 
 def _state_of(state: object) -> dict[str, Any]:

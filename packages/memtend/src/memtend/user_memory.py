@@ -365,10 +365,14 @@ class UserMemory(MetricsCalls):
         offset: int = 0,
         extractor: Extractor | AsyncExtractor | None = None,
         redact: bool = False,
+        conversation: Iterable[Message] | None = None,
     ) -> CaptureReport:
         """Keep what a turn (messages: user, assistant, tool) holds that is worth keeping, written or merged with its
-        provenance (``session``, ``offset``: the first message's index); see :mod:`memtend.capture`."""
-        run = capture_run.judge(messages, offset, check_extractor(extractor) or self.memory.extractor)
+        provenance (``session``, ``offset``: the first message's index); see :mod:`memtend.capture`. When the
+        conversation ends, pass it whole as ``conversation``: the user's instructions still in force are kept too,
+        each in its latest version (until then the session's constraints hold them)."""
+        chosen = check_extractor(extractor) or self.memory.extractor
+        run = capture_run.judge(messages, offset, chosen, conversation)
         return capture_run.write(*run, self._note, self._fact, session=session, redact=redact)
 
     async def acapture(
@@ -379,8 +383,11 @@ class UserMemory(MetricsCalls):
         offset: int = 0,
         extractor: Extractor | AsyncExtractor | None = None,
         redact: bool = False,
+        conversation: Iterable[Message] | None = None,
     ) -> CaptureReport:
-        run = await capture_run.ajudge(list(messages), offset, check_extractor(extractor) or self.memory.extractor)
+        chosen = check_extractor(extractor) or self.memory.extractor
+        whole = None if conversation is None else list(conversation)
+        run = await capture_run.ajudge(list(messages), offset, chosen, whole)
         return await run_io(capture_run.write, *run, self._note, self._fact, session=session, redact=redact)
 
     # ------------------------------------------------------------------ retrieval

@@ -17,13 +17,13 @@ from memtend.capture.extractor import ORIGIN_FALLBACK, ORIGIN_LLM, ORIGIN_OFFLIN
 from memtend.capture.report import Captured, CaptureReport
 from memtend.errors import InvalidInputError
 from memtend.policies import gate
-from memtend.policies.capture import Candidate, CandidateKind, Dropped, Judgement, secret_only
+from memtend.policies.capture import Candidate, CandidateKind, Dropped, Judgement, secret_only, standing_at_end
 from memtend.policies.precedence import FactOutcome, canonical_key, fact_text
 from memtend.records import Record, Status, check_name
 from memtend.results import FactResult
 from memtend.transcripts.messages import Message, ensure_messages
 
-__all__ = ["FactWriter", "NoteWriter", "ajudge", "check_offset", "judge", "provenance", "write"]
+__all__ = ["FactWriter", "NoteWriter", "ajudge", "check_offset", "closing", "judge", "provenance", "write"]
 
 NoteWriter = Callable[..., tuple[Record, str]]
 """The facade's note write: ``(text, *, source, metadata, redact, session, at)`` -> (record stored or refreshed,
@@ -55,10 +55,23 @@ def _checked(result: object) -> list[Judgement]:
     return result
 
 
-def judge(messages: Iterable[Message], offset: int, extractor: Any) -> tuple[list[Judgement], str]:
-    """The extractor's judgements on the messages (the offline rules when ``extractor`` is None), and its origin."""
+def closing(judgements: list[Judgement], conversation: Iterable[Message] | None) -> list[Judgement]:
+    """``judgements`` and, when the whole conversation is given (it ended), the instructions still in force at its
+    end (:func:`memtend.policies.capture.standing_at_end`), which the session's constraints held until then."""
+    if conversation is None:
+        return judgements
+    return [*judgements, *standing_at_end(ensure_messages(conversation))]
+
+
+def judge(
+    messages: Iterable[Message], offset: int, extractor: Any, conversation: Iterable[Message] | None = None
+) -> tuple[list[Judgement], str]:
+    """The extractor's judgements on the messages (the offline rules when ``extractor`` is None), and its origin;
+    ``conversation``: the whole conversation when it ended (see :func:`closing`)."""
     items, offset = ensure_messages(messages), check_offset(offset)
     run = extractor or offline_extractor
+    if not items:  # nothing left to judge (the conversation's end alone): no extractor call
+        return closing([], conversation), _origin([], extractor)
     result = run(items, offset)
     if inspect.isawaitable(result):
         close = getattr(result, "close", None)
@@ -66,18 +79,22 @@ def judge(messages: Iterable[Message], offset: int, extractor: Any) -> tuple[lis
             close()
         raise InvalidInputError("the extractor is async: use acapture")
     judgements = _checked(result)
-    return judgements, _origin(judgements, extractor)
+    return closing(judgements, conversation), _origin(judgements, extractor)
 
 
-async def ajudge(messages: Iterable[Message], offset: int, extractor: Any) -> tuple[list[Judgement], str]:
+async def ajudge(
+    messages: Iterable[Message], offset: int, extractor: Any, conversation: Iterable[Message] | None = None
+) -> tuple[list[Judgement], str]:
     """:func:`judge` for an async extractor (a sync one is called as it is)."""
     items, offset = ensure_messages(messages), check_offset(offset)
     run = extractor or offline_extractor
+    if not items:
+        return closing([], conversation), _origin([], extractor)
     result = run(items, offset)
     if inspect.isawaitable(result):
         result = await result
     judgements = _checked(result)
-    return judgements, _origin(judgements, extractor)
+    return closing(judgements, conversation), _origin(judgements, extractor)
 
 
 def provenance(candidate: Candidate) -> dict[str, Any]:

@@ -7,11 +7,16 @@ before words, and keep only what they are confident about, which is what the use
   results are raw output that can be looked up again (``tool`` turns, and assistant turns that relay one);
 * what kind of sentence it is: questions ask rather than state, and acknowledgements and short remarks
   ("Understood.", "ok thanks") carry nothing a later session needs;
-* whether it is a request: an imperative handing the user something now ("Tell me a joke") is a one-off request
-  (:func:`memtend.transcripts.summary.constraints.is_instruction` tells those from standing instructions, which
-  are kept as preferences when they carry a marker word or a limit: "Never deploy on Fridays", not a task step
-  such as "Check node n3"). An imperative asking for something made now ("List three novels under 300 pages")
-  stays a request whatever its limit, unless a word of time makes it standing ("Never suggest ...");
+* whether it is a request or an instruction: an imperative handing the user something now ("Tell me a joke") is
+  a one-off request (:func:`memtend.transcripts.summary.constraints.is_instruction` tells those from
+  instructions), and so is one asking for something made now ("List three novels under 300 pages") whatever its
+  limit, unless a word of time makes it standing. An instruction to the assistant, with a marker word or a limit
+  ("Keep every reply under 100 words", "Never deploy on Fridays"; not a task step such as "Check node n3"), is
+  a constraint of the conversation: the session's constraints own it (:data:`CONSTRAINT_REASON`), so it is
+  dropped here, with that reason, and never recalled beside the revision that replaced it; when the
+  conversation ends, those still in force, each in its latest version only, are kept as standing preferences
+  (:func:`standing_at_end`). What the user says of themselves ("I prefer short answers") is theirs to keep,
+  below;
 * whether it is a first-person statement: "I ...", "my ...", "we ..." in the user's turn, read after its lead-in
   words, and after the clause of a correction marker that opens it ("Scratch that about Rotterdam, I moved ...").
   Among those, a statement of where the user lives, their name or employer ("call me Tom" too), or "my <thing> is
@@ -45,12 +50,15 @@ from memtend.transcripts.messages import Message, ensure_messages
 from memtend.transcripts.summary.constraints import is_instruction, is_marked
 
 __all__ = [
+    "CONSTRAINT_REASON",
+    "STANDING_REASON",
     "Candidate",
     "CandidateKind",
     "Dropped",
     "Judgement",
     "judge_turns",
     "secret_only",
+    "standing_at_end",
 ]
 
 
@@ -94,6 +102,15 @@ class Dropped:
 
 
 Judgement = Candidate | Dropped
+
+# An instruction to the assistant ("Keep every reply under 100 words", "Never suggest jQuery") belongs to the
+# conversation's constraints (:meth:`memtend.UserMemory.constraints`, :func:`memtend.prompt_context.
+# conversation_constraints`), which show it on every turn and replace it when the user revises it. Kept in
+# long-term memory as well, it would be recalled beside its own revision, so capture leaves it there.
+CONSTRAINT_REASON = (
+    "an instruction for the conversation: the session's constraints keep it (re-injected every turn, replaced "
+    "when revised), not long-term memory"
+)
 
 # -- sentence forms -----------------------------------------------------------------------------------------
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -317,14 +334,14 @@ def judge_sentence(sentence: str, turn: int, turn_id: str = "") -> Judgement:
         if len(words) >= 4:
             return Candidate(CandidateKind.STATEMENT, sentence, "the user says this of themselves", turn, turn_id)
         return Dropped(sentence, "too short to be a durable statement", turn, turn_id)
+    if _STATE.search(body):
+        return Candidate(CandidateKind.STATE, sentence, "the state of unfinished work", turn, turn_id)
     if is_instruction(sentence) and is_marked(sentence):  # a task step ("Check node n3") is no standing rule
         if _asks_for_something_now(body):
             return Dropped(
                 sentence, "a one-off request: it asks for something now, with no word of time", turn, turn_id
             )
-        return Candidate(CandidateKind.PREFERENCE, sentence, "a standing instruction the user gave", turn, turn_id)
-    if _STATE.search(body):
-        return Candidate(CandidateKind.STATE, sentence, "the state of unfinished work", turn, turn_id)
+        return Dropped(sentence, CONSTRAINT_REASON, turn, turn_id)
     if words and len(words) >= 2 and not _FIRST_PERSON.match(body) and _is_request(body):
         return Dropped(sentence, "a one-off request", turn, turn_id)
     return Dropped(sentence, "not a statement of the user's about themselves (chit-chat or a remark)", turn, turn_id)
@@ -370,6 +387,30 @@ def _is_summary(message: Message) -> bool:
     from memtend.transcripts.summary.schema import is_summary_message
 
     return is_summary_message(message)
+
+
+STANDING_REASON = "a standing instruction the user gave, in force when the conversation ended (its latest version)"
+
+
+def standing_at_end(conversation: Iterable[Message], *, offset: int = 0) -> list[Candidate]:
+    """The instructions capture left to the conversation's constraints (:data:`CONSTRAINT_REASON`) that are still
+    in force when it ends, each in its latest version only (a revised one never with the version it replaced), as
+    preferences to keep; each names the last user turn that said it (``offset``: the first message's index)."""
+    from memtend.transcripts.summary import extract_constraints
+    from memtend.transcripts.summary.constraints import is_replaced
+
+    items = ensure_messages(conversation)
+    users = [(i, m) for i, m in enumerate(items) if m.role == "user" and not _is_summary(m)]
+    out: list[Candidate] = []
+    for text in extract_constraints(items):
+        if is_replaced(text):
+            continue
+        index, said = next(((i, m) for i, m in reversed(users) if text in m.content), (len(items) - 1, None))
+        turn, turn_id = max(index, 0) + offset, (said.id or "") if said is not None else ""
+        judged = judge_sentence(text, turn, turn_id)
+        if isinstance(judged, Dropped) and judged.reason == CONSTRAINT_REASON:
+            out.append(Candidate(CandidateKind.PREFERENCE, text, STANDING_REASON, turn, turn_id))
+    return out
 
 
 def candidates(judgements: Sequence[Judgement]) -> list[Candidate]:
