@@ -14,7 +14,8 @@ machine falls on every backend alike; the figure is the median, with the minimum
 * ``history.turn``: one ``add_messages`` of a human message and its answer; ``history.read``: the whole history of
   ``--history`` messages. ``MemtendChatMessageHistory`` against ``SQLChatMessageHistory`` (langchain-community).
 * ``llamaindex.turn``: one ``FunctionAgent.run`` (a mock function-calling LLM) with ``MemtendMemory`` against
-  LlamaIndex's default ``Memory``.
+  LlamaIndex's default ``Memory``; ``write_once`` is ``MemtendMemory(write_once=True)`` (the question held and
+  written with the answer: one write a turn).
 
 The ratios are memtend's median over each peer's (above 1: memtend is slower). The load average is read before and
 after the timed repetitions and printed beside the figures: on a shared machine it says how much they are worth.
@@ -298,8 +299,10 @@ def llamaindex_cases(stack: ExitStack, folder: Path, loop: asyncio.AbstractEvent
         return go
 
     ours = MemtendMemory.from_defaults(user_id=USER, session_id="s1", memory=memory)
+    once = MemtendMemory.from_defaults(user_id=USER, session_id="s2", memory=memory, write_once=True)
     return {
         ("llamaindex.turn", "memtend"): case("memtend", ours),
+        ("llamaindex.turn", "write_once"): case("write_once", once),
         ("llamaindex.turn", "default"): case("default", LlamaMemory.from_defaults(session_id="s1")),
     }
 
@@ -365,8 +368,9 @@ def ratios(rows: dict[str, dict[str, dict[str, float]]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, backends in rows.items():
         for peer, figures in backends.items():
-            if peer not in ("memtend", "delegated") and "memtend" in backends:
-                out[f"{name} memtend/{peer}"] = backends["memtend"]["median_ms"] / figures["median_ms"]
+            for ours in ("memtend", "write_once"):
+                if peer not in ("memtend", "delegated", "write_once") and ours in backends:
+                    out[f"{name} {ours}/{peer}"] = backends[ours]["median_ms"] / figures["median_ms"]
         if "delegated" in backends and "sqlite" in backends:
             out[f"{name} delegated/sqlite"] = backends["delegated"]["median_ms"] / backends["sqlite"]["median_ms"]
     return out
@@ -387,6 +391,9 @@ def print_report(report: dict[str, Any]) -> None:
             delegated = report["ratios"].get(f"{name} delegated/sqlite") if backend == "delegated" else None
             shown += f"{delegated:18.2f}" if delegated is not None else ""
             print(f"{name:<30}{backend:<12}{figures['median_ms']:12.2f}{figures['min_ms']:12.2f}{shown}")
+    for name, ratio in report["ratios"].items():
+        if " write_once/" in name:
+            print(f"{name}: {ratio:.2f}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,13 +22,13 @@ def test_framework_speed_benchmark_times_and_prints_every_case(capsys: pytest.Ca
         "agent.turn": {"memtend", "plain"},
         "history.turn": {"memtend", "sqlite"},
         "history.read_6": {"memtend", "sqlite"},
-        "llamaindex.turn": {"memtend", "default"},
+        "llamaindex.turn": {"memtend", "write_once", "default"},
     }
     assert {name: set(backends) for name, backends in report["rows"].items()} == expected
     for backends in report["rows"].values():
         for figures in backends.values():
             assert 0 < figures["min_ms"] <= figures["median_ms"]
-    # memtend over each peer but the delegated saver; the delegated saver over sqlite alone, per graph case
+    # memtend (and write_once) over each peer but the delegated saver; the delegated saver over sqlite alone
     assert len(report["ratios"]) == sum(len(b - {"delegated"}) - 1 for b in expected.values()) + len(CASES)
     assert all(f"{case} delegated/sqlite" in report["ratios"] for case in CASES)
     assert all(ratio > 0 for ratio in report["ratios"].values())

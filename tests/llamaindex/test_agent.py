@@ -188,3 +188,26 @@ async def test_react_agent_and_agent_workflow_see_the_context_in_the_user_turn(e
         assert str(await agent.run("hi", memory=memory)) == "bonjour"
         stored = await memory.aget_all()
         assert next(m.content for m in stored) == "hi"  # the context is added on read, never stored
+
+
+async def test_a_write_once_turn_is_one_chroma_write_and_stores_the_same(ephemeral_memory: Memory) -> None:
+    rows = ephemeral_memory.storage.documents
+    real, calls = rows.collection.upsert, []
+
+    def upsert(**kwargs):  # type: ignore[no-untyped-def]
+        calls.append(len(kwargs["ids"]))
+        return real(**kwargs)
+
+    rows.collection.upsert = upsert  # type: ignore[method-assign]
+    stored = {}
+    for write_once in (False, True):
+        agent, _ = make_agent(ephemeral_memory, "alice")
+        memory = MemtendMemory.from_defaults(
+            user_id="alice", session_id=f"s-{write_once}", memory=ephemeral_memory, write_once=write_once
+        )
+        calls.clear()
+        assert str(await agent.run("What do you know?", memory=memory)).startswith("[knows]")
+        assert len(calls) == (1 if write_once else 2)
+        fresh = MemtendMemory.from_defaults(user_id="alice", session_id=f"s-{write_once}", memory=ephemeral_memory)
+        stored[write_once] = [m.role for m in await fresh.aget_all()]
+    assert stored[True] == stored[False] == [MessageRole.USER, MessageRole.ASSISTANT]

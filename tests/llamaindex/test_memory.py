@@ -250,3 +250,58 @@ def test_ids_survive_serialisation(mem: MemtendMemory, memory: Memory) -> None:
 async def test_sync_calls_work_inside_a_running_loop(mem: MemtendMemory) -> None:
     mem.put(user("from sync code on a running loop"))
     assert [m.content for m in mem.get()] == ["from sync code on a running loop"]
+
+
+def _count_upserts(memory: Memory) -> list[int]:
+    """A list that grows by one per Chroma write of the document store (the real call still runs)."""
+    rows = memory.storage.documents
+    real, calls = rows.collection.upsert, []
+
+    def upsert(**kwargs):  # type: ignore[no-untyped-def]
+        calls.append(len(kwargs["ids"]))
+        return real(**kwargs)
+
+    rows.collection.upsert = upsert  # type: ignore[method-assign]
+    return calls
+
+
+async def test_write_once_holds_the_question_and_writes_it_with_the_answer(ephemeral_memory: Memory) -> None:
+    mem = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory, write_once=True)
+    other = MemtendMemory.from_defaults(user_id="alice", session_id="s1", memory=ephemeral_memory)
+    calls = _count_upserts(ephemeral_memory)
+    await mem.aput(user("Which order shipped? I never want email updates."))
+    assert calls == [] and await other.aget_all() == []  # held, not stored
+    seen = await mem.aget()
+    assert seen[-1].content == "Which order shipped? I never want email updates."
+    assert "I never want email updates" in (seen[0].content or "")  # the held turn's constraint is in the context
+    assert [m.content for m in await mem.aget_all()] == ["Which order shipped? I never want email updates."]
+    await mem.aput_messages([assistant("Order 7.")])
+    assert len(calls) == 1  # question and answer in one write
+    assert [m.content for m in await other.aget_all()] == [
+        "Which order shipped? I never want email updates.",
+        "Order 7.",
+    ]
+    assert [m.content for m in await mem.aget_all()] == [m.content for m in await other.aget_all()]
+    mem.put(user("and now?"))
+    mem.put(assistant("Nothing new."))  # any other message is written at once, with what is held
+    assert [m.content for m in other.get_all()][-2:] == ["and now?", "Nothing new."]
+    mem.put(user("dropped"))
+    mem.reset()
+    assert mem.get_all() == [] and other.get_all() == []
+
+
+async def test_write_once_gates_the_held_question_at_once(ephemeral_memory: Memory) -> None:
+    secret = "my key is AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    refusing = MemtendMemory.from_defaults(
+        user_id="alice", session_id="r", memory=ephemeral_memory, write_once=True, redact=False
+    )
+    with pytest.raises(SensitiveDataError, match="MemtendMemory refused"):
+        await refusing.aput(user(secret))
+    assert await refusing.aget_all() == []  # nothing held
+    masking = MemtendMemory.from_defaults(user_id="alice", session_id="m", memory=ephemeral_memory, write_once=True)
+    await masking.aput(user(secret))
+    (held,) = await masking.aget_all()
+    assert "AKIAIOSFODNN7EXAMPLE" not in (held.content or "")  # shown as it will be stored
+    await masking.aput_messages([assistant("ok")])
+    fresh = MemtendMemory.from_defaults(user_id="alice", session_id="m", memory=ephemeral_memory)
+    assert [m.content for m in await fresh.aget_all()] == [held.content, "ok"]

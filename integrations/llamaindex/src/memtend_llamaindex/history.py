@@ -175,6 +175,11 @@ def _puts(ns: tuple[str, ...], messages: Sequence[ChatMessage], status: str) -> 
     ]
 
 
+def planned(key: str, messages: Sequence[ChatMessage], status: str = ACTIVE) -> list[PutDocument]:
+    """The document ops ``add`` would write (to check and gate them without writing)."""
+    return _puts(namespace(key), messages, status)
+
+
 def add(key: str, messages: Sequence[ChatMessage], status: str = ACTIVE) -> Step[None]:
     if messages:
         yield _puts(namespace(key), messages, status)

@@ -10,6 +10,12 @@ The object is a thin handle (user id, session id, settings, backend name): the h
 store, so concurrent ``aput`` calls on one session each add their own document and none is lost, and a memory
 restored from a serialised agent context works again once its ``Memory`` is registered (passing ``memory=`` to
 any ``from_defaults`` does that).
+
+``write_once=True`` (opt-in) makes a turn one Chroma write instead of two: a user message put alone (``aput``, as an
+agent stores the question before calling the model) is held by this object, gated at once (so what is refused is
+refused there, and what is shown is what will be stored), shown by ``get``, and written with the next messages put
+(the answer). The price is LangGraph's ``durability="exit"``'s: a process killed before the answer is stored loses
+the held question, and another ``MemtendMemory`` object on the session does not see it until then.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.types import BaseMemory
 from memtend import DocumentStore, InvalidInputError, Memory, UserMemory
 from memtend.prompt_context import UserContext, auser_context, conversation_query, user_context
-from memtend.surfaces import REDACT_DEFAULT
+from memtend.surfaces import REDACT_DEFAULT, SurfaceDocuments, mask_json
+from memtend.transcripts.summary.extractive import extract_constraints
 
 from memtend_llamaindex import compacted_view, history
 from memtend_llamaindex.backends import DEFAULT_BACKEND
@@ -34,7 +41,14 @@ from memtend_llamaindex.handles import (
     user_of,
     without_live_objects,
 )
-from memtend_llamaindex.messages import check_chat_message, check_chat_messages, to_memtend_all
+from memtend_llamaindex.messages import (
+    check_chat_message,
+    check_chat_messages,
+    dump,
+    load,
+    to_memtend,
+    to_memtend_all,
+)
 
 DEFAULT_TOKEN_LIMIT = 30_000
 
@@ -61,8 +75,14 @@ class MemtendMemory(BaseMemory):
     redact: bool = Field(
         default=REDACT_DEFAULT, description="Mask secrets in stored messages (True) or refuse them (False)."
     )
+    write_once: bool = Field(
+        default=False,
+        description="Hold a user message put alone and store it with the next messages put (one write a turn); a "
+        "process killed before then loses it.",
+    )
 
     _memory: Memory | None = PrivateAttr(default=None)
+    _held: list[ChatMessage] = PrivateAttr(default_factory=list)  # write_once: the user messages not yet stored
 
     def __init__(
         self,
@@ -152,6 +172,36 @@ class MemtendMemory(BaseMemory):
             return [first, *messages[1:]]
         return [ChatMessage(role="system", content=text), *messages]
 
+    def _hold(self, message: ChatMessage) -> bool:
+        """With ``write_once``, keep a user message (checked and gated as its write would be) to store with the
+        next write; False when it is to be written now."""
+        if not self.write_once or message.role != "user":
+            return False
+        checked = check_chat_messages([message])
+        to_memtend_all(checked)
+        docs = self._docs()
+        if isinstance(docs, SurfaceDocuments):  # refused here, as its write would be
+            ops: list[Any] = list(history.planned(self.session_id, checked))
+            docs.check_writes(ops)
+        self._held.append(load(mask_json(dump(checked[0]), surface="MemtendMemory", redact=self.redact)))
+        return True
+
+    def _with_held(self, shown: compacted_view.Shown) -> compacted_view.Shown:
+        """The stored view followed by the held messages (and the constraints they state)."""
+        messages, view, _ = shown
+        if not self._held:
+            return shown
+        view = [*view, *(to_memtend(m) for m in self._held)]
+        return [*messages, *(m.model_copy(deep=True) for m in self._held)], view, extract_constraints(view)
+
+    def _unheld(self, messages: list[ChatMessage]) -> tuple[list[ChatMessage], int]:
+        """The held messages followed by ``messages`` (one write), and how many of them were held."""
+        held = list(self._held)
+        return [*held, *messages], len(held)
+
+    def _written(self, count: int) -> None:
+        del self._held[:count]
+
     @staticmethod
     def _input_text(input: Any) -> str | None:
         if input is None or isinstance(input, str):
@@ -163,57 +213,72 @@ class MemtendMemory(BaseMemory):
     # ------------------------------------------------------------------------------------------ async (agents)
     async def aget(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         query_text = self._input_text(input)
-        shown, view, constraints = await history.arun(self._docs(), self._shown())
+        shown, view, constraints = self._with_held(await history.arun(self._docs(), self._shown()))
         query = conversation_query(view, query_text) if self.recall_k else None
         context = await auser_context(self._user(), query, k=max(1, self.recall_k), constraints=constraints)
         return self._with_context(shown, context)
 
     async def aget_all(self) -> list[ChatMessage]:
-        return await history.arun(self._docs(), history.read(self.session_id, None))
+        stored = await history.arun(self._docs(), history.read(self.session_id, None))
+        return [*stored, *(m.model_copy(deep=True) for m in self._held)]
 
     async def aput(self, message: ChatMessage) -> None:
-        await self.aput_messages([message])
+        if not self._hold(check_chat_message(message)):
+            await self.aput_messages([message])
 
     async def aput_messages(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
         to_memtend_all(checked)  # a message with no memtend form is refused before anything is stored
-        await history.arun(self._docs(), history.add(self.session_id, checked))
+        batch, held = self._unheld(checked)
+        if batch:
+            await history.arun(self._docs(), history.add(self.session_id, batch))
+        self._written(held)
 
     async def aset(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
         to_memtend_all(checked)
         self._forget_view()
         await history.arun(self._docs(), history.replace_all(self.session_id, checked))
+        self._held.clear()  # replaced with the rest, as stored messages are
 
     async def areset(self) -> None:
         self._forget_view()
         await history.arun(self._docs(), history.delete_all(self.session_id, None))
+        self._held.clear()
 
     # ------------------------------------------------------------------------------------------ sync
     def get(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         query_text = self._input_text(input)
-        shown, view, constraints = history.run(self._docs(), self._shown())
+        shown, view, constraints = self._with_held(history.run(self._docs(), self._shown()))
         query = conversation_query(view, query_text) if self.recall_k else None
         context = user_context(self._user(), query, k=max(1, self.recall_k), constraints=constraints)
         return self._with_context(shown, context)
 
     def get_all(self) -> list[ChatMessage]:
-        return history.run(self._docs(), history.read(self.session_id, None))
+        stored = history.run(self._docs(), history.read(self.session_id, None))
+        return [*stored, *(m.model_copy(deep=True) for m in self._held)]
 
     def put(self, message: ChatMessage) -> None:
-        self.put_messages([check_chat_message(message)])
+        checked = check_chat_message(message)
+        if not self._hold(checked):
+            self.put_messages([checked])
 
     def put_messages(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
         to_memtend_all(checked)
-        history.run(self._docs(), history.add(self.session_id, checked))
+        batch, held = self._unheld(checked)
+        if batch:
+            history.run(self._docs(), history.add(self.session_id, batch))
+        self._written(held)
 
     def set(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
         to_memtend_all(checked)
         self._forget_view()
         history.run(self._docs(), history.replace_all(self.session_id, checked))
+        self._held.clear()
 
     def reset(self) -> None:
         self._forget_view()
         history.run(self._docs(), history.delete_all(self.session_id, None))
+        self._held.clear()
