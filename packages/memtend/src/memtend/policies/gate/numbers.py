@@ -116,6 +116,8 @@ def card_hits(text: str, lower: str) -> Iterator[Hit]:
     if not HAS_DIGITS.search(text):
         return
     for run in _CARD_RUN.finditer(text):
+        if run.end() - run.start() < 13:
+            continue  # fewer than 13 characters hold fewer than 13 digits: no card (most runs are short numbers)
         groups = [(m.start() + run.start(), m.end() + run.start()) for m in _CARD_GROUP.finditer(run.group())]
         total = sum(e - s for s, e in groups)
         if total < 13:

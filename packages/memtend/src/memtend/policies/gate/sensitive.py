@@ -42,8 +42,20 @@ _GENERATED_ID = re.compile(
 )
 
 
-def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    return any(a <= start and end <= b for a, b in spans)
+_ID_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-")
+
+
+def _in_generated_id(text: str, start: int, end: int) -> bool:
+    """The span lies inside a generated identifier. Identifiers hold only letters, digits, ``_`` and ``-``, so
+    only the run of such characters around the span is searched, not the whole text."""
+    if any(text[i] not in _ID_CHARS for i in range(start, end)):
+        return False
+    left, right = start, end
+    while left > 0 and text[left - 1] in _ID_CHARS:
+        left -= 1
+    while right < len(text) and text[right] in _ID_CHARS:
+        right += 1
+    return any(m.start() <= start and end <= m.end() for m in _GENERATED_ID.finditer(text, left, right))
 
 
 def _rank(kind: str) -> int:
@@ -65,11 +77,10 @@ def _all_hits(masked: str, policy: GatePolicy) -> Iterator[Hit]:
     scan = normal.text
     lower = scan.lower()
     hits: list[Hit] = []
-    generated = [m.span() for m in _GENERATED_ID.finditer(scan)]
     for detector in _DETECTORS:
         found = detector(scan, lower)
-        if generated and detector in _NUMBER_DETECTORS:
-            found = (hit for hit in found if not _inside(generated, hit[0], hit[1]))
+        if detector in _NUMBER_DETECTORS:
+            found = (hit for hit in found if not _in_generated_id(scan, hit[0], hit[1]))
         hits.extend(found)
     for start, end, kind in hits:
         # Never let a span start or end inside an earlier marker.
