@@ -10,6 +10,13 @@ and a long history's read carry a fraction of the rows (Chroma's cost is per row
 The document store's write gate sees every string of a message before anything is written (secrets are masked by
 default, ``redact=True``, or refused with ``redact=False``: see docs/secrets.md), and isolation, export and erasure
 cover the history with the user.
+
+The history is the transcript, not long-term memory. With ``capture="turn"`` (``with_memtend_history``'s default)
+each ``add_messages`` call (a turn) also goes to the core's ``capture``, which keeps what is worth keeping
+(durable facts, preferences, decisions, corrections, unfinished work; never chit-chat or one-off requests) with
+the session as provenance; ``capture="session"`` only at :meth:`MemtendChatMessageHistory.end_session`; None
+never (the moments are the core's, :mod:`memtend.capture.moments`). ``end_session`` also keeps the
+instructions the user left in force, each in its latest version.
 """
 
 from __future__ import annotations
@@ -27,10 +34,21 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from langchain_core.runnables.utils import ConfigurableFieldSpec
-from memtend import Document, InvalidInputError, Memory, Message, PutDocument, acompact_transcript, compact_transcript
+from memtend import (
+    Document,
+    InvalidInputError,
+    Memory,
+    Message,
+    PutDocument,
+    UserMemory,
+    acompact_transcript,
+    compact_transcript,
+)
 from memtend.arguments import describe
+from memtend.capture.moments import at_end, check_capture, each_turn, left_for_the_end
 from memtend.documents.values import MAX_PAGE
-from memtend.surfaces import REDACT_DEFAULT, check_redact
+from memtend.policies.proposals import WriteMode, check_write_mode
+from memtend.surfaces import REDACT_DEFAULT, check_redact, refused_at
 
 from memtend_langchain._messages import (
     from_memtend,
@@ -79,17 +97,34 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
 
     ``MemtendChatMessageHistory(user_id, session_id, memory=Memory(...))``; ``redact=True`` (the default) masks
     sensitive data the write gate finds, ``redact=False`` refuses the whole batch (``SensitiveDataError`` naming
-    this surface) before any of it is written.
+    this surface) before any of it is written. ``capture``: "turn", "session" or None (the default: a plain
+    history); ``write_mode``: "propose" makes what capture keeps in the model's words wait as proposals, None
+    follows the Memory's.
     """
 
-    def __init__(self, user_id: str, session_id: str, *, memory: Memory, redact: bool = REDACT_DEFAULT) -> None:
+    def __init__(
+        self,
+        user_id: str,
+        session_id: str,
+        *,
+        memory: Memory,
+        redact: bool = REDACT_DEFAULT,
+        capture: bool | str | None = None,
+        write_mode: WriteMode | None = None,
+        surface: str = SURFACE,
+    ) -> None:
         if not isinstance(memory, Memory):
             raise InvalidInputError(f"memory must be a memtend Memory, got {type(memory).__name__}")
-        self.user = memory.user(user_id)
+        self.write_mode = None if write_mode is None else check_write_mode(write_mode)
+        self.user: UserMemory = memory.user(user_id, write_mode=self.write_mode)
         self.user_id = self.user.user_id
         self.session_id = _session_id(session_id)
         self.namespace = (*CHAT_NAMESPACE, self.session_id)
-        self._docs = self.user.documents(redact=check_redact(redact, SURFACE), surface=SURFACE)
+        self.redact = check_redact(redact, surface)
+        self.capture = check_capture(capture)
+        self.surface = surface
+        self._docs = self.user.documents(redact=self.redact, surface=surface)
+        self._count: int | None = None  # messages in the session, when this object knows (the next turn's index)
 
     def __repr__(self) -> str:
         return f"MemtendChatMessageHistory(user_id={self.user_id!r}, session_id={self.session_id!r})"
@@ -98,10 +133,14 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """Every stored message of the session, oldest first (one read of the session, as SQL's one query)."""
-        return _read(self._docs.search(self.namespace, limit=MAX_PAGE))
+        found = _read(self._docs.search(self.namespace, limit=MAX_PAGE))
+        self._count = len(found)
+        return found
 
     async def aget_messages(self) -> list[BaseMessage]:
-        return _read(await self._docs.asearch(self.namespace, limit=MAX_PAGE))
+        found = _read(await self._docs.asearch(self.namespace, limit=MAX_PAGE))
+        self._count = len(found)
+        return found
 
     # ------------------------------------------------------------------ writing
     def _puts(self, messages: Sequence[BaseMessage]) -> list[PutDocument]:
@@ -112,26 +151,75 @@ class MemtendChatMessageHistory(BaseChatMessageHistory):
             for key, row in zip(_keys(len(rows)), rows, strict=True)
         ]
 
+    def _offset(self) -> int:
+        """The index of the next message in the session (read once when this object has not read it yet)."""
+        if self._count is None:
+            _ = self.messages
+        return self._count or 0
+
+    async def _aoffset(self) -> int:
+        if self._count is None:
+            await self.aget_messages()
+        return self._count or 0
+
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Store ``messages`` in one atomic write: all of them, or (on any error) none."""
+        """Store ``messages`` in one atomic write: all of them, or (on any error) none; with ``capture="turn"``
+        they are then one turn for the core's ``capture``."""
         puts = self._puts(messages)
-        if puts:
-            self._docs.put_many(puts)
+        if not puts:
+            return
+        offset = self._offset() if each_turn(self.capture) else 0
+        self._docs.put_many(puts)
+        if self._count is not None:
+            self._count += len(messages)
+        if each_turn(self.capture):
+            with refused_at(self.surface):
+                self.user.capture(to_memtend(messages), session=self.session_id, offset=offset, redact=self.redact)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         puts = self._puts(messages)
-        if puts:
-            await self._docs.aput_many(puts)
+        if not puts:
+            return
+        offset = await self._aoffset() if each_turn(self.capture) else 0
+        await self._docs.aput_many(puts)
+        if self._count is not None:
+            self._count += len(messages)
+        if each_turn(self.capture):
+            turn = to_memtend(messages)
+            with refused_at(self.surface):
+                await self.user.acapture(turn, session=self.session_id, offset=offset, redact=self.redact)
+
+    def end_session(self) -> None:
+        """The conversation ended: what was not captured yet goes to the core's ``capture`` with the whole
+        session, so the instructions the user left in force are kept too (each in its latest version; what was
+        captured already is refreshed, never stored twice). Nothing with ``capture=None``."""
+        if not at_end(self.capture):
+            return
+        whole = to_memtend(self.messages)
+        pending = left_for_the_end(self.capture, whole)
+        with refused_at(self.surface):
+            self.user.capture(pending, session=self.session_id, redact=self.redact, conversation=whole)
+
+    async def aend_session(self) -> None:
+        if not at_end(self.capture):
+            return
+        whole = to_memtend(await self.aget_messages())
+        pending = left_for_the_end(self.capture, whole)
+        with refused_at(self.surface):
+            await self.user.acapture(pending, session=self.session_id, redact=self.redact, conversation=whole)
 
     def add_message(self, message: BaseMessage) -> None:
         self.add_messages([message])
 
     def clear(self) -> None:
-        """Delete every message of this session (other sessions and users are untouched)."""
+        """Delete every message of this session (other sessions and users are untouched; what capture kept in
+        long-term memory stays, a memory of the user's)."""
         self._docs.delete_prefix(self.namespace)
+        self._count = 0
 
     async def aclear(self) -> None:
         await self._docs.adelete_prefix(self.namespace)
+        self._count = 0
 
     # ------------------------------------------------------------------ the compacted view
     def compacted_messages(
@@ -248,6 +336,8 @@ def with_memtend_history(
     redact: bool = REDACT_DEFAULT,
     context: bool = True,
     k: int = 5,
+    capture: bool | str | None = "turn",
+    write_mode: WriteMode | None = None,
     **kwargs: Any,
 ) -> RunnableWithMessageHistory:
     """``RunnableWithMessageHistory`` keyed by user and session over memtend; call it with
@@ -258,13 +348,23 @@ def with_memtend_history(
     user's profile, rules, the constraints they set in this conversation and ``k`` recalled memories
     (:mod:`memtend_langchain.history_context`); none of it is stored in the history.
 
+    ``capture="turn"`` (the default): each turn stored also goes to the core's ``capture`` (what is worth keeping
+    goes to long-term memory, never the transcript itself); ``"session"``: only when the conversation ends,
+    ``chain.get_session_history(user_id, session_id).end_session()`` (call that in either mode when it ends: the
+    instructions the user left in force are kept then); None: never. ``write_mode``: "propose" makes what capture
+    keeps in the model's words wait as proposals.
+
     RunnableWithMessageHistory stores a turn in an end-of-run listener and only logs an error raised there, so a
     refusal there would lose the turn: the sensitive value is masked (``redact=True``, the default). With
     ``redact=False`` such a turn is refused (logged as ``SensitiveDataError``, the value never shown) and not
     stored, while the earlier turns stay."""
+    mode = check_capture(capture)
+    chosen = None if write_mode is None else check_write_mode(write_mode)
 
     def factory(user_id: str, session_id: str) -> MemtendChatMessageHistory:
-        return MemtendChatMessageHistory(user_id, session_id, memory=memory, redact=redact)
+        return MemtendChatMessageHistory(
+            user_id, session_id, memory=memory, redact=redact, capture=mode, write_mode=chosen
+        )
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidInputError(f"k (memories recalled per call) must be a positive integer, got {describe(k)}")

@@ -23,12 +23,13 @@ CaptureMode: TypeAlias = Literal["turn", "session", ""]
 
 
 def check_capture(value: object) -> CaptureMode:
-    """``capture=`` as a mode: "turn" (or True), "session", or None/False (off); a typed error otherwise."""
+    """``capture=`` as a mode: "turn" (or True), "session", or None/False (off; "" too, so a checked mode
+    checks again); a typed error otherwise."""
     if value is True or value == "turn":
         return "turn"
     if value == "session":
         return "session"
-    if value is False or value is None:
+    if value is False or value is None or value == "":
         return ""
     raise InvalidInputError(f'capture must be "turn" (or True), "session", or None/False; got {describe(value)}')
 
