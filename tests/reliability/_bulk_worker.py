@@ -4,6 +4,8 @@ between two of its Chroma calls.
     python _bulk_worker.py FOLDER history|store N   # write N rows in one call; print MIDWAY after its first
                                                     # Chroma call of the documents collection, then wait to be killed
     python _bulk_worker.py FOLDER users N           # the same for one store batch of N rows for each of USERS
+    python _bulk_worker.py FOLDER turns N           # N history turns and N LlamaIndex write_once turns (question
+                                                    # and answer), printing ACK after each; then wait to be killed
     python _bulk_worker.py FOLDER dump              # open (finishing what a kill left), print STATE <json>
 
 The documents collection's batch size is lowered to 400 rows, so an N of 1,000 takes three calls (6,000 rows at
@@ -82,6 +84,27 @@ def write_users(mem: Memory, n: int) -> None:
     _say("DONE")
 
 
+def write_turns(mem: Memory, n: int) -> None:
+    """Turns as the frameworks store them, each acknowledged (ACK) once its call returned; killed after the last."""
+    import asyncio
+
+    from langchain_core.messages import AIMessage, HumanMessage
+    from llama_index.core.base.llms.types import ChatMessage
+    from memtend_langchain import MemtendChatMessageHistory
+    from memtend_llamaindex import MemtendMemory
+
+    history = MemtendChatMessageHistory(USER, "turns", memory=mem)
+    agent_memory = MemtendMemory.from_defaults(user_id=USER, session_id="turns", memory=mem, write_once=True)
+    for i in range(n):
+        history.add_messages([HumanMessage(f"question {i}"), AIMessage(f"answer {i}")])
+        _say("ACK")
+        asyncio.run(agent_memory.aput(ChatMessage(role="user", content=f"question {i}")))
+        asyncio.run(agent_memory.aput_messages([ChatMessage(role="assistant", content=f"answer {i}")]))
+        _say("ACK")
+    asyncio.run(agent_memory.aput(ChatMessage(role="user", content="held, never answered")))
+    time.sleep(60)  # the test kills the process here
+
+
 def _count(store: Any, user: str) -> int:
     items, offset = 0, 0
     while True:
@@ -95,12 +118,17 @@ def _count(store: Any, user: str) -> int:
 def dump(mem: Memory) -> dict[str, Any]:
     from memtend_langchain import MemtendChatMessageHistory
     from memtend_langgraph import MemtendStore
+    from memtend_llamaindex import MemtendMemory
 
     history = MemtendChatMessageHistory(USER, "bulk", memory=mem).messages
+    turns = MemtendChatMessageHistory(USER, "turns", memory=mem).messages
+    agent_turns = MemtendMemory.from_defaults(user_id=USER, session_id="turns", memory=mem).get_all()
     store = MemtendStore(mem, user_label=0)
     journals = mem.storage.documents.collection.get(where={"doc_journal": {"$eq": True}}, include=[])["ids"]
     return {
         "messages": len(history),
+        "turns": [m.text for m in turns],
+        "agent_turns": [m.content for m in agent_turns],
         "items": _count(store, USER),
         "journals": len(journals),
         **{user: _count(store, user) for user in USERS},
@@ -115,7 +143,7 @@ def main() -> None:
         mem.close()
         return
     n = int(sys.argv[3])
-    {"history": write_history, "store": write_store, "users": write_users}[mode](mem, n)
+    {"history": write_history, "store": write_store, "users": write_users, "turns": write_turns}[mode](mem, n)
     mem.close()
 
 

@@ -62,6 +62,30 @@ def test_sigkill_between_the_calls_of_a_bulk_write_leaves_it_whole(tmp_path: Pat
     assert again == state
 
 
+@pytest.mark.slow
+def test_sigkill_after_acknowledged_chat_turns_keeps_every_one(tmp_path: Path) -> None:
+    """What add_messages (and a write_once LlamaIndex turn's aput_messages) returned from survives a SIGKILL; the
+    question a write_once memory held without an answer is the one thing lost (its documented trade)."""
+    folder = tmp_path / "store"
+    proc = subprocess.Popen(
+        [sys.executable, str(WORKER), str(folder), "turns", "3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    assert proc.stdout is not None
+    for _ in range(6):
+        assert proc.stdout.readline().strip() == "ACK", proc.stderr.read() if proc.stderr else "the worker ended"
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    state, _ = _dump(folder)
+    expected = [text for i in range(3) for text in (f"question {i}", f"answer {i}")]
+    assert state["turns"] == expected
+    assert state["agent_turns"] == expected
+
+
 def test_sigkill_inside_a_store_batch_for_two_users_leaves_both_parts_or_neither(tmp_path: Path) -> None:
     """Each user's 300 rows fit in one Chroma call, both users' do not: the batch is one journaled write (a journal
     row per user in its first call), so a kill after that call leaves neither user's part alone."""
