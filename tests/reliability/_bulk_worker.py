@@ -7,6 +7,9 @@ between two of its Chroma calls.
     python _bulk_worker.py FOLDER turns N           # N history turns and N LlamaIndex write_once turns (question
                                                     # and answer), printing ACK after each; then wait to be killed
     python _bulk_worker.py FOLDER dump              # open (finishing what a kill left), print STATE <json>
+    python _bulk_worker.py FOLDER overwrite 0       # overwrite an indexed document; print MIDWAY after its
+                                                    # vector call (before its rows), then wait to be killed
+    python _bulk_worker.py FOLDER ranked            # open, print STATE <json>: the search for the new text
 
 The documents collection's batch size is lowered to 400 rows, so an N of 1,000 takes three calls (6,000 rows at
 Chroma's own 5,000 take two: the same path). A history keeps up to 100 messages in a document, so its 1,000 messages
@@ -105,6 +108,39 @@ def write_turns(mem: Memory, n: int) -> None:
     time.sleep(60)  # the test kills the process here
 
 
+OLD_TEXT = "My dog loves running in the park every morning"
+NEW_TEXT = "Accounting: my tax returns are due to the accountant on Friday"
+
+
+def overwrite(mem: Memory, n: int) -> None:
+    docs = mem.user(USER).documents()
+    docs.put(("notes",), "a", {"text": OLD_TEXT}, index=["text"])
+    docs.put(("notes",), "b", {"text": "The quarterly report is due to finance next week"}, index=["text"])
+    vectors = mem.storage.documents.vectors
+    real = vectors.upsert
+
+    def upsert(**kwargs: Any) -> Any:
+        out = real(**kwargs)
+        _say("MIDWAY")
+        time.sleep(60)  # the test kills the process here, after the vectors and before the document rows
+        return out
+
+    vectors.upsert = upsert  # type: ignore[method-assign]
+    docs.put(("notes",), "a", {"text": NEW_TEXT}, index=["text"])
+    _say("DONE")
+
+
+def ranked(mem: Memory) -> dict[str, Any]:
+    docs = mem.user(USER).documents()
+    found = docs.search(("notes",), query=NEW_TEXT, limit=2)
+    stored = docs.get(("notes",), "a")
+    return {
+        "ranked": [[d.key, d.score] for d in found],
+        "a": None if stored is None else stored.value["text"],
+        "vector_rows": len(mem.storage.documents.vectors.get(where={"user_id": {"$eq": USER}}, include=[])["ids"]),
+    }
+
+
 def _count(store: Any, user: str) -> int:
     items, offset = 0, 0
     while True:
@@ -138,12 +174,18 @@ def dump(mem: Memory) -> dict[str, Any]:
 def main() -> None:
     folder, mode = sys.argv[1], sys.argv[2]
     mem = Memory(path=folder, embedding_function=HashEmbedder())
-    if mode == "dump":
-        _say("STATE " + json.dumps(dump(mem)))
+    if mode in ("dump", "ranked"):
+        _say("STATE " + json.dumps(dump(mem) if mode == "dump" else ranked(mem)))
         mem.close()
         return
     n = int(sys.argv[3])
-    {"history": write_history, "store": write_store, "users": write_users, "turns": write_turns}[mode](mem, n)
+    {
+        "history": write_history,
+        "store": write_store,
+        "users": write_users,
+        "turns": write_turns,
+        "overwrite": overwrite,
+    }[mode](mem, n)
     mem.close()
 
 

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,9 +26,9 @@ def _env() -> dict[str, str]:
     return {**os.environ, "ANONYMIZED_TELEMETRY": "False", "PYTHONUNBUFFERED": "1"}
 
 
-def _dump(folder: Path) -> tuple[dict[str, int], str]:
+def _dump(folder: Path, mode: str = "dump") -> tuple[dict[str, Any], str]:
     out = subprocess.run(
-        [sys.executable, str(WORKER), str(folder), "dump"], capture_output=True, text=True, env=_env(), timeout=300
+        [sys.executable, str(WORKER), str(folder), mode], capture_output=True, text=True, env=_env(), timeout=300
     )
     assert out.returncode == 0, out.stderr[-3000:]
     line = next(x for x in out.stdout.splitlines() if x.startswith("STATE "))
@@ -130,3 +131,35 @@ def test_a_pending_write_across_users_is_journaled_per_user_so_erasure_reaches_i
     assert len(store.search(("alice", "bulk"), limit=1000)) == 300
     assert store.search(("bob", "bulk"), limit=1000) == []
     assert ephemeral_memory.document_owners(("langgraph_store",)) == ["alice"]
+
+
+def test_sigkill_after_an_overwrites_vectors_leaves_the_stored_document_ranked_by_its_own(tmp_path: Path) -> None:
+    """A document write sends its vectors before its rows (a journaled write rolled forward needs them); killed
+    between the two, the stored value is what a search ranks, by its own vectors (the new ones went to the set of
+    ids its row does not read), never by the text of the write that did not happen; erasure reaches both sets."""
+    from _bulk_worker import OLD_TEXT, USER
+
+    folder = tmp_path / "store"
+    _kill_midway(folder, "overwrite", rows=0)
+    state, _ = _dump(folder, "ranked")
+    assert state["a"] == OLD_TEXT  # the write did not happen
+    scores = dict(state["ranked"])
+    assert scores["a"] < 0.5, f"the stored document is ranked by the killed write's text: {state}"
+    assert state["vector_rows"] == 3  # a's own, b's, and a's unread new one
+    from memtend import Memory
+    from memtend.testing import HashEmbedder
+
+    mem = Memory(path=folder, embedding_function=HashEmbedder())
+    try:
+        from _bulk_worker import NEW_TEXT
+
+        docs = mem.user(USER).documents()
+        docs.put(("notes",), "a", {"text": NEW_TEXT}, index=["text"])  # written again, whole this time
+        best = docs.search(("notes",), query=NEW_TEXT, limit=1)[0]
+        assert best.key == "a" and best.score is not None and best.score > 0.99
+        docs.put(("notes",), "a", {"text": OLD_TEXT}, index=["text"])  # and back: each write reads its own set
+        assert docs.search(("notes",), query=NEW_TEXT, limit=1)[0].key == "b"
+        mem.erase_user(USER)
+        assert mem.storage.documents.vectors.get(where={"user_id": {"$eq": USER}}, include=[])["ids"] == []
+    finally:
+        mem.close()

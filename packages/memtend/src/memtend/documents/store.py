@@ -70,7 +70,7 @@ from memtend.documents.values import (
 from memtend.errors import DocumentTooLargeError, InvalidInputError, ReservedNamespaceError
 from memtend.identity import SHARED_OWNER
 from memtend.records import MAX_TEXT_CHARS, check_encodable, check_time, now
-from memtend.storage.document_rows import DocRow, DocumentRows, doc_id
+from memtend.storage.document_rows import VSLOT, DocRow, DocumentRows, doc_id, vector_slot
 
 if TYPE_CHECKING:
     from memtend.handle import MemoryHandle
@@ -283,11 +283,15 @@ class DocumentStore:
         n = max(need * 2, 10)
         while True:
             hits = self._rows.nearest(self.user_id, self._space, prefix, q, n)
-            rows = self._rows.read(self.user_id, list(dict.fromkeys(d for d, _, _ in hits)))
+            rows = self._rows.read(self.user_id, list(dict.fromkeys(d for d, _, _, _ in hits)))
             best: dict[str, float] = {}
-            for doc, num, score in hits:  # a vector past a document's ``vecs`` is a leftover of an older value
+            for doc, slot, num, score in hits:
+                # a vector of the other set, or past a document's ``vecs``, is not its value's (a leftover, or a
+                # write that never reached its rows)
                 row = rows.get(doc)
-                if row is not None and num < int(row.fields.get("vecs") or 0) and score > best.get(doc, -2.0):
+                if row is None or slot != vector_slot(row) or num >= int(row.fields.get("vecs") or 0):
+                    continue
+                if score > best.get(doc, -2.0):
                     best[doc] = score
             ranked = [rows[d] for d in best if _live(rows[d], t) and (not clauses or _row_matches(rows[d], clauses))]
             scores = {r.id: best[r.id] for r in ranked}
@@ -743,7 +747,7 @@ def _content_fields(row: DocRow) -> dict[str, Any]:
     return {
         k: v
         for k, v in row.fields.items()
-        if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", "vecs", PARTIAL) or k.startswith("f:")
+        if k in ("key", "created_at", "updated_at", "type", "exp", "ttl", "vecs", VSLOT, PARTIAL) or k.startswith("f:")
     }
 
 

@@ -50,8 +50,11 @@ DOC_JOURNAL_PREFIX = "dj:"
 #   Python check), which an id read tells;
 # - tombstones (``dead``, every other field but ``user_id`` cleared): what one atomic upsert leaves of rows it
 #   removes; deleted right after (``where dead``), and by erasure.
-# - vector rows (``<prefix>_document_vectors``): ``<doc id>~<n>`` for the n-th indexed text of a document, with
-#   ``user_id``, ``of`` and the ``p<d>`` scope codes; a document row's ``vecs`` says how many are current.
+# - vector rows (``<prefix>_document_vectors``): ``<doc id>~<n>`` (set 0) or ``<doc id>~1.<n>`` (set 1) for the
+#   n-th indexed text of a document, with ``user_id``, ``of`` and the ``p<d>`` scope codes; a document row's
+#   ``vecs`` says how many are current and ``vslot`` which set (absent: 0). A write's vectors go before its rows
+#   (a journaled write rolled forward needs them in place), into the set the stored row does not read: a write
+#   killed between the two leaves the stored document ranked by its own vectors, the new ones unread.
 # Chroma returns ``get`` results in the order rows were first added (an upsert keeps a row's place; a delete and
 # add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
 
@@ -59,6 +62,27 @@ CHUNK_CHARS = 1_000_000
 INLINE_CHARS = 256_000
 PIECE = "piece"
 _DOC_FIELDS = ("user_id", "key", "depth", "created_at", "updated_at", "type", "parts", "exp", "ttl")
+
+
+VSLOT = "vslot"
+
+
+def vector_id(row_id: str, slot: int, n: int) -> str:
+    """The id of a document's n-th vector in one of its two sets (set 0 keeps the ids written before sets)."""
+    return f"{row_id}~{n}" if slot == 0 else f"{row_id}~{slot}.{n}"
+
+
+def vector_slot(row: DocRow | None) -> int:
+    """The set of vector ids a stored document row reads."""
+    return int((row.fields.get(VSLOT) if row is not None else 0) or 0)
+
+
+def _put_slot(row: DocRow, old: DocRow | None, vectors: dict[str, Any]) -> int:
+    """The set a put's row reads: new vectors go to the set the stored row does not read; a rewrite without new
+    vectors keeps the stored row's set."""
+    if row.id not in vectors:
+        return vector_slot(old) if old is not None else vector_slot(row)
+    return 1 - vector_slot(old) if old is not None else 0
 
 
 def scope_code(user_id: str, space: str, labels: Sequence[str]) -> str:
@@ -396,6 +420,9 @@ class DocumentRows:
         for row in part.puts:
             old = stored.get(row.id)
             meta = _row_metadata(user_id, row)
+            meta.pop(VSLOT, None)
+            if meta.get("vecs"):
+                meta[VSLOT] = _put_slot(row, old, part.vectors)
             pieces = _pieces(row.text or "")
             if len(pieces) > 1:
                 meta["parts"] = len(pieces)
@@ -517,26 +544,29 @@ class DocumentRows:
         stored: dict[str, DocRow],
         vectors: dict[str, np.ndarray],
     ) -> list[str]:
-        """Upsert the vectors of the puts (before their documents, which count them in ``vecs``); return the ids
-        of vector rows no document counts any more."""
+        """Upsert the vectors of the puts (before their documents, which count them in ``vecs``, into the set of
+        ids the stored row does not read); return the ids of vector rows no document reads any more."""
         ids: list[str] = []
         embeddings: list[Any] = []
         metas: list[dict[str, Any]] = []
         stale: list[str] = []
         for row in puts:
             vecs = vectors.get(row.id)
+            old = stored.get(row.id)
+            slot, old_slot = _put_slot(row, old, vectors), vector_slot(old)
             # a row written again without new vectors (a metadata rewrite) keeps the ones its ``vecs`` counts
             new = len(vecs) if vecs is not None else int(row.fields.get("vecs") or 0)
             for n in range(len(vecs) if vecs is not None else 0):
-                ids.append(f"{row.id}~{n}")
+                ids.append(vector_id(row.id, slot, n))
                 embeddings.append(vecs[n])  # type: ignore[index]
                 metas.append(
                     {"user_id": user_id, "of": row.id, **_scope_fields(user_id, row.space, row.namespace, False)}
                 )
-            old = stored.get(row.id)
-            stale.extend(f"{row.id}~{n}" for n in range(new, int(old.fields.get("vecs") or 0) if old else 0))
+            old_count = int(old.fields.get("vecs") or 0) if old else 0
+            kept = new if slot == old_slot else 0  # the stored row's set is read no more once the slot moves
+            stale.extend(vector_id(row.id, old_slot, n) for n in range(kept, old_count))
         for row in deletes:
-            stale.extend(f"{row.id}~{n}" for n in range(int(row.fields.get("vecs") or 0)))
+            stale.extend(vector_id(row.id, vector_slot(row), n) for n in range(int(row.fields.get("vecs") or 0)))
         for start in range(0, len(ids), self.max_batch):
             chunk = slice(start, start + self.max_batch)
             self.vectors.upsert(ids=ids[chunk], embeddings=np.asarray(embeddings[chunk]), metadatas=metas[chunk])
@@ -551,9 +581,9 @@ class DocumentRows:
     @guarded
     def nearest(
         self, user_id: str, space: str, prefix: Sequence[str], query: np.ndarray, n: int
-    ) -> list[tuple[str, int, float]]:
-        """The ``n`` vectors under a prefix nearest to ``query``: (document id, vector number, cosine similarity),
-        best first."""
+    ) -> list[tuple[str, int, int, float]]:
+        """The ``n`` vectors under a prefix nearest to ``query``: (document id, vector set, vector number, cosine
+        similarity), best first."""
         code = scope_code(user_id, space, prefix)
         got = self.vectors.query(
             query_embeddings=np.asarray([query]),
@@ -564,8 +594,9 @@ class DocumentRows:
         out = []
         for i, m, dist in zip(got["ids"][0], (got["metadatas"] or [[]])[0], (got["distances"] or [[]])[0], strict=True):
             if (m or {}).get("user_id") == user_id:
-                doc, _, num = i.rpartition("~")
-                out.append((doc, int(num), 1.0 - float(dist)))
+                doc, _, tail = i.rpartition("~")
+                slot, _, num = tail.rpartition(".")
+                out.append((doc, int(slot or 0), int(num), 1.0 - float(dist)))
         return out
 
     def _markers(
