@@ -133,6 +133,7 @@ def test_a_pending_write_across_users_is_journaled_per_user_so_erasure_reaches_i
     assert ephemeral_memory.document_owners(("langgraph_store",)) == ["alice"]
 
 
+@pytest.mark.slow
 def test_sigkill_after_an_overwrites_vectors_leaves_the_stored_document_ranked_by_its_own(tmp_path: Path) -> None:
     """A document write sends its vectors before its rows (a journaled write rolled forward needs them); killed
     between the two, the stored value is what a search ranks, by its own vectors (the new ones went to the set of
