@@ -124,3 +124,55 @@ async def test_atruncate_drops_the_least_relevant_lines(ephemeral_memory: Memory
     shorter = await block.atruncate(content, 15)
     assert shorter is not None and content.startswith(shorter) and len(shorter) < len(content)
     assert await block.atruncate(content, 10_000) is None
+
+
+@pytest.mark.parametrize("where", ["memory", "block"])
+async def test_in_propose_mode_what_capture_keeps_is_a_proposal_until_accepted(
+    embedding_function: object, where: str
+) -> None:
+    # issue 31: what capture keeps in a model's words waits as a proposal, never recalled before acceptance
+    import json
+    import uuid
+
+    import chromadb
+    from memtend import llm_extractor
+
+    def model(prompt: str) -> str:
+        lines = re.findall(r"^\[(\d+)\] user: (.*)$", prompt, re.MULTILINE)
+        items = [
+            {"kind": "statement", "text": "The user keeps bees on the roof", "reason": "about the user", "turn": int(n)}
+            for n, text in lines
+            if "bees" in text
+        ]
+        return json.dumps({"memories": items})
+
+    mem = Memory(
+        client=chromadb.EphemeralClient(),
+        embedding_function=embedding_function,
+        collection_prefix=f"t{uuid.uuid4().hex[:8]}",
+        extractor=llm_extractor(model),
+        **({"write_mode": "propose"} if where == "memory" else {}),
+    )
+    try:
+        block = MemtendMemoryBlock(
+            user_id="alice", memory=mem, **({"write_mode": "propose"} if where == "block" else {})
+        )
+        said = [
+            ChatMessage(role="user", content="Tell me a joke."),
+            ChatMessage(role="assistant", content="No."),
+            ChatMessage(role="user", content="I keep bees on the roof."),
+            ChatMessage(role="assistant", content="Lovely."),
+        ]
+        await block.aput(said, from_short_term_memory=True, session_id="s1")
+        alice = mem.user("alice")
+        (proposal,) = alice.proposals()
+        assert proposal.text == "The user keeps bees on the roof" and alice.list() == []
+        question = [ChatMessage(role="user", content="What do I keep on the roof?")]
+        assert "bees" not in await block.aget(question)
+        await alice.aaccept(proposal.id)
+        assert "bees" in await block.aget(question)
+        assert mem.user("bob").proposals() == []
+        with pytest.raises(ValueError, match="write_mode"):
+            MemtendMemoryBlock(user_id="alice", memory=mem, write_mode="later")
+    finally:
+        mem.close()

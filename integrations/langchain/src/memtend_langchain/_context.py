@@ -81,7 +81,8 @@ def _query(text: str | None) -> str | None:
 def gather(
     user: UserMemory, query: str | None, k: int, constraints: Sequence[str] = (), exclude: Iterable[str] = ()
 ) -> MemoryContext:
-    """What goes into the prompt; ``exclude``: ids of records the prompt already shows (a history's turns)."""
+    """What goes into the prompt; ``exclude``: ids of records or messages the prompt already shows (a history's
+    turns)."""
     query = _query(query)
     hits = user.recall(query, k=k, kinds=RECALL_KINDS) if query else []
     hits = _without(hits, exclude)
@@ -100,8 +101,12 @@ async def agather(
 
 
 def _without(hits: list[Hit], exclude: Iterable[str]) -> list[Hit]:
+    """``hits`` less the records the prompt already shows: by id, or captured from a message it shows (the
+    message id capture recorded as ``capture_turn_id``)."""
     skip = set(exclude)
-    return [hit for hit in hits if hit.record.id not in skip] if skip else hits
+    if not skip:
+        return hits
+    return [hit for hit in hits if hit.record.id not in skip and hit.record.extra.get("capture_turn_id") not in skip]
 
 
 def _field(container: Any, name: str) -> Any:

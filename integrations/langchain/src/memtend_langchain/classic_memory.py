@@ -3,26 +3,38 @@
 Needs the ``classic`` extra (``pip install memtend-langchain[classic]``). ``load_memory_variables`` returns the
 user's profile, standing rules and the memories recalled for the input (each labelled with its date), and on every
 turn the constraints the user set in the session (kept by the core, ``user.constraints(session_id)``: a revised
-one replaces the earlier, a request is not a constraint), listed under the rules;
-``save_context`` logs the turn (what the user said, what the chain answered) through the core's write gate.
+one replaces the earlier, a request is not a constraint), listed under the rules.
+
+``save_context`` stores the turn verbatim in the session's transcript, the same documents
+``MemtendChatMessageHistory`` keeps for that session (``("langchain", "chat", session_id)``), through the write
+gate; long-term memory gets only what the core's ``capture`` keeps of it (durable facts as keyed facts,
+preferences, decisions, corrections, unfinished work; never chit-chat, one-off requests or the chain's answers).
+``capture="turn"`` (the default) captures each turn, ``"session"`` only at :meth:`MemtendMemory.end_session`,
+None never; ``end_session`` also keeps the instructions the user left in force, in their latest version.
 
 With ``memory_key="history"`` it offers one variable instead, as ``ConversationBufferMemory`` does, so it drops
 into ``ConversationChain``: the same profile, rules and recalled memories, then the session's latest turns
-verbatim (``Human: ...`` / ``AI: ...``, or messages with ``return_messages=True`` for a chat prompt).
+verbatim from its transcript (``Human: ...`` / ``AI: ...``, or messages with ``return_messages=True`` for a chat
+prompt); it needs a ``session_id``.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from langchain_classic.base_memory import BaseMemory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from memtend import Event, InvalidInputError, Kind, Memory, Message, Record, Source, UserMemory
+from memtend import InvalidInputError, Memory, Message, UserMemory
+from memtend.capture.moments import CaptureMode, at_end, check_capture, each_turn
+from memtend.policies.proposals import WriteMode, check_write_mode
 from memtend.prompt_context import conversation_constraints
 from memtend.surfaces import REDACT_DEFAULT, refused_at
 from pydantic import ConfigDict, Field
 
 from memtend_langchain._context import MemoryContext, agather, gather
+from memtend_langchain._messages import to_memtend
+from memtend_langchain.chat_history import MemtendChatMessageHistory
 
 __all__ = ["MemtendMemory"]
 
@@ -30,12 +42,13 @@ _SURFACE = "MemtendMemory (langchain classic)"
 
 
 class MemtendMemory(BaseMemory):
-    """Chain memory for one user (and optionally one session, which the logged turns carry).
+    """Chain memory for one user (and optionally one session, whose transcript holds the turns verbatim).
 
     ``MemtendMemory(memory=Memory(...), user_id="alice", session_id="chat-1")``: three variables (``profile``,
     ``rules``, ``memories``) for a prompt that names them. ``memory_key="history"``: one variable for
     ``ConversationChain`` and other prompts written for ``ConversationBufferMemory``, ending with the session's
-    last ``recent_turns`` logged messages.
+    last ``recent_turns`` messages. ``capture``: "turn" (default), "session" or None; ``write_mode``: "propose"
+    makes what capture keeps in a model's words wait as proposals, None follows the Memory's.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -54,15 +67,47 @@ class MemtendMemory(BaseMemory):
     recent_turns: int = Field(default=10, ge=0)
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
-    redact: bool = REDACT_DEFAULT  # mask secrets in the logged turn (True) or refuse it (False): docs/secrets.md
+    redact: bool = REDACT_DEFAULT  # mask secrets in the stored turn (True) or refuse it (False): docs/secrets.md
+    capture: bool | str | None = "turn"
+    write_mode: WriteMode | None = None
+
+    def __init__(self, **data: Any) -> None:
+        key = data.get("memory_key")
+        if isinstance(key, str) and key.strip() and not data.get("session_id"):  # before pydantic: not wrapped
+            raise InvalidInputError(
+                "MemtendMemory(memory_key=...) shows the session's latest turns, read from its transcript; "
+                "set session_id (the conversation's id)"
+            )
+        super().__init__(**data)
 
     def model_post_init(self, context: Any, /) -> None:
+        self.capture = check_capture(self.capture)
+        if self.write_mode is not None:
+            self.write_mode = check_write_mode(self.write_mode)
         self._user()  # a bad user id fails here, not at the first chain call
         if self.memory_key is not None and not (isinstance(self.memory_key, str) and self.memory_key.strip()):
             raise InvalidInputError("memory_key names the one prompt variable (ConversationChain's is 'history')")
 
+    @property
+    def _mode(self) -> CaptureMode:
+        return check_capture(self.capture)
+
     def _user(self) -> UserMemory:
-        return self.memory.user(self.user_id)
+        return self.memory.user(self.user_id, write_mode=self.write_mode)
+
+    def _transcript(self) -> MemtendChatMessageHistory | None:
+        """The session's transcript (``MemtendChatMessageHistory``'s documents), None without a session."""
+        if not self.session_id:
+            return None
+        return MemtendChatMessageHistory(
+            self.user_id,
+            self.session_id,
+            memory=self.memory,
+            redact=self.redact,
+            capture=self._mode,
+            write_mode=self.write_mode,
+            surface=_SURFACE,
+        )
 
     @property
     def memory_variables(self) -> list[str]:
@@ -115,47 +160,47 @@ class MemtendMemory(BaseMemory):
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         user = self._user()
-        if self.memory_key is not None:
+        transcript = self._transcript()
+        if self.memory_key is not None and transcript is not None:
             query = self._query(inputs, optional=True)
-            recent = self._recent(user.list(kinds=[Kind.EVENT]))
+            recent = self._recent(transcript.messages)
             rules = self._constraints(user, query)
-            return self._history(gather(user, query, self.k, rules, exclude=[r.id for r in recent]), recent)
+            return self._history(gather(user, query, self.k, rules, exclude=_ids(recent)), recent)
         query = self._query(inputs)
         return self._variables(gather(user, query, self.k, self._constraints(user, query)))
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         user = self._user()
-        if self.memory_key is not None:
+        transcript = self._transcript()
+        if self.memory_key is not None and transcript is not None:
             query = self._query(inputs, optional=True)
-            recent = self._recent(await user.alist(kinds=[Kind.EVENT]))
+            recent = self._recent(await transcript.aget_messages())
             rules = await self._aconstraints(user, query)
-            found = await agather(user, query, self.k, rules, exclude=[r.id for r in recent])
+            found = await agather(user, query, self.k, rules, exclude=_ids(recent))
             return self._history(found, recent)
         query = self._query(inputs)
         return self._variables(await agather(user, query, self.k, await self._aconstraints(user, query)))
 
     # ------------------------------------------------------------------ the one-variable history
-    def _recent(self, events: list[Record]) -> list[Record]:
-        """The session's last ``recent_turns`` logged messages, oldest first."""
-        mine = [e for e in events if e.session == self.session_id and e.source in (Source.USER, Source.AGENT)]
+    def _recent(self, messages: list[BaseMessage]) -> list[BaseMessage]:
+        """The session's last ``recent_turns`` messages (the user's and the chain's), oldest first."""
+        mine: list[BaseMessage] = [m for m in messages if isinstance(m, (HumanMessage, AIMessage))]
         return mine[len(mine) - self.recent_turns :] if self.recent_turns else []
 
-    def _history(self, found: MemoryContext, recent: list[Record]) -> dict[str, Any]:
+    def _history(self, found: MemoryContext, recent: list[BaseMessage]) -> dict[str, Any]:
         assert self.memory_key is not None
         context = found.render()
         if self.return_messages:
             messages: list[BaseMessage] = [SystemMessage(content=context)] if context else []
-            messages.extend(
-                HumanMessage(content=r.text) if r.source is Source.USER else AIMessage(content=r.text) for r in recent
-            )
+            messages.extend(recent)
             return {self.memory_key: messages}
         turns = "\n".join(
-            f"{self.human_prefix if r.source is Source.USER else self.ai_prefix}: {r.text}" for r in recent
+            f"{self.human_prefix if isinstance(m, HumanMessage) else self.ai_prefix}: {m.text}" for m in recent
         )
         return {self.memory_key: "\n\n".join(part for part in (context, turns) if part)}
 
     # ------------------------------------------------------------------ save
-    def _turn(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[Event]:
+    def _turn(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[BaseMessage]:
         said = self._query(inputs) or ""
         if not isinstance(outputs, dict):
             raise InvalidInputError(f"outputs must be a dict, got {type(outputs).__name__}")
@@ -169,43 +214,86 @@ class MemtendMemory(BaseMemory):
         answer = outputs.get(key)
         if not isinstance(answer, str):
             raise InvalidInputError(f"output {key!r} must be text, got {type(answer).__name__}")
-        events = [Event(text=said, session=self.session_id, source=Source.USER)] if said.strip() else []
+        turn: list[BaseMessage] = [HumanMessage(content=said, id=_new_id())] if said.strip() else []
         if answer.strip():
-            events.append(Event(text=answer, session=self.session_id, source=Source.AGENT))
-        return events
+            turn.append(AIMessage(content=answer, id=_new_id()))
+        return turn
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
-        """Log the turn; the write gate checks both texts before either is stored."""
-        events = self._turn(inputs, outputs)
-        if events:
+        """Store the turn in the session's transcript (the write gate checks both texts before either is stored)
+        and hand it to the core's ``capture``, which keeps in long-term memory what is worth keeping."""
+        turn = self._turn(inputs, outputs)
+        if not turn:
+            return
+        transcript = self._transcript()
+        if transcript is not None:
             with refused_at(_SURFACE):
-                self._user().log_many(events, redact=self.redact)
+                transcript.add_messages(turn)  # captures the turn too, with capture="turn"
+        elif each_turn(self._mode):
+            with refused_at(_SURFACE):
+                self._user().capture(to_memtend(turn), redact=self.redact)
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
-        events = self._turn(inputs, outputs)
-        if events:
+        turn = self._turn(inputs, outputs)
+        if not turn:
+            return
+        transcript = self._transcript()
+        if transcript is not None:
             with refused_at(_SURFACE):
-                await self._user().alog_many(events, redact=self.redact)
+                await transcript.aadd_messages(turn)
+        elif each_turn(self._mode):
+            with refused_at(_SURFACE):
+                await self._user().acapture(to_memtend(turn), redact=self.redact)
+
+    # ------------------------------------------------------------------ the end of the conversation
+    def _ending(self) -> MemtendChatMessageHistory | None:
+        transcript = self._transcript()
+        if transcript is None and at_end(self._mode):
+            raise InvalidInputError(
+                "MemtendMemory.end_session captures the session's transcript; set session_id (without one, "
+                "capture='turn' captures each turn as it is saved)"
+            )
+        return transcript
+
+    def end_session(self) -> None:
+        """The conversation ended: what was not captured yet goes to the core's ``capture`` with the whole
+        transcript, so the instructions the user left in force are kept too (in their latest version; what was
+        captured already is refreshed, never stored twice)."""
+        transcript = self._ending()
+        if transcript is not None:
+            transcript.end_session()
+
+    async def aend_session(self) -> None:
+        transcript = self._ending()
+        if transcript is not None:
+            await transcript.aend_session()
 
     # ------------------------------------------------------------------ clear
-    def _check_session(self) -> None:
-        if not self.session_id:
+    def _check_session(self) -> MemtendChatMessageHistory:
+        transcript = self._transcript()
+        if transcript is None:
             raise InvalidInputError(
                 "MemtendMemory.clear removes the turns of its session; set session_id "
                 "(to remove everything about a user, call Memory.erase_user)"
             )
+        return transcript
 
     def clear(self) -> None:
-        """Delete the turns this memory logged in its session (the user's other memories stay)."""
-        self._check_session()
-        user = self._user()
-        for record in user.list(kinds=[Kind.EVENT]):
-            if record.session == self.session_id:
-                user.delete(record.id)
+        """Delete the session's transcript and constraints (what capture kept in long-term memory stays: forget it
+        with the user's controls, or erase the user)."""
+        self._check_session().clear()
+        self._user().constraints(self.session_id).clear()
 
     async def aclear(self) -> None:
-        self._check_session()
-        user = self._user()
-        for record in await user.alist(kinds=[Kind.EVENT]):
-            if record.session == self.session_id:
-                await user.adelete(record.id)
+        await self._check_session().aclear()
+        await self._user().constraints(self.session_id).aclear()
+
+
+def _new_id() -> str:
+    """An id for a message this memory writes, so what capture keeps of it names it (``capture_turn_id``)."""
+    return f"memtend-{uuid.uuid4().hex}"
+
+
+def _ids(messages: list[BaseMessage]) -> list[str]:
+    """The ids of messages a prompt shows verbatim: what capture kept of them is not recalled beside them."""
+    return [m.id for m in messages if m.id]

@@ -26,12 +26,20 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 from memtend import InvalidInputError, Memory, Message, Source, UserMemory
+from memtend.policies.proposals import check_write_mode
 from memtend.prompt_context import conversation_constraints, conversation_query, transcript_events
 from memtend.surfaces import REDACT_DEFAULT, refused_at
 from memtend.transcripts.summary import is_summary_message
 
 from memtend_llamaindex.backends import DEFAULT_BACKEND
-from memtend_llamaindex.handles import STORE_ID_DESCRIPTION, bind, checked_user, user_of, without_live_objects
+from memtend_llamaindex.handles import (
+    STORE_ID_DESCRIPTION,
+    bind,
+    checked_user,
+    memory_of,
+    user_of,
+    without_live_objects,
+)
 from memtend_llamaindex.messages import to_memtend
 
 DEFAULT_NAME = "memtend"
@@ -53,6 +61,10 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
     redact: bool = Field(
         default=REDACT_DEFAULT, description="Mask secrets in captured messages (True) or refuse them (False)."
     )
+    write_mode: str | None = Field(
+        default=None,
+        description="'propose': what capture keeps in a model's words waits as a proposal; None: the Memory's mode.",
+    )
 
     _memory: Memory | None = PrivateAttr(default=None)
     _tokenizer: Callable[[str], list[Any]] | None = PrivateAttr(default=None)
@@ -68,6 +80,8 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
     ):
         user_id = checked_user(user_id, memory, type(self).__name__)
         bound, store_id = bind(memory, store_id, type(self).__name__)
+        if kw.get("write_mode") is not None:
+            kw["write_mode"] = check_write_mode(kw["write_mode"])
         super().__init__(user_id=user_id, backend=backend, store_id=store_id, **kw)
         self._memory = bound
 
@@ -75,7 +89,10 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
         return without_live_objects(super().__getstate__(), "_memory", "_tokenizer")
 
     def _user(self) -> UserMemory:
-        return user_of(self._memory, self.backend, self.user_id, self.store_id)
+        if self.write_mode is None:
+            return user_of(self._memory, self.backend, self.user_id, self.store_id)
+        mode = check_write_mode(self.write_mode)
+        return memory_of(self._memory, self.backend, self.store_id).user(self.user_id, write_mode=mode)
 
     def _tokens(self, text: str) -> int:
         if self._tokenizer is None:
