@@ -305,3 +305,26 @@ async def test_write_once_gates_the_held_question_at_once(ephemeral_memory: Memo
     await masking.aput_messages([assistant("ok")])
     fresh = MemtendMemory.from_defaults(user_id="alice", session_id="m", memory=ephemeral_memory)
     assert [m.content for m in await fresh.aget_all()] == [held.content, "ok"]
+
+
+async def test_write_once_stores_a_held_question_once_under_concurrent_writes(ephemeral_memory: Memory) -> None:
+    mem = MemtendMemory.from_defaults(user_id="alice", session_id="c", memory=ephemeral_memory, write_once=True)
+    await mem.aput(user("q"))
+    await asyncio.gather(*(mem.aput_messages([assistant(f"a{i}")]) for i in range(4)))
+    fresh = MemtendMemory.from_defaults(user_id="alice", session_id="c", memory=ephemeral_memory)
+    stored = [m.content for m in await fresh.aget_all()]
+    assert stored.count("q") == 1 and sorted(stored) == ["a0", "a1", "a2", "a3", "q"]
+    assert [m.content for m in await mem.aget_all()] == stored  # nothing left held
+
+
+async def test_write_once_keeps_the_question_held_when_the_write_fails(ephemeral_memory: Memory) -> None:
+    mem = MemtendMemory.from_defaults(
+        user_id="alice", session_id="f", memory=ephemeral_memory, write_once=True, redact=False
+    )
+    await mem.aput(user("q"))
+    with pytest.raises(SensitiveDataError):  # the answer is refused, so the whole write is
+        await mem.aput_messages([assistant("your key is AKIAIOSFODNN7EXAMPLE")])
+    assert [m.content for m in await mem.aget_all()] == ["q"]  # still held, shown
+    await mem.aput_messages([assistant("a")])
+    fresh = MemtendMemory.from_defaults(user_id="alice", session_id="f", memory=ephemeral_memory)
+    assert [m.content for m in await fresh.aget_all()] == ["q", "a"]

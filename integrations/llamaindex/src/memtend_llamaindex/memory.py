@@ -83,6 +83,7 @@ class MemtendMemory(BaseMemory):
 
     _memory: Memory | None = PrivateAttr(default=None)
     _held: list[ChatMessage] = PrivateAttr(default_factory=list)  # write_once: the user messages not yet stored
+    _claimed: set[int] = PrivateAttr(default_factory=set)  # ids of the held messages a write under way is storing
 
     def __init__(
         self,
@@ -194,13 +195,19 @@ class MemtendMemory(BaseMemory):
         view = [*view, *(to_memtend(m) for m in self._held)]
         return [*messages, *(m.model_copy(deep=True) for m in self._held)], view, extract_constraints(view)
 
-    def _unheld(self, messages: list[ChatMessage]) -> tuple[list[ChatMessage], int]:
-        """The held messages followed by ``messages`` (one write), and how many of them were held."""
-        held = list(self._held)
-        return [*held, *messages], len(held)
+    def _unheld(self, messages: list[ChatMessage]) -> tuple[list[ChatMessage], list[ChatMessage]]:
+        """The held messages no other write has taken, followed by ``messages`` (one write); and those it took
+        (still shown by ``get`` until stored, and stored once however many writes run at a time)."""
+        taken = [m for m in self._held if id(m) not in self._claimed]
+        self._claimed.update(id(m) for m in taken)
+        return [*taken, *messages], taken
 
-    def _written(self, count: int) -> None:
-        del self._held[:count]
+    def _written(self, taken: list[ChatMessage], stored: bool) -> None:
+        """After the write that took ``taken``: stored, they are no longer held; failed, another write takes them."""
+        ids = {id(m) for m in taken}
+        self._claimed.difference_update(ids)
+        if stored:
+            self._held[:] = [m for m in self._held if id(m) not in ids]
 
     @staticmethod
     def _input_text(input: Any) -> str | None:
@@ -229,10 +236,14 @@ class MemtendMemory(BaseMemory):
     async def aput_messages(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
         to_memtend_all(checked)  # a message with no memtend form is refused before anything is stored
-        batch, held = self._unheld(checked)
-        if batch:
-            await history.arun(self._docs(), history.add(self.session_id, batch))
-        self._written(held)
+        batch, taken = self._unheld(checked)
+        stored = False
+        try:
+            if batch:
+                await history.arun(self._docs(), history.add(self.session_id, batch))
+            stored = True
+        finally:
+            self._written(taken, stored)
 
     async def aset(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
@@ -266,10 +277,14 @@ class MemtendMemory(BaseMemory):
     def put_messages(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
         to_memtend_all(checked)
-        batch, held = self._unheld(checked)
-        if batch:
-            history.run(self._docs(), history.add(self.session_id, batch))
-        self._written(held)
+        batch, taken = self._unheld(checked)
+        stored = False
+        try:
+            if batch:
+                history.run(self._docs(), history.add(self.session_id, batch))
+            stored = True
+        finally:
+            self._written(taken, stored)
 
     def set(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
