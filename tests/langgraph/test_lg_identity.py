@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import pytest
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -249,6 +250,30 @@ def test_the_conformance_view_exists_only_when_opened(ephemeral_memory: Memory) 
     assert {t.config["configurable"]["thread_id"] for t in everyone.list(None)} == {"1", "2"}
     with pytest.raises(UserNotFoundError):  # admin opens views across users; a write still needs its user
         everyone.get_tuple(thread("1"))
+
+
+def test_a_listing_naming_no_one_lists_the_default_users_only_and_a_resolver_needs_a_thread(
+    ephemeral_memory: Memory,
+) -> None:
+    graph = notes_graph(MemtendSaver(ephemeral_memory))
+    for user in ("alice", "bob"):
+        graph.invoke({"notes": [user]}, thread("1"), context={"user_id": user})
+    defaulted = MemtendSaver(ephemeral_memory, default_user="bob")  # a one-user application
+    for config in (None, {}):
+        values = [str(t.checkpoint["channel_values"]) for t in defaulted.list(config)]  # type: ignore[arg-type]
+        assert any("bob" in v for v in values) and not any("alice" in v for v in values)  # bob's only
+
+    def user_of_thread(config: Any) -> str | None:  # threads named "<user>:<id>": no thread, no user
+        thread_id = str((config.get("configurable") or {}).get("thread_id") or "")
+        return thread_id.split(":")[0] if ":" in thread_id else None
+
+    resolved = MemtendSaver(ephemeral_memory, user_resolver=user_of_thread)
+    resolved.put(thread("alice:2"), empty_checkpoint(), {"source": "input", "step": -1, "parents": {}}, {})
+    for config in (None, {}):
+        with pytest.raises(UserNotFoundError, match="admin=True"):  # never every user's checkpoints
+            list(resolved.list(config))  # type: ignore[arg-type]
+    assert {t.config["configurable"]["thread_id"] for t in resolved.list(thread("alice:2"))} == {"alice:2"}
+    assert ephemeral_memory.document_owners(("langgraph_checkpoints", "alice:2")) == ["alice"]
 
 
 # ---------------------------------------------------------------------------------------------------- the store
