@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import random
+import sys
 import threading
 import zlib
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -314,7 +315,8 @@ class MemtendSaver(BaseCheckpointSaver[str]):
     def _read_user(self, config: RunnableConfig) -> str | None:
         """The user of a checkpoint read from the identity rule, or (a subgraph's state LangGraph reads right after
         its parent's, its config naming no one) the user of that parent read: see :mod:`.state_reads`."""
-        return state_read_user(self.memory, config, self._user_or_none(config))
+        caller = sys._getframe(2)  # who called get_tuple / aget_tuple (LangGraph's get_state, or a subgraph's)
+        return state_read_user(self.memory, config, self._user_or_none(config), caller)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return self._get_tuple_as(config, self._read_user(config))
