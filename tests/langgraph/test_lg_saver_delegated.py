@@ -196,6 +196,7 @@ def test_erasure_deletes_the_users_threads_from_the_backend_and_export_reads_the
 def test_erasure_finds_a_thread_whose_registry_document_was_lost(ephemeral_memory, sqlite_conn) -> None:  # type: ignore[no-untyped-def]
     saver = MemtendSaver(ephemeral_memory, checkpoints=SqliteSaver(sqlite_conn))
     graph(saver).invoke({"messages": [HumanMessage("hello")]}, cfg("lost", "alice"))
+    saver.registry.flush()  # the background writer gathers new threads for LINGER seconds: written now
     docs = ephemeral_memory.documents("alice", gate="off")
     assert docs.delete_prefix((REGISTRY,)) == 1  # as if a crash had kept it from being written
     assert saver.registry.threads_of(ephemeral_memory, "alice") == ["lost"]  # the backend's stamp

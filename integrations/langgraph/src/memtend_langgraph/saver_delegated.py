@@ -8,7 +8,8 @@ step's path), not per step. So LangGraph's durability modes mean exactly what th
 (``"sync"``: a step is acknowledged once the backend has committed it). The user of a call is read by the same
 identity rule as the Chroma saver; a user sees only their own threads, ``Memory.erase_user`` deletes the user's
 threads from the backend and ``user.export()`` shows them readable. Text passes memtend's rule for secrets before
-the backend serializes it, as with the Chroma saver.
+the backend serializes it, as with the Chroma saver; a put reads only the channels new since the thread's previous
+checkpoint, when this process put or read that one (:mod:`memtend_langgraph.saver_gated`), and every pending write.
 
 Of LangGraph's extended calls, ``copy_thread`` is done here through the backend's own reads and puts;
 ``delete_for_runs`` and ``prune`` are not offered (LangGraph's SQLite and in-memory savers do not offer them
@@ -39,6 +40,7 @@ from memtend.surfaces import REDACT_DEFAULT
 
 from memtend_langgraph.ids import thread_label
 from memtend_langgraph.saver import LIST_FIX, WHO, MemtendSaver, _config, _has_task_ids, no_user_error
+from memtend_langgraph.saver_gated import GatedChannels
 from memtend_langgraph.saver_registry import (
     EXPORT_NAME,
     STAMP,
@@ -95,6 +97,7 @@ class DelegatedSaver(MemtendSaver):
         self.checkpoints = checkpoints
         self.registry = _registry_for(memory, checkpoints)  # one per Memory and backend: one cache, one writer
         self._sync_backend = False  # the backend's async calls are not implemented (SqliteSaver): run its sync ones
+        self._gated = GatedChannels()  # what the rule for secrets has read of each thread's newest checkpoints
 
     def for_user(self, user_id: str) -> DelegatedSaver:
         view = DelegatedSaver(
@@ -204,7 +207,7 @@ class DelegatedSaver(MemtendSaver):
         if scope is None:
             return None
         found = self.checkpoints.get_tuple(scope[0])
-        return None if found is None else self._out(found, config["configurable"].get("user_id"), scope[1])
+        return None if found is None else self._loaded(found, config["configurable"].get("user_id"), scope[1])
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         user = self._read_user(config)  # here, not in the worker thread: the caller's context carries a state read
@@ -215,7 +218,13 @@ class DelegatedSaver(MemtendSaver):
         if scope is None:
             return None
         found = await self._backend("get_tuple", scope[0])
-        return None if found is None else self._out(found, config["configurable"].get("user_id"), scope[1])
+        return None if found is None else self._loaded(found, config["configurable"].get("user_id"), scope[1])
+
+    def _loaded(self, found: CheckpointTuple, user_id: Any, thread_id: str) -> CheckpointTuple:
+        """A checkpoint read back for a graph to go on from: its channels passed the rule when it was put."""
+        configurable = found.config["configurable"]
+        self._gated.loaded((configurable["thread_id"], configurable.get("checkpoint_ns", "")), found.checkpoint)
+        return self._out(found, user_id, thread_id)
 
     def _list_scopes_of(
         self, config: RunnableConfig | None, filter: dict[str, Any] | None
@@ -297,7 +306,11 @@ class DelegatedSaver(MemtendSaver):
 
     # ------------------------------------------------------------------ writes
     def _put_args(
-        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
     ) -> tuple[str, str, RunnableConfig, Checkpoint, CheckpointMetadata, bool]:
         """(user, thread, backend config, gated checkpoint, stamped metadata, whether to register the thread)."""
         configurable = config["configurable"]
@@ -305,13 +318,13 @@ class DelegatedSaver(MemtendSaver):
         user = self._user(config)
         stored_metadata = dict(masked(get_checkpoint_metadata(config, metadata), self.redact))
         stored_metadata[STAMP] = user
-        values = checkpoint.get("channel_values")
-        gated = masked(values, self.redact)
-        if gated is not values:
-            checkpoint = {**checkpoint, "channel_values": gated}  # type: ignore[typeddict-item]
+        backend_config = self._backend_config(config, user, thread_id)
+        backend_configurable = backend_config["configurable"]
+        key = (backend_configurable["thread_id"], backend_configurable.get("checkpoint_ns", ""))
+        # the rule reads the channels new since the parent checkpoint (all of them when the parent is not known)
+        checkpoint = self._gated.gated(key, configurable.get("checkpoint_id"), checkpoint, new_versions, self.redact)
         # a thread starting (no parent) registers again, so a thread erased by another process is found again
         register = not configurable.get("checkpoint_id") or not self.registry.is_known(user, thread_id)
-        backend_config = self._backend_config(config, user, thread_id)
         return user, thread_id, backend_config, checkpoint, stored_metadata, register  # type: ignore[return-value]
 
     def put(
@@ -321,7 +334,9 @@ class DelegatedSaver(MemtendSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        user, thread_id, backend_config, checkpoint, stored, register = self._put_args(config, checkpoint, metadata)
+        user, thread_id, backend_config, checkpoint, stored, register = self._put_args(
+            config, checkpoint, metadata, new_versions
+        )
         if register:
             self.registry.register_soon(self.memory, user, thread_id)
         saved = self.checkpoints.put(backend_config, checkpoint, stored, new_versions)
@@ -334,7 +349,9 @@ class DelegatedSaver(MemtendSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        user, thread_id, backend_config, checkpoint, stored, register = self._put_args(config, checkpoint, metadata)
+        user, thread_id, backend_config, checkpoint, stored, register = self._put_args(
+            config, checkpoint, metadata, new_versions
+        )
         if register:
             self.registry.register_soon(self.memory, user, thread_id)
         saved = await self._backend("put", backend_config, checkpoint, stored, new_versions)
@@ -382,12 +399,14 @@ class DelegatedSaver(MemtendSaver):
         thread_id = thread_label(thread_id)
         for user in self._thread_owners(thread_id, "delete_thread"):
             self.checkpoints.delete_thread(backend_thread_id(user, thread_id))
+            self._gated.forget(backend_thread_id(user, thread_id))
             self.registry.unregister(self.memory, user, thread_id)  # after: a crash between leaves it findable
 
     async def adelete_thread(self, thread_id: str) -> None:
         thread_id = thread_label(thread_id)
         for user in await asyncio.to_thread(self._thread_owners, thread_id, "delete_thread"):
             await self._backend("delete_thread", backend_thread_id(user, thread_id))
+            self._gated.forget(backend_thread_id(user, thread_id))
             await asyncio.to_thread(self.registry.unregister, self.memory, user, thread_id)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:

@@ -5,7 +5,9 @@ application's own LangGraph saver (SqliteSaver, PostgresSaver, ...) holds the ch
   thread "1" and bob's thread "1" never meet there; the saver turns it back into the caller's id on the way out.
 - In memtend, one document per thread of a user, ``(REGISTRY, thread_id)`` / ``"owner"``, written on the first put
   of the thread in a process (and on any put that starts a thread) and then remembered: no registry write per step.
-  It is written by a background writer, off the step's path (threads registered meanwhile in one call).
+  It is written by a background writer, off the step's path, which gathers the threads of ``LINGER`` seconds into
+  one write per user (a Chroma write costs far more than a backend's step); every reader of the registry, the
+  saver's ``close()`` and the Memory's ``close()`` write what is pending first.
 - Every checkpoint's metadata carries its user under ``STAMP`` (stripped on the way out), durable with the
   checkpoint itself, so an erasure or export also finds a thread whose registry document a crash kept from being
   written, or that another process wrote after an erasure here: the backend's own metadata filter reads them.
@@ -35,6 +37,7 @@ PREFIX = "memtend:"
 EXPORT_NAME = "langgraph_checkpoints"
 _log = logging.getLogger("memtend_langgraph.saver")
 MAX_THREADS = 1_000_000  # threads of one user read from the registry at once
+LINGER = 0.5  # seconds the background writer gathers new threads before one write
 
 
 def backend_thread_id(user_id: str, thread_id: str) -> str:
@@ -77,6 +80,8 @@ class ThreadRegistry:
         self._lock = threading.Lock()
         self._pending: dict[tuple[str, str], Any] = {}  # (user, thread) -> the Memory to write it in
         self._writing: threading.Thread | None = None  # the background writer, while it has threads to write
+        self._wake = threading.Event()  # set: write what is pending now, without lingering
+        self._hurry = 0  # callers waiting in flush(): the writer does not linger meanwhile
 
     @staticmethod
     def documents(memory: Any, user_id: str) -> DocumentStore:
@@ -109,6 +114,11 @@ class ThreadRegistry:
 
         while True:
             with self._lock:
+                hurry = self._hurry > 0
+            if not hurry:
+                self._wake.wait(LINGER)
+            with self._lock:
+                self._wake.clear()
                 batch, self._pending = self._pending, {}
                 if not batch:
                     self._writing = None
@@ -127,13 +137,20 @@ class ThreadRegistry:
                         self._known.difference_update((user_id, p.namespace[1]) for p in puts)
 
     def flush(self) -> None:
-        """Wait until every thread registered so far is written."""
-        while True:
+        """Write every thread registered so far now (the writer stops lingering) and wait until it is written."""
+        with self._lock:
+            self._hurry += 1
+            self._wake.set()
+        try:
+            while True:
+                with self._lock:
+                    writing = self._writing
+                if writing is None or writing is threading.current_thread():
+                    return
+                writing.join()
+        finally:
             with self._lock:
-                writing = self._writing
-            if writing is None or writing is threading.current_thread():
-                return
-            writing.join()
+                self._hurry -= 1
 
     def unregister(self, memory: Any, user_id: str, thread_id: str) -> None:
         self.flush()

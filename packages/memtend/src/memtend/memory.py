@@ -334,6 +334,12 @@ class Memory(Applier):
         open; the store's shared state (and an embedded folder's lock) goes with the last of them. With upkeep on,
         a last pass runs first."""
         if not self._closed:
+            from memtend.documents.external import flush_external
+
+            try:
+                flush_external(self)  # what adapters write to this Memory in the background, while it is open
+            except Exception:
+                _log.warning("memtend: an adapter's pending writes failed on close", exc_info=True)
             self._upkeep.stop()
             if self._upkeep.settings.on_close:
                 try:

@@ -5,7 +5,8 @@ checkpoints to ``SqliteSaver`` or ``PostgresSaver``) while memtend keeps the ind
 registers a holder with the Memory (:func:`add_external_data`); ``Memory.erase_user`` asks every holder to
 delete the user's data there before memtend's own rows (so the index is still readable if the holder fails, and
 an erasure retried finds everything again), and ``UserMemory.export`` shows what each holder reads back. The
-holder is given the Memory on each call and keeps no reference to it.
+holder is given the Memory on each call and keeps no reference to it; a holder writing to the Memory in the
+background offers ``flush()``, which ``Memory.close`` calls first.
 """
 
 from __future__ import annotations
@@ -57,6 +58,14 @@ def external_data(memory: MemoryHandle) -> dict[str, ExternalData]:
 def export_external(memory: MemoryHandle, user_id: str) -> dict[str, list[dict[str, Any]]]:
     """Each registered holder's export of the user, by name (empty when no adapter keeps data elsewhere)."""
     return {name: holder.export_user(memory, user_id) for name, holder in list(_holders.get(memory, {}).items())}
+
+
+def flush_external(memory: MemoryHandle) -> None:
+    """Let every registered holder with a ``flush()`` write what it still holds back (a Memory closing calls it)."""
+    for holder in list(_holders.get(memory, {}).values()):
+        flush = getattr(holder, "flush", None)
+        if callable(flush):
+            flush()
 
 
 def erase_external(memory: MemoryHandle, user_id: str) -> dict[str, int]:
