@@ -193,6 +193,7 @@ class Memory(Applier):
         # no other process writes an exclusive store: fact slots are known without reading them (Storage.fact_slot)
         self.storage.slots.enabled = self._state.exclusive
         self.storage.documents.prefixes.enabled = self._state.exclusive  # and which prefixes hold what
+        self.storage.documents.rows.enabled = self._state.exclusive  # and the document rows it wrote or read
         self.lock = self._state.lock
         self._usage = self._state.usage
         self._closed = False

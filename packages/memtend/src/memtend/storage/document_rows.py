@@ -11,7 +11,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from chromadb.api.models.Collection import Collection
 from memtend.documents.values import PARTIAL
 from memtend.errors import InvalidInputError, StorageUnavailableError
 from memtend.storage.chroma import NO_VECTOR, Where, guarded
+from memtend.storage.row_cache import RowCache
 
 _log = logging.getLogger("memtend")
 # A document write of more rows than one Chroma call takes is journaled: a row in the documents collection with
@@ -209,6 +210,7 @@ class DocumentRows:
         self.lock = threading.RLock()  # a read-modify-write of one process is not interleaved with another's
         # which prefixes ever held an expiring or a partial document (enabled by Memory on an exclusive store)
         self.prefixes = PrefixAnswers()
+        self.rows = RowCache()  # rows by id, enabled with ``prefixes``
         try:
             self.max_batch = min(int(collection._client.get_max_batch_size()), 5_000)
         except Exception:  # a client without the call: Chroma's smallest default
@@ -220,6 +222,10 @@ class DocumentRows:
         """Live or expired document rows by id (an id read is cheap; a where-filter here would scan the user)."""
         if not ids:
             return {}
+        known, ids = self.rows.lookup(user_id, ids, text=text)
+        if not ids:
+            return known
+        generation = self.rows.generation()
         include: list[Any] = ["metadatas", "documents"] if text else ["metadatas"]
         out: dict[str, DocRow] = {}
         for start in range(0, len(ids), self.max_batch):
@@ -231,7 +237,8 @@ class DocumentRows:
                     out[i] = row
         if text:
             self._join_chunks(out)
-        return out
+        self.rows.read(user_id, ids, out, text=text, generation=generation)
+        return {**known, **out}
 
     @guarded
     def read_for_write(
@@ -391,6 +398,7 @@ class DocumentRows:
                 part_doomed = self._rows_of(part, ids, texts, metas)
                 doomed.update(part_doomed)
                 owned.append((part.user_id, start, len(ids), list(part_doomed)))
+            self.rows.changing([*ids, *doomed])
             if not ids and len(doomed) <= self.max_batch:  # deletes only, in one delete call
                 self._delete_ids(list(doomed))
                 self._drop_vectors(stale_vectors)
@@ -408,6 +416,9 @@ class DocumentRows:
                 metas[:0] = journal_metas
             self._upsert_rows(ids, texts, metas)
             self._finish_write(list(doomed), stale_vectors, journal_ids)
+            sent = dict(zip(ids, metas, strict=True))
+            for part in parts:
+                self.rows.written(part.user_id, _as_stored(part.user_id, part.puts, sent))
 
     def _rows_of(
         self, part: UserRows, ids: list[str], texts: list[str], metas: list[dict[str, Any]]
@@ -530,6 +541,7 @@ class DocumentRows:
                 continue
             _log.warning("memtend: finishing an interrupted document write (%d rows)", len(ids))
             self.prefixes.clear()  # the write may hold prefix rows
+            self.rows.clear()  # and document rows
             with self.lock:
                 self._upsert_rows(ids, texts, metas)
                 self._finish_write(doomed, [], [journal_id])
@@ -641,6 +653,7 @@ class DocumentRows:
         """Set the expiry (and with ``ttl``, the ttl) of expiring rows read from this user (a metadata merge:
         nothing else changes)."""
         if expiries:
+            self.rows.changing(expiries)
             extra = {"ttl": ttl} if ttl is not None else {}
             self.collection.update(ids=list(expiries), metadatas=[{"exp": t, **extra} for t in expiries.values()])
 
@@ -689,6 +702,17 @@ class DocumentRows:
         if doomed:
             self._delete_ids(sorted(doomed))
             self.prefixes.drop(doomed)
+
+
+def _as_stored(user_id: str, puts: Sequence[DocRow], sent: dict[str, dict[str, Any]]) -> Iterator[DocRow]:
+    """The rows of ``puts`` as a read would now return them: the metadata sent less the keys it cleared, the
+    whole text."""
+    for put in puts:
+        meta = sent.get(put.id)
+        if meta is not None:
+            row = _doc_row(put.id, {k: v for k, v in meta.items() if v is not None}, put.text or "", user_id)
+            if row is not None:
+                yield row
 
 
 def _pieces(text: str) -> list[str]:

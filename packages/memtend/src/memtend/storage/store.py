@@ -27,11 +27,13 @@ class Storage(HistoryRows):
         erasing many users at once). What SQLite keeps in the database file is cleared by
         :mod:`memtend.storage.purge` (run by ``Memory.erase_user`` on a local folder)."""
         self.slots.drop_user(user_id)
+        self.documents.rows.drop_user(user_id)
         try:
             return self._erase_user(user_id, purge_log)
         finally:
             self.slots.drop_user(user_id)
             self.documents.prefixes.drop_user(user_id)
+            self.documents.rows.drop_user(user_id)
 
     def _erase_user(self, user_id: str, purge_log: bool) -> dict[str, int]:
         counts: dict[str, int] = {"history": self._count_creation_entries(user_id)}
