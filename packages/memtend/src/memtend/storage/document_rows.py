@@ -210,7 +210,7 @@ class DocumentRows:
         self.lock = threading.RLock()  # a read-modify-write of one process is not interleaved with another's
         # which prefixes ever held an expiring or a partial document (enabled by Memory on an exclusive store)
         self.prefixes = PrefixAnswers()
-        self.rows = RowCache()  # rows by id, enabled with ``prefixes``
+        self.rows: RowCache[DocRow] = RowCache()  # rows by id, enabled with ``prefixes``
         try:
             self.max_batch = min(int(collection._client.get_max_batch_size()), 5_000)
         except Exception:  # a client without the call: Chroma's smallest default

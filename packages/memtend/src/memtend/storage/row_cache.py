@@ -13,10 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from memtend.storage.document_rows import DocRow
+from typing import Generic, Protocol, TypeVar
 
 __all__ = ["MAX_CACHED_CHARS", "MAX_ROWS", "MAX_TOTAL_CHARS", "RowCache"]
 
@@ -25,10 +22,20 @@ MAX_CACHED_CHARS = 64_000
 MAX_TOTAL_CHARS = 8_000_000
 
 
+class _Row(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def text(self) -> str | None: ...
+
+
+Row = TypeVar("Row", bound=_Row)
+
+
 @dataclass(frozen=True)
-class _Entry:
+class _Entry(Generic[Row]):
     owner: str
-    row: DocRow | None  # None: no document row of ``owner`` has this id
+    row: Row | None  # None: no document row of ``owner`` has this id
     has_text: bool
 
     @property
@@ -36,21 +43,21 @@ class _Entry:
         return len(self.row.text or "") if self.row is not None else 0
 
 
-class RowCache:
+class RowCache(Generic[Row]):
     """Rows by id (or that an id holds none), kept only while ``enabled``; see the module docstring."""
 
     def __init__(self) -> None:
         self.enabled = False
         self._lock = threading.Lock()
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._entries: OrderedDict[str, _Entry[Row]] = OrderedDict()
         self._chars = 0
         self._generation = 0  # moved by every change: a read that overlapped one keeps nothing
 
-    def lookup(self, user_id: str, ids: Sequence[str], *, text: bool) -> tuple[dict[str, DocRow], list[str]]:
+    def lookup(self, user_id: str, ids: Sequence[str], *, text: bool) -> tuple[dict[str, Row], list[str]]:
         """(rows known for ``user_id``, ids to read from Chroma)."""
         if not self.enabled:
             return {}, list(ids)
-        found: dict[str, DocRow] = {}
+        found: dict[str, Row] = {}
         missing: list[str] = []
         with self._lock:
             for i in ids:
@@ -67,7 +74,7 @@ class RowCache:
         with self._lock:
             return self._generation
 
-    def read(self, user_id: str, ids: Iterable[str], rows: dict[str, DocRow], *, text: bool, generation: int) -> None:
+    def read(self, user_id: str, ids: Iterable[str], rows: dict[str, Row], *, text: bool, generation: int) -> None:
         """What a read of ``ids`` found (``rows``; an id without one holds none), kept if nothing changed since
         ``generation`` was taken."""
         if not self.enabled:
@@ -85,7 +92,7 @@ class RowCache:
             for i in ids:
                 self._forget(i)
 
-    def written(self, user_id: str, rows: Iterable[DocRow]) -> None:
+    def written(self, user_id: str, rows: Iterable[Row]) -> None:
         """Rows as Chroma now holds them, after a write that ``changing`` announced."""
         if not self.enabled:
             return
@@ -106,7 +113,7 @@ class RowCache:
             self._entries.clear()
             self._chars = 0
 
-    def _keep(self, row_id: str, entry: _Entry) -> None:
+    def _keep(self, row_id: str, entry: _Entry[Row]) -> None:
         self._forget(row_id)
         if entry.size > MAX_CACHED_CHARS:
             return
