@@ -176,3 +176,21 @@ async def test_in_propose_mode_what_capture_keeps_is_a_proposal_until_accepted(
             MemtendMemoryBlock(user_id="alice", memory=mem, write_mode="later")
     finally:
         mem.close()
+
+
+async def test_instructions_wait_for_the_end_of_the_conversation_in_their_latest_version(
+    ephemeral_memory: Memory,
+) -> None:
+    # issue 31: a flush leaves the user's instructions to the session's constraints; the end keeps the revision only
+    block = MemtendMemoryBlock(user_id="alice", memory=ephemeral_memory)
+    first, revised = "Keep every reply under 100 words.", "Change of plan: keep every reply under 50 words."
+    flushed = [ChatMessage(role="user", content=first), ChatMessage(role="assistant", content="OK.")]
+    await block.aget(flushed, session_id="s1")  # the block notes the session's constraints as it reads
+    await block.aput(flushed, from_short_term_memory=True, session_id="s1")
+    alice = ephemeral_memory.user("alice")
+    assert alice.list() == []
+    window = [ChatMessage(role="user", content=revised), ChatMessage(role="assistant", content="OK.")]
+    text = await block.aget([*flushed, *window], session_id="s1")
+    assert revised in text and first not in text
+    await block.aend_session(window, session_id="s1")
+    assert [r.text for r in alice.list()] == [revised]

@@ -130,16 +130,25 @@ class MemtendMemoryBlock(BaseMemoryBlock[str]):
         session = next(
             (str(m.additional_kwargs.get("session_id")) for m in readable if m.additional_kwargs.get("session_id")), ""
         )
-        await self.aend_session(readable, session_id=session)
+        await self._acapture(readable, session, ended=False)
 
     async def aend_session(self, messages: list[ChatMessage], *, session_id: str = "") -> None:
         """Capture what a conversation's messages hold that is worth keeping (call it when one ends, with the
-        messages still in the window); what was captured already is refreshed, never stored twice."""
-        turn = _with_tool_turns(_readable(messages))
+        messages still in the window), and keep the instructions the user left in force, each in its latest
+        version (the session's constraints held them, flushed turns' too); what was captured already is
+        refreshed, never stored twice."""
+        await self._acapture(_readable(messages), session_id, ended=True)
+
+    async def _acapture(self, messages: list[ChatMessage], session_id: str, *, ended: bool) -> None:
+        turn = _with_tool_turns(messages)
         untrusted = [e for e in transcript_events(turn, session=session_id) if e.source is Source.EXTERNAL]
         user = self._user()
+        whole: list[Message] | None = None
+        if ended:  # the session's constraints in force (they outlive flushed turns), then the window
+            held = await user.constraints(session_id).acurrent() if session_id.strip() else []
+            whole = [*(Message.user(text) for text in held), *turn]
         with refused_at("MemtendMemoryBlock"):
-            await user.acapture(turn, session=session_id, redact=self.redact)
+            await user.acapture(turn, session=session_id, redact=self.redact, conversation=whole)
             if untrusted:
                 await user.alog_many(untrusted, redact=self.redact)
 
