@@ -48,6 +48,7 @@ from memtend_llamaindex.messages import (
     load,
     to_memtend,
     to_memtend_all,
+    untrusted_calls,
 )
 
 DEFAULT_TOKEN_LIMIT = 30_000
@@ -79,6 +80,13 @@ class MemtendMemory(BaseMemory):
         default=False,
         description="Hold a user message put alone and store it with the next messages put (one write a turn); a "
         "process killed before then loses it.",
+    )
+
+    untrusted_tools: list[str] = Field(
+        default_factory=list,
+        description="Tools whose output is untrusted content: once a call of one is stored, what the agent "
+        "remembers or sets in this session is held for review (memtend_tools with the same session_id), on later "
+        "turns too, until a person reviews it (user.session(session_id).clear_untrusted()).",
     )
 
     _memory: Memory | None = PrivateAttr(default=None)
@@ -244,6 +252,10 @@ class MemtendMemory(BaseMemory):
             stored = True
         finally:
             self._written(taken, stored)
+        if calls := untrusted_calls(checked, self.untrusted_tools):
+            session = self._user().session(self.session_id)
+            for name, ref in calls:
+                await session.amark_untrusted(name, ref=ref)
 
     async def aset(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)
@@ -285,6 +297,10 @@ class MemtendMemory(BaseMemory):
             stored = True
         finally:
             self._written(taken, stored)
+        if calls := untrusted_calls(checked, self.untrusted_tools):
+            session = self._user().session(self.session_id)
+            for name, ref in calls:
+                session.mark_untrusted(name, ref=ref)
 
     def set(self, messages: list[ChatMessage]) -> None:
         checked = check_chat_messages(messages)

@@ -13,10 +13,10 @@ LlamaIndex ``ToolSelection``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock
 from memtend import InvalidInputError, Message, ToolCall
 
 ROLES = {
@@ -149,3 +149,19 @@ def _call(call_id: Any, name: Any, arguments: Any, position: int) -> ToolCall:
     call_id = call_id if isinstance(call_id, str) and call_id.strip() else f"call-{position}"
     name = name if isinstance(name, str) and name.strip() else "unknown_tool"
     return ToolCall(id=call_id, name=name, arguments={str(k): v for k, v in arguments.items()})
+
+
+def untrusted_calls(messages: Sequence[ChatMessage], untrusted_tools: Collection[str]) -> list[tuple[str, str]]:
+    """(tool name, call id) of each call of an untrusted tool among ``messages``: an assistant's ``ToolCallBlock``
+    (its output follows it into the conversation), or a tool message naming its tool."""
+    if not untrusted_tools:
+        return []
+    found: list[tuple[str, str]] = []
+    for message in messages:
+        for block in message.blocks:
+            if isinstance(block, ToolCallBlock) and block.tool_name in untrusted_tools:
+                found.append((block.tool_name, str(block.tool_call_id or "")))
+        name = message.additional_kwargs.get("name") or message.additional_kwargs.get("tool_name")
+        if message.role == MessageRole.TOOL and isinstance(name, str) and name in untrusted_tools:
+            found.append((name, str(message.additional_kwargs.get("tool_call_id") or "")))
+    return list(dict.fromkeys(found))
