@@ -48,7 +48,7 @@ def main() -> None:
             print("MemtendMemory: langchain-classic not installed (the 'classic' extra)")
         else:
             classic = MemtendMemory(memory=mem, user_id="alice", session_id="s1")
-            classic.save_context({"input": "I keep bees"}, {"output": "Lovely"})
+            classic.save_context({"input": "I keep bees on the roof"}, {"output": "Lovely"})
             assert "bees" in classic.load_memory_variables({"input": "what do I keep?"})["memories"]
         history.clear()
         assert history.messages == []

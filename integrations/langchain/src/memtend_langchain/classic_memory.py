@@ -30,7 +30,7 @@ from memtend.capture.moments import CaptureMode, at_end, check_capture, each_tur
 from memtend.policies.proposals import WriteMode, check_write_mode
 from memtend.prompt_context import conversation_constraints
 from memtend.surfaces import REDACT_DEFAULT, refused_at
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from memtend_langchain._context import MemoryContext, agather, gather
 from memtend_langchain._messages import to_memtend
@@ -71,6 +71,8 @@ class MemtendMemory(BaseMemory):
     capture: bool | str | None = "turn"
     write_mode: WriteMode | None = None
 
+    _kept_transcript: MemtendChatMessageHistory | None = PrivateAttr(default=None)
+
     def __init__(self, **data: Any) -> None:
         key = data.get("memory_key")
         if isinstance(key, str) and key.strip() and not data.get("session_id"):  # before pydantic: not wrapped
@@ -96,9 +98,15 @@ class MemtendMemory(BaseMemory):
         return self.memory.user(self.user_id, write_mode=self.write_mode)
 
     def _transcript(self) -> MemtendChatMessageHistory | None:
-        """The session's transcript (``MemtendChatMessageHistory``'s documents), None without a session."""
+        """The session's transcript (``MemtendChatMessageHistory``'s documents), None without a session; one
+        object kept, so the message count a load read gives the next turn's index without another read."""
         if not self.session_id:
             return None
+        if self._kept_transcript is None:
+            self._kept_transcript = self._new_transcript()
+        return self._kept_transcript
+
+    def _new_transcript(self) -> MemtendChatMessageHistory:
         return MemtendChatMessageHistory(
             self.user_id,
             self.session_id,
