@@ -42,18 +42,21 @@ class MemtendChatStore(UserSessionFields, AsyncDBChatStore):
     async def add_message(self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE) -> None:
         check_chat_message(message)
         await history.arun(self._docs(), history.add(key, [message], _status(status)))
+        await self._amark_untrusted(key, [message])
 
     async def add_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         checked = check_chat_messages(messages)
         await history.arun(self._docs(), history.add(key, checked, _status(status)))
+        await self._amark_untrusted(key, checked)
 
     async def set_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         checked = check_chat_messages(messages)
         await history.arun(self._docs(), history.replace_all(key, checked, _status(status)))
+        await self._amark_untrusted(key, checked)
 
     async def delete_message(self, key: str, idx: int) -> ChatMessage | None:
         return await history.arun(self._docs(), history.delete_at(key, idx, history.ACTIVE))

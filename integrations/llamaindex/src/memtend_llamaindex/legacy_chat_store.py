@@ -26,7 +26,9 @@ class MemtendLegacyChatStore(UserSessionFields, BaseChatStore):
 
     # ------------------------------------------------------------------------------------------ sync
     def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
-        history.run(self._docs(), history.replace_all(key, check_chat_messages(messages)))
+        checked = check_chat_messages(messages)
+        history.run(self._docs(), history.replace_all(key, checked))
+        self._mark_untrusted(key, checked)
 
     def get_messages(self, key: str, **kwargs: Any) -> list[ChatMessage]:
         return history.run(self._docs(), history.read(key, None))
@@ -35,6 +37,7 @@ class MemtendLegacyChatStore(UserSessionFields, BaseChatStore):
         check_chat_message(message)
         step = history.add(key, [message]) if idx is None else history.insert_at(key, idx, message)
         history.run(self._docs(), step)
+        self._mark_untrusted(key, [message])
 
     def delete_messages(self, key: str) -> list[ChatMessage] | None:
         return history.run(self._docs(), history.delete_all(key, None)) or None
@@ -50,7 +53,9 @@ class MemtendLegacyChatStore(UserSessionFields, BaseChatStore):
 
     # ------------------------------------------------------------------------------------------ async
     async def aset_messages(self, key: str, messages: list[ChatMessage]) -> None:
-        await history.arun(self._docs(), history.replace_all(key, check_chat_messages(messages)))
+        checked = check_chat_messages(messages)
+        await history.arun(self._docs(), history.replace_all(key, checked))
+        await self._amark_untrusted(key, checked)
 
     async def aget_messages(self, key: str, **kwargs: Any) -> list[ChatMessage]:
         return await history.arun(self._docs(), history.read(key, None))
@@ -59,6 +64,7 @@ class MemtendLegacyChatStore(UserSessionFields, BaseChatStore):
         check_chat_message(message)
         step = history.add(key, [message]) if idx is None else history.insert_at(key, idx, message)
         await history.arun(self._docs(), step)
+        await self._amark_untrusted(key, [message])
 
     async def adelete_messages(self, key: str) -> list[ChatMessage] | None:
         return await history.arun(self._docs(), history.delete_all(key, None)) or None

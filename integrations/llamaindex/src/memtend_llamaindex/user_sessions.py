@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import BaseModel, Field, PrivateAttr
 from memtend import DocumentStore, Memory
 from memtend.surfaces import REDACT_DEFAULT
 
 from memtend_llamaindex.backends import DEFAULT_BACKEND
-from memtend_llamaindex.handles import STORE_ID_DESCRIPTION, bind, checked_user, documents_of, without_live_objects
+from memtend_llamaindex.handles import (
+    STORE_ID_DESCRIPTION,
+    bind,
+    checked_user,
+    documents_of,
+    user_of,
+    without_live_objects,
+)
+from memtend_llamaindex.messages import untrusted_calls
 
 
 class UserSessionFields(BaseModel):
@@ -22,6 +32,11 @@ class UserSessionFields(BaseModel):
     store_id: str | None = Field(default=None, description=STORE_ID_DESCRIPTION)
     redact: bool = Field(
         default=REDACT_DEFAULT, description="Mask secrets in stored messages (True) or refuse them (False)."
+    )
+    untrusted_tools: list[str] = Field(
+        default_factory=list,
+        description="Tools whose output is untrusted content: once a call of one is stored under a key, what the "
+        "agent remembers or sets in that session (memtend_tools with session_id=key) is held for review.",
     )
 
     _memory: Memory | None = PrivateAttr(default=None)
@@ -52,3 +67,16 @@ class UserSessionFields(BaseModel):
             surface=type(self).__name__,
             store_id=self.store_id,
         )
+
+    def _mark_untrusted(self, key: str, messages: Sequence[ChatMessage]) -> None:
+        """Tell the core that untrusted tool output entered the session ``key`` (see ``untrusted_tools``)."""
+        if calls := untrusted_calls(messages, self.untrusted_tools):
+            session = user_of(self._memory, self.backend, self.user_id, self.store_id).session(key)
+            for name, ref in calls:
+                session.mark_untrusted(name, ref=ref)
+
+    async def _amark_untrusted(self, key: str, messages: Sequence[ChatMessage]) -> None:
+        if calls := untrusted_calls(messages, self.untrusted_tools):
+            session = user_of(self._memory, self.backend, self.user_id, self.store_id).session(key)
+            for name, ref in calls:
+                await session.amark_untrusted(name, ref=ref)
