@@ -194,6 +194,7 @@ class Memory(Applier):
         self.storage.slots.enabled = self._state.exclusive
         self.storage.documents.prefixes.enabled = self._state.exclusive  # and which prefixes hold what
         self.storage.documents.rows.enabled = self._state.exclusive  # and the document rows it wrote or read
+        self.storage.documents.exclusive = self._state.exclusive  # and no other process writes under a prefix
         self.lock = self._state.lock
         self._usage = self._state.usage
         self._closed = False
@@ -325,9 +326,12 @@ class Memory(Applier):
         return self._upkeep.run(None if now is None else check_time(now, "now"))
 
     def _sweep_some(self, t: float, limit: int) -> int:
-        """Delete up to ``limit`` expired documents of any user (an upkeep pass's share)."""
+        """Delete up to ``limit`` expired documents of any user, then the prefix rows of up to ``limit`` prefixes
+        left holding no document (an upkeep pass's share); returns how many documents went."""
         rows = self.storage.documents
-        return rows.remove(rows.expired(None, t, limit), t, tidy=self.exclusive)
+        gone = rows.remove(rows.expired(None, t, limit), t, tidy=True)
+        rows.tidy_prefixes(t, limit)
+        return gone
 
     def close(self) -> None:
         """Flush buffered usage stamps and close this handle: every later call through it (or through a handle

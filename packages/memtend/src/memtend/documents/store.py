@@ -437,7 +437,7 @@ class DocumentStore:
     def sweep(self, now: float | None = None) -> int:
         """Delete this user's expired documents; returns how many."""
         t = check_time(now, "now") if now is not None else _clock()
-        return self._rows.remove(self._expired(t), t, tidy=self._memory.exclusive)
+        return self._rows.remove(self._expired(t), t, tidy=True)
 
     def expired_count(self, at: float) -> int:
         """How many of this user's documents have expired at ``at`` (what ``sweep(at)`` would delete)."""
@@ -736,7 +736,7 @@ def shared_namespaces(memory: MemoryHandle) -> tuple[Namespace, ...]:
 def sweep_documents(memory: MemoryHandle, at: float | None = None) -> int:
     t = check_time(at, "now") if at is not None else _clock()
     rows = memory.storage.documents
-    return rows.remove(rows.expired(None, t), t)
+    return rows.remove(rows.expired(None, t), t, tidy=True)
 
 
 _clock = now

@@ -47,8 +47,9 @@ DOC_JOURNAL_PREFIX = "dj:"
 # - namespace rows, one per (user, space, namespace) holding documents: ``user_id``, ``depth``, ``count``,
 #   ``m<d>`` (the scope codes) and ``o<d>`` (the same without the user, for ``Memory.document_owners``);
 # - prefix rows (``expiring`` / ``partial``), one per (user, space, prefix) under which a document with an expiry
-#   (or without all its filter fields) was ever written: a search elsewhere needs no expiry clause (and a filter no
-#   Python check), which an id read tells;
+#   (or without all its filter fields) was written: a search elsewhere needs no expiry clause (and a filter no
+#   Python check), which an id read tells; below the space's root they carry ``at`` (when written) and ``scope``
+#   (the prefix's scope code), by which upkeep removes those of prefixes left holding no document;
 # - tombstones (``dead``, every other field but ``user_id`` cleared): what one atomic upsert leaves of rows it
 #   removes; deleted right after (``where dead``), and by erasure.
 # - vector rows (``<prefix>_document_vectors``): ``<doc id>~<n>`` (set 0) or ``<doc id>~1.<n>`` (set 1) for the
@@ -58,6 +59,14 @@ DOC_JOURNAL_PREFIX = "dj:"
 #   killed between the two leaves the stored document ranked by its own vectors, the new ones unread.
 # Chroma returns ``get`` results in the order rows were first added (an upsert keeps a row's place; a delete and
 # add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
+
+# prefix rows go once their prefix holds no document (upkeep), but not within PREFIX_GRACE seconds of their last
+# write: another process may be writing under them (``DocumentRows.tidy_prefixes``); a prefix still in use is looked
+# at again RECHECK_SECONDS later
+PREFIX_KINDS = ("expiring", "partial")
+PREFIX_KINDS_IDS = tuple(f"{kind}:" for kind in PREFIX_KINDS)
+PREFIX_GRACE = 600.0
+RECHECK_SECONDS = 86_400.0
 
 CHUNK_CHARS = 1_000_000
 INLINE_CHARS = 256_000
@@ -211,6 +220,7 @@ class DocumentRows:
         # which prefixes ever held an expiring or a partial document (enabled by Memory on an exclusive store)
         self.prefixes = PrefixAnswers()
         self.rows: RowCache[DocRow] = RowCache()  # rows by id, enabled with ``prefixes``
+        self.exclusive = False  # set by Memory: no other process writes the store (an embedded folder it locks)
         try:
             self.max_batch = min(int(collection._client.get_max_batch_size()), 5_000)
         except Exception:  # a client without the call: Chroma's smallest default
@@ -464,22 +474,22 @@ class DocumentRows:
             texts.append("")
             metas.append(m)
         doomed.update(dead_markers)
+        stamp = time.time()
         for kind, field in (("expiring", "exp"), ("partial", PARTIAL)):
-            # the prefixes under which a document can expire, or lacks filter fields (kept until erasure)
-            prefix_rows = sorted(
-                {
-                    _prefix_row_id(kind, user_id, row.space, row.namespace[:d])
-                    for row in part.puts
-                    if row.fields.get(field)
-                    for d in range(len(row.namespace) + 1)
-                }
-            )
+            # the prefixes under which a document can expire, or lacks filter fields (upkeep removes the rows of
+            # a prefix left holding no document: ``tidy_prefixes``)
+            prefix_rows = {
+                _prefix_row_id(kind, user_id, row.space, row.namespace[:d]): (row.space, row.namespace[:d])
+                for row in part.puts
+                if row.fields.get(field)
+                for d in range(len(row.namespace) + 1)
+            }
             if prefix_rows:
                 self.prefixes.written(user_id, prefix_rows)
-            for i in prefix_rows:
+            for i, (space, labels) in sorted(prefix_rows.items()):
                 ids.append(i)
                 texts.append("")
-                metas.append({"user_id": user_id, kind: True})
+                metas.append(_prefix_meta(kind, user_id, space, labels, stamp))
         return doomed
 
     @staticmethod
@@ -672,9 +682,9 @@ class DocumentRows:
 
     def remove(self, rows: Sequence[DocRow], at: float | None = None, *, tidy: bool = False) -> int:
         """Delete rows (grouped per user) and move their namespace counts; with ``at``, only rows still expired
-        then (a row refreshed meanwhile stays). Returns how many went. ``tidy`` (only where every write of the store
-        takes this object's lock: no other process writes it): the prefix rows of prefixes left holding no
-        document go too, so a store whose sessions come and go does not keep a row per session ever written."""
+        then (a row refreshed meanwhile stays). Returns how many went. ``tidy``: the prefix rows of prefixes left
+        holding no document go too (see :meth:`tidy_prefixes` for why that is safe beside other processes), so a
+        store whose sessions come and go does not keep a row per session ever written."""
         by_user: dict[str, list[DocRow]] = {}
         for r in rows:
             by_user.setdefault(str(r.fields["user_id"]), []).append(r)
@@ -687,21 +697,88 @@ class DocumentRows:
                 self.write(user_id, [], user_rows, {r.id: r for r in user_rows})
                 gone += len(user_rows)
                 if tidy:
-                    self._drop_empty_prefixes(user_id, {(r.space, r.namespace) for r in user_rows})
+                    self._drop_empty_prefixes(
+                        user_id, {(r.space, r.namespace) for r in user_rows}, time.time() if at is None else at
+                    )
         return gone
 
-    def _drop_empty_prefixes(self, user_id: str, namespaces: set[tuple[str, tuple[str, ...]]]) -> None:
-        """Delete the prefix rows of the prefixes of ``namespaces`` (deepest first) under which no namespace holds
-        a document now (hold ``lock``); the space's root keeps its rows."""
-        doomed: set[str] = set()
+    @guarded
+    def tidy_prefixes(self, at: float, limit: int) -> int:
+        """Remove the prefix rows of prefixes that hold no document any more, of any user: at most ``limit`` rows
+        last written more than ``PREFIX_GRACE`` seconds before ``at`` are looked at (a prefix still holding
+        documents is looked at again ``RECHECK_SECONDS`` later). Returns how many prefixes were emptied of rows.
+
+        Beside other processes (a server) a row goes only by a delete that matches it while its ``at`` is still
+        older than ``at - PREFIX_GRACE``: a process writing a document under the prefix rewrites the row with its
+        own time in the same upsert, so a write that lands after the check finds the row kept. The only window
+        left (a write between Chroma's own match and delete inside that one call, or a clock more than the grace
+        behind) is closed by checking the prefix again after the delete: one holding documents then gets its rows
+        back. A reader in that instant may miss the racing document once; none is lost."""
+        got = self.collection.get(where={"at": {"$lt": at - PREFIX_GRACE}}, limit=limit, include=["metadatas"])
+        found: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
+        for i, m in zip(got["ids"], got["metadatas"] or [], strict=True):
+            code = (m or {}).get("scope")
+            if not i.startswith(PREFIX_KINDS_IDS) or not isinstance(code, str):
+                continue  # a journal row (it has an ``at`` too)
+            user_id, space, labels = _prefix_of(code)
+            if (m or {}).get("user_id") == user_id and labels:
+                found.setdefault(user_id, set()).add((space, labels))
+        emptied = 0
+        for user_id, prefixes in found.items():
+            with self.lock:
+                empty = {p for p in prefixes if not self.namespaces(user_id, *p)}
+                busy = sorted(i for space, labels in prefixes - empty for i in _prefix_row_ids(user_id, space, labels))
+                if busy:  # their documents stay a while: not looked at again on every pass
+                    self.collection.update(ids=busy, metadatas=[{"at": at + RECHECK_SECONDS}] * len(busy))
+                self._drop_prefixes(user_id, empty, at)
+                emptied += len(empty)
+        return emptied
+
+    def _drop_empty_prefixes(self, user_id: str, namespaces: set[tuple[str, tuple[str, ...]]], at: float) -> None:
+        """Remove the prefix rows of the prefixes of ``namespaces`` (deepest first) under which no namespace holds
+        a document now (hold ``lock``); the space's root keeps its rows. Beside other processes only rows past
+        ``PREFIX_GRACE`` go (see :meth:`tidy_prefixes`)."""
+        empty: set[tuple[str, tuple[str, ...]]] = set()
         for space, namespace in namespaces:
             for d in range(len(namespace), 0, -1):
+                if (space, namespace[:d]) in empty:
+                    continue
                 if self.namespaces(user_id, space, namespace[:d]):
                     break  # a document stays under it, so under every shorter prefix too
-                doomed.update(_prefix_row_id(kind, user_id, space, namespace[:d]) for kind in ("expiring", "partial"))
-        if doomed:
-            self._delete_ids(sorted(doomed))
-            self.prefixes.drop(doomed)
+                empty.add((space, namespace[:d]))
+        self._drop_prefixes(user_id, empty, at)
+
+    def _drop_prefixes(self, user_id: str, prefixes: set[tuple[str, tuple[str, ...]]], at: float) -> None:
+        """Delete the prefix rows of ``prefixes``, found holding no document (hold ``lock``). On an exclusive store
+        they go at once; beside other processes only those written more than ``PREFIX_GRACE`` before ``at``, and a
+        prefix that holds a document again right after gets its rows back (see :meth:`tidy_prefixes`)."""
+        if not prefixes:
+            return
+        of = {i: p for p in prefixes for i in _prefix_row_ids(user_id, *p)}
+        got = self.collection.get(ids=sorted(of), include=["metadatas"])
+        present = {i: dict(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
+        present = {i: m for i, m in present.items() if m.get("user_id") == user_id}
+        if not present:
+            return
+        if self.exclusive:  # every write of the store takes this lock: nothing can be writing under them
+            self._delete_ids(sorted(present))
+            self.prefixes.drop(present)
+            return
+        stamp = time.time()
+        unstamped = sorted(i for i, m in present.items() if "at" not in m)  # written before rows carried a time
+        if unstamped:  # stamped now, removed by a pass once past the grace period
+            metas = [_prefix_meta(_kind_of(i), user_id, *of[i], stamp) for i in unstamped]
+            self.collection.update(ids=unstamped, metadatas=metas)  # type: ignore[arg-type]
+        doomed = sorted(i for i in present if "at" in present[i])
+        if not doomed:
+            return
+        self._delete_ids(doomed, where={"at": {"$lt": at - PREFIX_GRACE}})
+        self.prefixes.drop(doomed)
+        # another process may have written under one of them between the check and the delete
+        back = sorted(i for i in doomed if self.namespaces(user_id, *of[i]))
+        if back:
+            metas = [_prefix_meta(_kind_of(i), user_id, *of[i], stamp) for i in back]
+            self._upsert_rows(back, [""] * len(back), metas)
 
 
 def _as_stored(user_id: str, puts: Sequence[DocRow], sent: dict[str, dict[str, Any]]) -> Iterator[DocRow]:
@@ -745,6 +822,30 @@ def _live_scope(
 
 def _prefix_row_id(kind: str, user_id: str, space: str, prefix: Sequence[str]) -> str:
     return f"{kind}:" + hashlib.sha256(json.dumps([user_id, space, list(prefix)]).encode()).hexdigest()[:40]
+
+
+def _prefix_row_ids(user_id: str, space: str, prefix: Sequence[str]) -> list[str]:
+    return [_prefix_row_id(kind, user_id, space, prefix) for kind in PREFIX_KINDS]
+
+
+def _kind_of(row_id: str) -> str:
+    return row_id.partition(":")[0]
+
+
+def _prefix_meta(kind: str, user_id: str, space: str, labels: Sequence[str], stamp: float) -> dict[str, Any]:
+    """A prefix row's metadata: below the space's root (whose rows stay), the time it was written and the scope
+    code it stands for, by which upkeep finds and checks it (``DocumentRows.tidy_prefixes``)."""
+    meta: dict[str, Any] = {"user_id": user_id, kind: True}
+    if labels:
+        meta["at"] = stamp
+        meta["scope"] = scope_code(user_id, space, labels)
+    return meta
+
+
+def _prefix_of(code: str) -> tuple[str, str, tuple[str, ...]]:
+    """The user, space and prefix a scope code names."""
+    labels = json.loads(code)
+    return str(labels[0]), str(labels[1]), tuple(str(label) for label in labels[2:])
 
 
 def _unfindable(meta: dict[str, Any]) -> dict[str, Any]:
