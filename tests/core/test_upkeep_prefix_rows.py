@@ -12,7 +12,7 @@ from conftest import unique_prefix
 from memtend import Memory, RetentionPolicy, Upkeep
 from memtend.documents import MAX_FILTER_FIELDS
 from memtend.records import DAY
-from memtend.storage.document_rows import PREFIX_GRACE
+from memtend.storage.prefix_rows import PREFIX_GRACE
 
 BY_HAND = Upkeep(every_seconds=None, on_close=False)
 WIDE = {f"k{n}": n for n in range(MAX_FILTER_FIELDS + 1)}  # more filter fields than a row keeps: a partial row

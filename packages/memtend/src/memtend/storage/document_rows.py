@@ -10,7 +10,6 @@ import logging
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,9 @@ from chromadb.api.models.Collection import Collection
 
 from memtend.documents.values import PARTIAL
 from memtend.errors import InvalidInputError, StorageUnavailableError
+from memtend.storage import prefix_rows
 from memtend.storage.chroma import NO_VECTOR, Where, guarded
+from memtend.storage.prefix_rows import PREFIX_KINDS, PrefixAnswers, prefix_meta, prefix_row_id
 from memtend.storage.row_cache import RowCache
 
 _log = logging.getLogger("memtend")
@@ -59,14 +60,6 @@ DOC_JOURNAL_PREFIX = "dj:"
 #   killed between the two leaves the stored document ranked by its own vectors, the new ones unread.
 # Chroma returns ``get`` results in the order rows were first added (an upsert keeps a row's place; a delete and
 # add moves it to the end), which is the documents' insertion order, paged by Chroma's own limit/offset.
-
-# prefix rows go once their prefix holds no document (upkeep), but not within PREFIX_GRACE seconds of their last
-# write: another process may be writing under them (``DocumentRows.tidy_prefixes``); a prefix still in use is looked
-# at again RECHECK_SECONDS later
-PREFIX_KINDS = ("expiring", "partial")
-PREFIX_KINDS_IDS = tuple(f"{kind}:" for kind in PREFIX_KINDS)
-PREFIX_GRACE = 600.0
-RECHECK_SECONDS = 86_400.0
 
 CHUNK_CHARS = 1_000_000
 INLINE_CHARS = 256_000
@@ -125,76 +118,6 @@ class DocRow:
     def expires_at(self) -> float | None:
         exp = self.fields.get("exp")
         return float(exp) if exp is not None else None
-
-
-MAX_PREFIX_ANSWERS = 4_096  # prefix-row answers kept (an id and a flag each)
-
-
-class PrefixAnswers:
-    """Whether each prefix row (``expiring`` / ``partial``) exists, as last read or written by this process; off
-    until ``enabled`` (by Memory, when no other process can write the store: every write of its rows then passes
-    through :class:`DocumentRows`). A write that adds a prefix row marks it present before it is sent, so a "no"
-    kept here is never older than a write of this process; erasure, the removal of empty prefixes and a replayed
-    journal drop what they may have changed. A stale "yes" costs only an unneeded clause; a "no" is kept only when
-    no write marked anything while it was read."""
-
-    def __init__(self) -> None:
-        self.enabled = False
-        self._lock = threading.Lock()
-        self._known: OrderedDict[str, tuple[str, bool]] = OrderedDict()  # row id -> (user id, exists)
-        self._generation = 0  # moved by every mark and drop: a read that overlapped one keeps nothing
-
-    def get(self, row_id: str) -> bool | None:
-        with self._lock:
-            found = self._known.get(row_id)
-            if found is None:
-                return None
-            self._known.move_to_end(row_id)
-            return found[1]
-
-    def generation(self) -> int:
-        with self._lock:
-            return self._generation
-
-    def read(self, user_id: str, row_id: str, exists: bool, generation: int) -> None:
-        """What a read found, kept unless a write or drop happened since ``generation`` was taken."""
-        if not self.enabled:
-            return
-        with self._lock:
-            if generation == self._generation or exists:
-                self._keep(row_id, user_id, exists)
-
-    def written(self, user_id: str, row_ids: Iterable[str]) -> None:
-        """Prefix rows about to be written: present from now on (kept even if the write fails: a stale "yes" is
-        only slower)."""
-        with self._lock:
-            self._generation += 1
-            if self.enabled:
-                for row_id in row_ids:
-                    self._keep(row_id, user_id, True)
-
-    def drop(self, row_ids: Iterable[str]) -> None:
-        with self._lock:
-            self._generation += 1
-            for row_id in row_ids:
-                self._known.pop(row_id, None)
-
-    def drop_user(self, user_id: str) -> None:
-        with self._lock:
-            self._generation += 1
-            for row_id in [i for i, (owner, _) in self._known.items() if owner == user_id]:
-                del self._known[row_id]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._generation += 1
-            self._known.clear()
-
-    def _keep(self, row_id: str, user_id: str, exists: bool) -> None:
-        self._known[row_id] = (user_id, exists)
-        self._known.move_to_end(row_id)
-        while len(self._known) > MAX_PREFIX_ANSWERS:
-            self._known.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -320,7 +243,7 @@ class DocumentRows:
         return self._has_prefix_row("partial", user_id, space, prefix)
 
     def _has_prefix_row(self, kind: str, user_id: str, space: str, prefix: Sequence[str]) -> bool:
-        row_id = _prefix_row_id(kind, user_id, space, prefix)
+        row_id = prefix_row_id(kind, user_id, space, prefix)
         known = self.prefixes.get(row_id) if self.prefixes.enabled else None
         if known is not None:
             return known
@@ -475,11 +398,11 @@ class DocumentRows:
             metas.append(m)
         doomed.update(dead_markers)
         stamp = time.time()
-        for kind, field in (("expiring", "exp"), ("partial", PARTIAL)):
+        for kind, field in zip(PREFIX_KINDS, ("exp", PARTIAL), strict=True):
             # the prefixes under which a document can expire, or lacks filter fields (upkeep removes the rows of
             # a prefix left holding no document: ``tidy_prefixes``)
             prefix_rows = {
-                _prefix_row_id(kind, user_id, row.space, row.namespace[:d]): (row.space, row.namespace[:d])
+                prefix_row_id(kind, user_id, row.space, row.namespace[:d]): (row.space, row.namespace[:d])
                 for row in part.puts
                 if row.fields.get(field)
                 for d in range(len(row.namespace) + 1)
@@ -489,7 +412,7 @@ class DocumentRows:
             for i, (space, labels) in sorted(prefix_rows.items()):
                 ids.append(i)
                 texts.append("")
-                metas.append(_prefix_meta(kind, user_id, space, labels, stamp))
+                metas.append(prefix_meta(kind, user_id, space, labels, stamp))
         return doomed
 
     @staticmethod
@@ -683,8 +606,8 @@ class DocumentRows:
     def remove(self, rows: Sequence[DocRow], at: float | None = None, *, tidy: bool = False) -> int:
         """Delete rows (grouped per user) and move their namespace counts; with ``at``, only rows still expired
         then (a row refreshed meanwhile stays). Returns how many went. ``tidy``: the prefix rows of prefixes left
-        holding no document go too (see :meth:`tidy_prefixes` for why that is safe beside other processes), so a
-        store whose sessions come and go does not keep a row per session ever written."""
+        holding no document go too (:mod:`memtend.storage.prefix_rows` says why that is safe beside other
+        processes), so a store whose sessions come and go does not keep a row per session ever written."""
         by_user: dict[str, list[DocRow]] = {}
         for r in rows:
             by_user.setdefault(str(r.fields["user_id"]), []).append(r)
@@ -697,88 +620,15 @@ class DocumentRows:
                 self.write(user_id, [], user_rows, {r.id: r for r in user_rows})
                 gone += len(user_rows)
                 if tidy:
-                    self._drop_empty_prefixes(
-                        user_id, {(r.space, r.namespace) for r in user_rows}, time.time() if at is None else at
-                    )
+                    namespaces = {(r.space, r.namespace) for r in user_rows}
+                    prefix_rows.drop_empty(self, user_id, namespaces, time.time() if at is None else at)
         return gone
 
     @guarded
     def tidy_prefixes(self, at: float, limit: int) -> int:
-        """Remove the prefix rows of prefixes that hold no document any more, of any user: at most ``limit`` rows
-        last written more than ``PREFIX_GRACE`` seconds before ``at`` are looked at (a prefix still holding
-        documents is looked at again ``RECHECK_SECONDS`` later). Returns how many prefixes were emptied of rows.
-
-        Beside other processes (a server) a row goes only by a delete that matches it while its ``at`` is still
-        older than ``at - PREFIX_GRACE``: a process writing a document under the prefix rewrites the row with its
-        own time in the same upsert, so a write that lands after the check finds the row kept. The only window
-        left (a write between Chroma's own match and delete inside that one call, or a clock more than the grace
-        behind) is closed by checking the prefix again after the delete: one holding documents then gets its rows
-        back. A reader in that instant may miss the racing document once; none is lost."""
-        got = self.collection.get(where={"at": {"$lt": at - PREFIX_GRACE}}, limit=limit, include=["metadatas"])
-        found: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
-        for i, m in zip(got["ids"], got["metadatas"] or [], strict=True):
-            code = (m or {}).get("scope")
-            if not i.startswith(PREFIX_KINDS_IDS) or not isinstance(code, str):
-                continue  # a journal row (it has an ``at`` too)
-            user_id, space, labels = _prefix_of(code)
-            if (m or {}).get("user_id") == user_id and labels:
-                found.setdefault(user_id, set()).add((space, labels))
-        emptied = 0
-        for user_id, prefixes in found.items():
-            with self.lock:
-                empty = {p for p in prefixes if not self.namespaces(user_id, *p)}
-                busy = sorted(i for space, labels in prefixes - empty for i in _prefix_row_ids(user_id, space, labels))
-                if busy:  # their documents stay a while: not looked at again on every pass
-                    self.collection.update(ids=busy, metadatas=[{"at": at + RECHECK_SECONDS}] * len(busy))
-                self._drop_prefixes(user_id, empty, at)
-                emptied += len(empty)
-        return emptied
-
-    def _drop_empty_prefixes(self, user_id: str, namespaces: set[tuple[str, tuple[str, ...]]], at: float) -> None:
-        """Remove the prefix rows of the prefixes of ``namespaces`` (deepest first) under which no namespace holds
-        a document now (hold ``lock``); the space's root keeps its rows. Beside other processes only rows past
-        ``PREFIX_GRACE`` go (see :meth:`tidy_prefixes`)."""
-        empty: set[tuple[str, tuple[str, ...]]] = set()
-        for space, namespace in namespaces:
-            for d in range(len(namespace), 0, -1):
-                if (space, namespace[:d]) in empty:
-                    continue
-                if self.namespaces(user_id, space, namespace[:d]):
-                    break  # a document stays under it, so under every shorter prefix too
-                empty.add((space, namespace[:d]))
-        self._drop_prefixes(user_id, empty, at)
-
-    def _drop_prefixes(self, user_id: str, prefixes: set[tuple[str, tuple[str, ...]]], at: float) -> None:
-        """Delete the prefix rows of ``prefixes``, found holding no document (hold ``lock``). On an exclusive store
-        they go at once; beside other processes only those written more than ``PREFIX_GRACE`` before ``at``, and a
-        prefix that holds a document again right after gets its rows back (see :meth:`tidy_prefixes`)."""
-        if not prefixes:
-            return
-        of = {i: p for p in prefixes for i in _prefix_row_ids(user_id, *p)}
-        got = self.collection.get(ids=sorted(of), include=["metadatas"])
-        present = {i: dict(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
-        present = {i: m for i, m in present.items() if m.get("user_id") == user_id}
-        if not present:
-            return
-        if self.exclusive:  # every write of the store takes this lock: nothing can be writing under them
-            self._delete_ids(sorted(present))
-            self.prefixes.drop(present)
-            return
-        stamp = time.time()
-        unstamped = sorted(i for i, m in present.items() if "at" not in m)  # written before rows carried a time
-        if unstamped:  # stamped now, removed by a pass once past the grace period
-            metas = [_prefix_meta(_kind_of(i), user_id, *of[i], stamp) for i in unstamped]
-            self.collection.update(ids=unstamped, metadatas=metas)  # type: ignore[arg-type]
-        doomed = sorted(i for i in present if "at" in present[i])
-        if not doomed:
-            return
-        self._delete_ids(doomed, where={"at": {"$lt": at - PREFIX_GRACE}})
-        self.prefixes.drop(doomed)
-        # another process may have written under one of them between the check and the delete
-        back = sorted(i for i in doomed if self.namespaces(user_id, *of[i]))
-        if back:
-            metas = [_prefix_meta(_kind_of(i), user_id, *of[i], stamp) for i in back]
-            self._upsert_rows(back, [""] * len(back), metas)
+        """Remove the prefix rows of up to ``limit`` prefixes left holding no document, of any user (upkeep's
+        share; safe beside other processes: :func:`memtend.storage.prefix_rows.tidy`)."""
+        return prefix_rows.tidy(self, at, limit)
 
 
 def _as_stored(user_id: str, puts: Sequence[DocRow], sent: dict[str, dict[str, Any]]) -> Iterator[DocRow]:
@@ -818,34 +668,6 @@ def _live_scope(
     if expiring:
         scope = {"$or": [scope, {"$and": [{f"t{d}": {"$eq": code}}, {"exp": {"$gt": at}}]}]}
     return {"$and": [scope, *({f: {op: v}} for f, op, v in clauses)]} if clauses else scope
-
-
-def _prefix_row_id(kind: str, user_id: str, space: str, prefix: Sequence[str]) -> str:
-    return f"{kind}:" + hashlib.sha256(json.dumps([user_id, space, list(prefix)]).encode()).hexdigest()[:40]
-
-
-def _prefix_row_ids(user_id: str, space: str, prefix: Sequence[str]) -> list[str]:
-    return [_prefix_row_id(kind, user_id, space, prefix) for kind in PREFIX_KINDS]
-
-
-def _kind_of(row_id: str) -> str:
-    return row_id.partition(":")[0]
-
-
-def _prefix_meta(kind: str, user_id: str, space: str, labels: Sequence[str], stamp: float) -> dict[str, Any]:
-    """A prefix row's metadata: below the space's root (whose rows stay), the time it was written and the scope
-    code it stands for, by which upkeep finds and checks it (``DocumentRows.tidy_prefixes``)."""
-    meta: dict[str, Any] = {"user_id": user_id, kind: True}
-    if labels:
-        meta["at"] = stamp
-        meta["scope"] = scope_code(user_id, space, labels)
-    return meta
-
-
-def _prefix_of(code: str) -> tuple[str, str, tuple[str, ...]]:
-    """The user, space and prefix a scope code names."""
-    labels = json.loads(code)
-    return str(labels[0]), str(labels[1]), tuple(str(label) for label in labels[2:])
 
 
 def _unfindable(meta: dict[str, Any]) -> dict[str, Any]:
