@@ -87,8 +87,11 @@ def sqlite_conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
 
 
 def stored_bytes(conn: sqlite3.Connection) -> bytes:
-    rows = conn.execute("SELECT checkpoint FROM checkpoints UNION ALL SELECT value FROM writes").fetchall()
-    return b"".join(r[0] for r in rows)
+    rows = conn.execute(
+        "SELECT checkpoint FROM checkpoints UNION ALL SELECT metadata FROM checkpoints"
+        " UNION ALL SELECT value FROM writes"
+    ).fetchall()
+    return b"".join(r[0] if isinstance(r[0], bytes) else str(r[0]).encode() for r in rows)
 
 
 def test_a_secret_entering_at_step_3_is_masked_and_not_read_again(  # type: ignore[no-untyped-def]
@@ -167,3 +170,18 @@ def test_pending_thread_registrations_are_written_when_the_memory_closes(tmp_pat
     with Memory(path=tmp_path / "store", embedding_function=embedding_function) as reopened:
         docs = reopened.documents("alice", gate="off")
         assert [ns[1] for ns in docs.list_namespaces(prefix=(REGISTRY,))] == ["c"]
+
+
+def test_checkpoint_metadata_is_read_but_langgraphs_own_fields(ephemeral_memory, sqlite_conn) -> None:  # type: ignore[no-untyped-def]
+    saver = MemtendSaver(ephemeral_memory, checkpoints=SqliteSaver(sqlite_conn))
+    four_steps(saver).invoke(
+        {"messages": [HumanMessage("hi")]}, {**cfg("m"), "metadata": {"ticket": f"card {CARD}"}}, durability="exit"
+    )
+    stored = saver.get_tuple(cfg("m"))
+    assert stored is not None and stored.metadata["ticket"].startswith("card [REDACTED")
+    assert stored.metadata["source"] == "loop" and stored.metadata["step"] == 4
+    words = {"source": f"a {CARD}", "step": 7, "parents": {"": f"x {CARD}"}, "user_id": "alice"}
+    saver.put(cfg("m2"), {**stored.checkpoint, "id": str(uuid6(clock_seq=1))}, words, {})  # type: ignore[arg-type]
+    put = saver.get_tuple(cfg("m2"))
+    assert put is not None and CARD not in str(put.metadata) and put.metadata["step"] == 7
+    assert CARD.encode() not in stored_bytes(sqlite_conn)

@@ -316,7 +316,7 @@ class DelegatedSaver(MemtendSaver):
         configurable = config["configurable"]
         thread_id = thread_label(configurable.get("thread_id"))
         user = self._user(config)
-        stored_metadata = dict(masked(get_checkpoint_metadata(config, metadata), self.redact))
+        stored_metadata = _gated_metadata(get_checkpoint_metadata(config, metadata), self.redact)
         stored_metadata[STAMP] = user
         backend_config = self._backend_config(config, user, thread_id)
         backend_configurable = backend_config["configurable"]
@@ -503,6 +503,25 @@ def _copy_plan(
             dict(item.checkpoint.get("channel_versions") or {}),
             by_task,
         )
+
+
+_SOURCES = frozenset({"input", "loop", "update", "fork"})
+
+
+def _gated_metadata(metadata: Mapping[str, Any], redact: bool) -> dict[str, Any]:
+    """Checkpoint metadata past the rule for secrets: LangGraph's own ``source`` (one of its words), ``step`` (an
+    int) and an empty ``parents`` hold no text anyone wrote and are not read; the rest (the run's config and
+    metadata, the same at every step, so its clean reading is remembered) is."""
+    own = {
+        k
+        for k, v in metadata.items()
+        if (k == "source" and isinstance(v, str) and v in _SOURCES)
+        or (k == "step" and type(v) is int)
+        or (k == "parents" and isinstance(v, dict) and not v)
+    }
+    rest = {k: v for k, v in metadata.items() if k not in own}
+    gated = masked(rest, redact) if rest else rest
+    return {k: metadata[k] if k in own else gated[k] for k in metadata}
 
 
 def _has_async(backend: BaseCheckpointSaver[Any]) -> bool:
