@@ -242,3 +242,28 @@ def test_capture_is_in_the_call_log_with_its_counts_sync_and_async(ephemeral_mem
     ]
     assert not any(word in repr(alice.calls()) for word in ("Porto", "bees", "joke", "4111"))
     assert alice.metrics()["writes"]["refused"] == 1
+
+
+def test_an_operators_working_memory_reads_are_never_counted(ephemeral_memory: Memory) -> None:
+    """A person looking at a user's session state and ledger (``Memory.user(id, operator=True)``) leaves the call
+    log, the metrics and the session's own counts as they were; a change they make is logged as theirs."""
+    alice = ephemeral_memory.user("alice")
+    state = alice.session("t1")
+    state.set("branch", "main")
+    assert state.get("branch") == "main"
+    alice.ledger("t1").record("deploy", {"env": "prod"})
+
+    def seen_by_agent() -> tuple[object, ...]:
+        return alice.metrics(), [(c.op, c.outcome) for c in alice.calls()], state.stats(), len(state.calls())
+
+    before = seen_by_agent()
+    looking = ephemeral_memory.user("alice", operator=True)
+    theirs = looking.session("t1")
+    assert theirs.get("branch") == "main" and theirs.get("brnch") is None
+    assert theirs.list() == {"branch": "main"}
+    assert looking.ledger("t1").seen("deploy", {"env": "prod"}) is not None
+    assert looking.ledger("t1").seen("notify", {}) is None
+    assert seen_by_agent() == before
+    theirs.set("branch", "dev")
+    last = alice.calls("t1")[-1]
+    assert (last.op, last.by) == ("set", "operator")

@@ -135,6 +135,13 @@ def operating() -> bool:
     return _operating.get()
 
 
+def counted(op: str, operator: bool = False) -> bool:
+    """Whether a call is logged and counted: not an operator's read (``operator``: made through an operator's
+    handle, such as a session state or ledger of ``Memory.user(id, operator=True)``; or inside :func:`by_operator`).
+    Working memory's own per-session counts ask this too."""
+    return op in CREATING_OPS or not (operator or _operating.get())
+
+
 class Observer(Protocol):
     """What an installed extra (``memtend[otel]``) is told: every memory operation, and every count as it is made.
     Both are called on the caller's thread and must not raise (an exception is logged and dropped)."""
@@ -266,15 +273,15 @@ def note_call(
     counts: Mapping[str, float] | None = None,
     given: str = "",
     tier: str = "long_term",
+    operator: bool = False,
 ) -> None:
     """Count and log one memory call (``counts``: what it adds to the metrics; ``given``: the key as the caller gave
-    it, when ``key`` is its canonical form), and tell the observers. An operator's read is dropped here, whole; an
-    operator's change is logged as theirs (see the module)."""
-    by = ""
-    if _operating.get():
-        if op not in CREATING_OPS:
-            return
-        by = OPERATOR
+    it, when ``key`` is its canonical form; ``operator``: made through an operator's handle), and tell the
+    observers. An operator's read is dropped here, whole; an operator's change is logged as theirs (see the
+    module)."""
+    if not counted(op, operator):
+        return
+    by = OPERATOR if operator or _operating.get() else ""
     session = _storable_key(session) if session else ""  # a session id names stored rows: never a secret
     logged = _storable_key(key) if key else ""
     if given and given != key and _storable_key(given) == WITHHELD:

@@ -216,6 +216,7 @@ class Ledger(SessionScoped):
         metrics_tally.note_call(
             self.user.memory, self.user.user_id, "record", tool, outcome + (" pending" if pending else ""),
             session=self.session_id, started_ns=started, ended_ns=time.time_ns(), counts=counts, tier="working",
+            operator=self.user.operator,
         )  # fmt: skip
         return entry
 
@@ -243,6 +244,7 @@ class Ledger(SessionScoped):
         metrics_tally.note_call(
             self.user.memory, self.user.user_id, "claim", tool, "repeat stopped" if earlier else "claimed",
             session=self.session_id, started_ns=started, ended_ns=time.time_ns(), counts=counts, tier="working",
+            operator=self.user.operator,
         )  # fmt: skip
         return earlier
 
@@ -267,7 +269,7 @@ class Ledger(SessionScoped):
         found = item is not None and not is_expired(item, now()) and isinstance(item.value, dict)
         metrics_tally.note_call(
             self.user.memory, self.user.user_id, "seen", tool, "hit" if found else "miss", session=self.session_id,
-            started_ns=started, ended_ns=time.time_ns(), tier="working",
+            started_ns=started, ended_ns=time.time_ns(), tier="working", operator=self.user.operator,
         )  # fmt: skip
         return LedgerEntry.from_value(key, item.value) if found and item is not None else None
 

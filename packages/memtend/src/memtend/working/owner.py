@@ -12,10 +12,15 @@ if TYPE_CHECKING:
 
 
 class UserScope(Protocol):
-    """One user's scope (``memtend.UserMemory`` is one): its id and the store it lives in."""
+    """One user's scope (``memtend.UserMemory`` is one): its id, its store, and whether a person holds it."""
 
     @property
     def user_id(self) -> str: ...
 
     @property
     def memory(self) -> MemoryHandle: ...
+
+    @property
+    def operator(self) -> bool:
+        """A person's handle (``Memory.user(id, operator=True)``): its reads are not counted (memtend.metrics)."""
+        ...

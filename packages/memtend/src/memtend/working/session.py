@@ -436,6 +436,8 @@ class SessionState(SessionScoped):
             self._note(call)
 
     def _note(self, call: _Call) -> None:
+        if not metrics_tally.counted(call.op, self.user.operator):
+            return  # a person's read: not the agent's use of its memory
         tally = self._tally()
         with tally.lock:
             tally.log.append(CallRecord(now(), call.op, call.key, call.outcome))
@@ -453,9 +455,12 @@ class SessionState(SessionScoped):
         metrics_tally.note_call(
             self.user.memory, self.user.user_id, call.op, call.key, call.outcome, session=self.session_id,
             started_ns=call.started_ns, ended_ns=time.time_ns(), counts=counts, given=call.given, tier="working",
+            operator=self.user.operator,
         )  # fmt: skip
 
     def _after_read(self) -> None:
+        if not metrics_tally.counted("get", self.user.operator):
+            return
         tally = self._tally()
         with tally.lock:
             tally.reads_since_flush += 1
