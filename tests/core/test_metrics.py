@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memtend import InvalidInputError, Memory, Message, SensitiveDataError, compact_transcript
+from memtend import InvalidInputError, Memory, Message, SensitiveDataError, compact_transcript, metrics
 from memtend.metrics import tally
 from memtend.metrics.report import RATE_KEYS
 
@@ -121,6 +121,33 @@ def test_held_out_check_counts_hits_and_misses(memory: Memory) -> None:
     for bad in ([], "query", [("q",)], [("q", 3)], [("", "id")]):
         with pytest.raises(InvalidInputError):
             alice.check_retrieval(bad)
+
+
+def test_held_out_cases_by_expected_text_and_from_the_users_facts(ephemeral_memory: Memory) -> None:
+    """Cases an application writes without record ids (the text a recalled record should hold, case and spacing
+    ignored), and cases built from the user's own profile; both count as checked recalls."""
+    alice = ephemeral_memory.user("alice")
+    alice.remember("Alice drinks green tea every morning")
+    alice.log("Deployed the billing service to production on Monday")
+    by_text = alice.check_retrieval(
+        [("what does alice drink?", "GREEN  tea"), ("billing deploy", ["no such words", "billing service"])],
+        k=3,
+        by="text",
+    )
+    assert (by_text.cases, by_text.hits) == (2, 2)
+    assert alice.check_retrieval({"what does alice drink?": "coffee"}, k=3, by="text").missed == (0,)
+    alice.set_fact("project.database", "Postgres 16")
+    alice.set_fact("home_city", "Lisbon")
+    cases = metrics.fact_cases(alice.facts())
+    assert cases == [("what is the home city?", "Lisbon"), ("what is the project database?", "Postgres 16")]
+    from_facts = alice.check_retrieval(cases, k=3, by="text")
+    assert from_facts.cases == 2 and from_facts.hits == 2, from_facts
+    assert alice.metrics()["detail"]["retrieval_checked"] == 5
+    for bad in ([("q", "")], [("q", [])]):
+        with pytest.raises(InvalidInputError):
+            alice.check_retrieval(bad, by="text")
+    with pytest.raises(InvalidInputError):
+        alice.check_retrieval([("q", "x")], by="words")
 
 
 def test_call_log_keeps_op_key_outcome_and_never_a_value(memory: Memory) -> None:

@@ -12,7 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memtend.metrics.observe import recall_counts, utilisation_counts
-from memtend.metrics.report import RetrievalCheck, call_log, checked_cases, run_check, store_metrics, user_metrics
+from memtend.metrics.report import (
+    RetrievalCheck,
+    call_log,
+    checked_cases,
+    fact_cases,
+    run_check,
+    store_metrics,
+    user_metrics,
+)
 from memtend.metrics.tally import CallEntry, Observer, by_operator, note_counts, observers, set_observers
 
 if TYPE_CHECKING:
@@ -25,6 +33,7 @@ __all__ = [
     "by_operator",
     "call_log",
     "check_retrieval",
+    "fact_cases",
     "observers",
     "report_compaction",
     "report_recall",
@@ -51,9 +60,11 @@ def report_compaction(
     return counts.get("compaction.utilisation")
 
 
-def check_retrieval(memory: MemoryHandle, user_id: str, recall: Any, cases: Any, k: int) -> RetrievalCheck:
+def check_retrieval(
+    memory: MemoryHandle, user_id: str, recall: Any, cases: Any, k: int, by: str = "id"
+) -> RetrievalCheck:
     """Run held-out queries through ``recall`` and count each as a checked recall, hit or missed."""
-    checked = run_check(recall, checked_cases(cases), k)
+    checked = run_check(recall, checked_cases(cases, by), k, by)
     counts = {"retrieval.checked": checked.cases, "retrieval.checked_hits": checked.hits}
     note_counts(memory, user_id, counts)
     return checked

@@ -60,10 +60,12 @@ class MetricsCalls:
         sid = _session(session, blank=True) or ""
         return metrics.report_compaction(self.memory, self.user_id, result, sid, context_window)
 
-    def check_retrieval(self: _Recalls, cases: Any, *, k: int = 5) -> RetrievalCheck:
-        """Run held-out queries (pairs of a query and the record id or ids it should find, or a mapping) through
-        ``recall`` and count each toward ``retrieval_hit_rate`` (apart: ``detail.retrieval_checked_hit_rate``)."""
-        return metrics.check_retrieval(self.memory, self.user_id, lambda q, n: self.recall(q, n), cases, k)
+    def check_retrieval(self: _Recalls, cases: Any, *, k: int = 5, by: str = "id") -> RetrievalCheck:
+        """Run held-out queries (pairs of a query and what it should find, or a mapping: with ``by="id"`` the record
+        id or ids, with ``by="text"`` a text a recalled record should contain; ``memtend.metrics.fact_cases`` builds
+        them from the user's facts) through ``recall`` and count each toward ``retrieval_hit_rate`` (apart:
+        ``detail.retrieval_checked_hit_rate``)."""
+        return metrics.check_retrieval(self.memory, self.user_id, lambda q, n: self.recall(q, n), cases, k, by)
 
     # ------------------------------------------------------------------ async twins
     async def ametrics(self, session: str | None = None) -> dict[str, Any]:
@@ -80,8 +82,8 @@ class MetricsCalls:
     ) -> float | None:
         return await run_io(self.report_compaction, result, session=session, context_window=context_window)
 
-    async def acheck_retrieval(self: _Recalls, cases: Any, *, k: int = 5) -> RetrievalCheck:
-        return await run_io(MetricsCalls.check_retrieval, self, cases, k=k)
+    async def acheck_retrieval(self: _Recalls, cases: Any, *, k: int = 5, by: str = "id") -> RetrievalCheck:
+        return await run_io(MetricsCalls.check_retrieval, self, cases, k=k, by=by)
 
 
 def _session(session: object, *, blank: bool = False) -> str | None:

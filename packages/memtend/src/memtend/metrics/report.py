@@ -16,6 +16,7 @@ review, proposed and accepted (a held or proposed record approved).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,17 @@ from memtend.metrics.tally import CallEntry
 if TYPE_CHECKING:
     from memtend.handle import MemoryHandle
 
-__all__ = ["RATE_KEYS", "WRITE_KEYS", "RetrievalCheck", "call_log", "rates", "store_metrics", "user_metrics"]
+__all__ = [
+    "MATCHES",
+    "RATE_KEYS",
+    "WRITE_KEYS",
+    "RetrievalCheck",
+    "call_log",
+    "fact_cases",
+    "rates",
+    "store_metrics",
+    "user_metrics",
+]
 
 RATE_KEYS = (
     "memory_hit_rate",
@@ -188,42 +199,70 @@ class RetrievalCheck:
         return {"cases": self.cases, "hits": self.hits, "k": self.k, "hit_rate": self.hit_rate, "missed": self.missed}
 
 
-def checked_cases(cases: object) -> list[tuple[str, frozenset[str]]]:
-    """Held-out cases as given: a mapping or pairs of (query, the id or ids of the records it should find)."""
+MATCHES = ("id", "text")  # what a held-out case names: the records it should find, or text they should hold
+
+
+def checked_cases(cases: object, by: str = "id") -> list[tuple[str, frozenset[str]]]:
+    """Held-out cases as given: a mapping or pairs of (query, what it should find): with ``by="id"`` the id or ids
+    of the records, with ``by="text"`` a text or texts one of the recalled records should contain (compared with
+    case and runs of whitespace ignored, so an application can write cases without knowing record ids)."""
+    if by not in MATCHES:
+        raise InvalidInputError(f"by must be 'id' or 'text', got {by!r}")
+    what = "record ids" if by == "id" else "expected texts"
     if isinstance(cases, Mapping):
         items = list(cases.items())
     elif isinstance(cases, Iterable) and not isinstance(cases, str | bytes):
         items = list(cases)
     else:
-        raise InvalidInputError("cases takes (query, expected record ids) pairs, or a mapping of query -> ids")
+        raise InvalidInputError(f"cases takes (query, {what}) pairs, or a mapping of query -> {what}")
     out = []
     for n, item in enumerate(items):
         if not isinstance(item, tuple | list) or len(item) != 2:
-            raise InvalidInputError(f"case {n} is not a (query, expected ids) pair")
+            raise InvalidInputError(f"case {n} is not a (query, {what}) pair")
         query, expected = item
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError(f"case {n}: the query must be a non-empty str")
-        ids = [expected] if isinstance(expected, str) else expected
-        if not isinstance(ids, Iterable) or not all(isinstance(i, str) and i for i in ids):
-            raise InvalidInputError(f"case {n}: the expected records must be record ids (str)")
-        found = frozenset(ids)
+        wanted = [expected] if isinstance(expected, str) else expected
+        if not isinstance(wanted, Iterable) or not all(isinstance(i, str) and i.strip() for i in wanted):
+            raise InvalidInputError(f"case {n}: the expected {what} must be non-empty str")
+        found = frozenset(wanted if by == "id" else (_folded(t) for t in wanted))
         if not found:
-            raise InvalidInputError(f"case {n}: no expected record id")
+            raise InvalidInputError(f"case {n}: nothing expected")
         out.append((query, found))
     if not out:
         raise InvalidInputError("check_retrieval needs at least one case")
     return out
 
 
+def fact_cases(facts: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Held-out cases built from a user's own profile (``user.facts()``): for each fact, its key in words as the
+    query and its value as the text a recalled record should hold (for ``check_retrieval(cases, by="text")``)."""
+    out = []
+    for key, value in facts.items():
+        words = " ".join(re.split(r"[._\-/:\s]+", key)).strip()
+        if words and value.strip():
+            out.append((f"what is the {words}?", value))
+    return out
+
+
 def run_check(
-    recall: Callable[[str, int], Sequence[Any]], cases: list[tuple[str, frozenset[str]]], k: int
+    recall: Callable[[str, int], Sequence[Any]], cases: list[tuple[str, frozenset[str]]], k: int, by: str = "id"
 ) -> RetrievalCheck:
     """Ask each held-out query through ``recall`` (the facade's, so the check sees what an agent would)."""
     hits, missed = 0, []
     for n, (query, expected) in enumerate(cases):
-        found = {h.record.id for h in recall(query, k)}
-        if found & expected:
+        recalled = recall(query, k)
+        if by == "id":
+            hit = bool({h.record.id for h in recalled} & expected)
+        else:
+            texts = [_folded(h.record.text) for h in recalled]
+            hit = any(e in t for e in expected for t in texts)
+        if hit:
             hits += 1
         else:
             missed.append(n)
     return RetrievalCheck(cases=len(cases), hits=hits, k=k, missed=tuple(missed))
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
