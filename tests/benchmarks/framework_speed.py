@@ -17,8 +17,11 @@ machine falls on every backend alike; the figure is the median, with the minimum
   LlamaIndex's default ``Memory``; ``write_once`` is ``MemtendMemory(write_once=True)`` (the question held and
   written with the answer: one write a turn).
 
-The ratios are memtend's median over each peer's (above 1: memtend is slower). The load average is read before and
-after the timed repetitions and printed beside the figures: on a shared machine it says how much they are worth.
+The ratios are memtend's median over each peer's (above 1: memtend is slower). Beside each wall-clock median is the
+median CPU time of the process over the case (every thread's: a background write counts in whichever case it
+overlaps); on a loaded machine it moves far less than the wall clock, and the ``(cpu)`` column compares the
+delegated saver to SqliteSaver by it. The load average is read before and after the timed repetitions and printed
+beside the figures: on a shared machine it says how much they are worth.
 
     uv run python tests/benchmarks/framework_speed.py [--reps 15] [--nodes 6] [--history 1000] [--json]
         [--graph-backends sqlite,delegated]   # those backends' graph cases alone, in a quiet process
@@ -323,6 +326,7 @@ def run(
     folder = Path(tempfile.mkdtemp(prefix="memtend-speed-bench-"))
     loop = asyncio.new_event_loop()
     samples: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}
     try:
         with ExitStack() as stack, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deprecation notices of the peers are not figures
@@ -341,16 +345,21 @@ def run(
             for rep in range(reps):
                 shift = rep % len(order)
                 for key in order[shift:] + order[:shift]:
-                    started = time.perf_counter()
+                    started, started_cpu = time.perf_counter(), time.process_time()
                     cases[key]()
                     samples.setdefault(key, []).append((time.perf_counter() - started) * 1000)
+                    cpu.setdefault(key, []).append((time.process_time() - started_cpu) * 1000)
             load_end = os.getloadavg()
     finally:
         loop.close()
         shutil.rmtree(folder, ignore_errors=True)
     rows: dict[str, dict[str, dict[str, float]]] = {}
     for (name, backend), times in samples.items():
-        rows.setdefault(name, {})[backend] = {"median_ms": statistics.median(times), "min_ms": min(times)}
+        rows.setdefault(name, {})[backend] = {
+            "median_ms": statistics.median(times),
+            "min_ms": min(times),
+            "cpu_ms": statistics.median(cpu[(name, backend)]),
+        }
     return {
         "reps": reps,
         "nodes": nodes,
@@ -383,14 +392,20 @@ def print_report(report: dict[str, Any]) -> None:
         f"{report['reps']} interleaved repetitions, {report['nodes']}-node graph, {report['history']}-message history; "
         f"{report['cpus']} cpus; load average (1, 5, 15 min) {start} before, {end} after"
     )
-    print(f"\n{'case':<30}{'backend':<12}{'median ms':>12}{'min ms':>12}{'memtend/it':>12}{'delegated/sqlite':>18}")
+    print(
+        f"\n{'case':<30}{'backend':<12}{'median ms':>12}{'min ms':>12}{'cpu ms':>10}{'memtend/it':>12}"
+        f"{'delegated/sqlite':>18}{'(cpu)':>8}"
+    )
     for name, backends in report["rows"].items():
         for backend, figures in backends.items():
             ratio = report["ratios"].get(f"{name} memtend/{backend}")
             shown = f"{ratio:12.2f}" if ratio is not None else f"{'':12}"
             delegated = report["ratios"].get(f"{name} delegated/sqlite") if backend == "delegated" else None
             shown += f"{delegated:18.2f}" if delegated is not None else ""
-            print(f"{name:<30}{backend:<12}{figures['median_ms']:12.2f}{figures['min_ms']:12.2f}{shown}")
+            if delegated is not None and figures.get("cpu_ms") and backends["sqlite"].get("cpu_ms"):
+                shown += f"{figures['cpu_ms'] / backends['sqlite']['cpu_ms']:8.2f}"
+            median, least, used = figures["median_ms"], figures["min_ms"], figures["cpu_ms"]
+            print(f"{name:<30}{backend:<12}{median:12.2f}{least:12.2f}{used:10.2f}{shown}")
     for name, ratio in report["ratios"].items():
         if " write_once/" in name:
             print(f"{name}: {ratio:.2f}")
