@@ -8,7 +8,15 @@ import json
 import pytest
 from memtend import Message, Source
 from memtend.capture.extractor import ExtractionError, allm_extractor, llm_extractor, validate_answer
-from memtend.policies.capture import CONSTRAINT_REASON, Candidate, CandidateKind, Dropped, judge_turns
+from memtend.policies.capture import (
+    CONSTRAINT_REASON,
+    Candidate,
+    CandidateKind,
+    Dropped,
+    is_standing_instruction,
+    judge_turns,
+    revised_instruction,
+)
 from memtend.transcripts.summary.constraints import is_instruction
 
 
@@ -173,3 +181,16 @@ def test_async_extractor_same_flow() -> None:
 
     got = asyncio.run(allm_extractor(model)([Message("user", "We go with Postgres because of JSON")], 3))
     assert isinstance(got[0], Candidate) and got[0].kind is CandidateKind.DECISION and got[0].turn == 3
+
+
+def test_which_stored_instruction_a_later_session_revises() -> None:
+    first, revised = "Keep every reply under 100 words.", "Change of plan: keep every reply under 50 words."
+    unrelated = "Never deploy on Fridays."
+    assert revised_instruction([first], revised) == 0
+    assert revised_instruction([unrelated, first], revised) == 1
+    assert revised_instruction([first], unrelated) is None
+    assert revised_instruction([first], first) is None  # the same words: a duplicate, not a revision
+    assert revised_instruction([], revised) is None
+    # a plain restatement after an announced change: the rule marks both, so neither is taken
+    assert revised_instruction([revised], first) is None
+    assert is_standing_instruction(first) and not is_standing_instruction("I moved to Porto.")

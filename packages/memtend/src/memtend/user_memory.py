@@ -373,7 +373,9 @@ class UserMemory(MetricsCalls):
         each in its latest version (until then the session's constraints hold them)."""
         chosen = check_extractor(extractor) or self.memory.extractor
         run = capture_run.judge(messages, offset, chosen, conversation)
-        return capture_run.write(*run, self._note, self._fact, session=session, redact=redact)
+        return capture_run.write(
+            *run, self._note, self._fact, session=session, redact=redact, notes=self._notes, revise=self.revise
+        )
 
     async def acapture(
         self,
@@ -388,7 +390,20 @@ class UserMemory(MetricsCalls):
         chosen = check_extractor(extractor) or self.memory.extractor
         whole = None if conversation is None else list(conversation)
         run = await capture_run.ajudge(list(messages), offset, chosen, whole)
-        return await run_io(capture_run.write, *run, self._note, self._fact, session=session, redact=redact)
+        return await run_io(
+            capture_run.write,
+            *run,
+            self._note,
+            self._fact,
+            session=session,
+            redact=redact,
+            notes=self._notes,
+            revise=self.revise,
+        )
+
+    def _notes(self) -> builtins.list[Record]:
+        """The user's active notes, oldest first (what an instruction kept at a session's end may revise)."""
+        return self.list(kinds=[Kind.NOTE])
 
     # ------------------------------------------------------------------ retrieval
     def recall(
@@ -487,11 +502,19 @@ class UserMemory(MetricsCalls):
         return review.accept(self.memory, self.user_id, _checked_id(record_id), text, redact=redact)
 
     def revise(
-        self, record_id: str, text: str, *, source: Source | str = Source.USER, session: str = "", redact: bool = False
+        self,
+        record_id: str,
+        text: str,
+        *,
+        source: Source | str = Source.USER,
+        session: str = "",
+        redact: bool = False,
+        metadata: dict[str, Any] | None = None,
     ) -> Record:
         """Replace an active note, rule or event with a new text: the new version passes the gate (and waits as a
-        proposal where the agent proposes); once it stands, the old one is archived with a pointer to it."""
-        checked = self._checked(Kind.NOTE, text, source, redact=redact, session=session)
+        proposal where the agent proposes); once it stands, the old one is archived with a pointer to it.
+        ``metadata`` is laid over the old version's."""
+        checked = self._checked(Kind.NOTE, text, source, redact=redact, session=session, metadata=metadata)
         return review.revise(self.memory, self.user_id, _checked_id(record_id), checked.record, checked.redacted)
 
     # ------------------------------------------------------------------ review
@@ -732,9 +755,18 @@ class UserMemory(MetricsCalls):
         return await run_io(self.accept, record_id, text=text, redact=redact)
 
     async def arevise(
-        self, record_id: str, text: str, *, source: Source | str = Source.USER, session: str = "", redact: bool = False
+        self,
+        record_id: str,
+        text: str,
+        *,
+        source: Source | str = Source.USER,
+        session: str = "",
+        redact: bool = False,
+        metadata: dict[str, Any] | None = None,
     ) -> Record:
-        return await run_io(self.revise, record_id, text, source=source, session=session, redact=redact)
+        return await run_io(
+            self.revise, record_id, text, source=source, session=session, redact=redact, metadata=metadata
+        )
 
     async def aapprove(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
         return await run_io(self.approve, record_id, source=source)

@@ -9,14 +9,22 @@ from memtend.records import Record
 
 __all__ = ["CaptureReport", "Captured"]
 
-_TALLY = {"added": "kept", "updated": "kept", "proposed": "proposed", "held": "proposed", "skipped": "dropped"}
+_TALLY = {
+    "added": "kept",
+    "updated": "kept",
+    "revised": "kept",
+    "proposed": "proposed",
+    "held": "proposed",
+    "skipped": "dropped",
+}
 
 
 @dataclass(frozen=True)
 class Captured:
     """One candidate and its fate: ``action`` is ``added``, ``duplicate`` / ``refreshed`` (an active memory said
     the same: it was refreshed, nothing added), ``updated`` (a keyed fact's new value; the old one archived,
-    restorable), ``unchanged`` (the fact already had this value), ``kept`` (the fact's current value stays: it
+    restorable), ``revised`` (an instruction kept at a session's end that revises one kept before: the old one
+    archived, restorable), ``unchanged`` (the fact already had this value), ``kept`` (the fact's current value stays: it
     came from a more trusted source, or was said later), ``held`` (held for review), ``proposed`` (a proposal
     waiting to be accepted: ``Memory(write_mode="propose")``) or ``skipped`` (refused: see
     ``why``)."""

@@ -17,19 +17,31 @@ from memtend.capture.extractor import ORIGIN_FALLBACK, ORIGIN_LLM, ORIGIN_OFFLIN
 from memtend.capture.report import Captured, CaptureReport
 from memtend.errors import InvalidInputError
 from memtend.policies import gate
-from memtend.policies.capture import Candidate, CandidateKind, Dropped, Judgement, secret_only, standing_at_end
+from memtend.policies.capture import (
+    STANDING_REASON,
+    Candidate,
+    CandidateKind,
+    Dropped,
+    Judgement,
+    is_standing_instruction,
+    revised_instruction,
+    secret_only,
+    standing_at_end,
+)
 from memtend.policies.precedence import FactOutcome, canonical_key, fact_text
 from memtend.records import Record, Status, check_name
 from memtend.results import FactResult
 from memtend.transcripts.messages import Message, ensure_messages
 
-__all__ = ["FactWriter", "NoteWriter", "ajudge", "check_offset", "closing", "judge", "provenance", "write"]
+__all__ = ["FactWriter", "NoteWriter", "Reviser", "ajudge", "check_offset", "closing", "judge", "provenance", "write"]
 
 NoteWriter = Callable[..., tuple[Record, str]]
 """The facade's note write: ``(text, *, source, metadata, redact, session, at)`` -> (record stored or refreshed,
 added / duplicate / refreshed)."""
 FactWriter = Callable[..., FactResult]
 """The facade's fact write: ``(key, value, *, source, redact, at, session, metadata)`` -> its result."""
+Reviser = Callable[..., Record]
+"""The facade's revision: ``(record_id, text, *, source, session, redact, metadata)`` -> the new version."""
 
 _REASON_CHARS = 200
 _WAITING = {Status.PENDING_REVIEW: "held", Status.PROPOSED: "proposed"}  # stored, but not in memory until accepted
@@ -116,10 +128,20 @@ def _text(candidate: Candidate) -> str:
 
 
 def write(
-    judgements: list[Judgement], origin: str, note: NoteWriter, fact: FactWriter, *, session: str, redact: bool
+    judgements: list[Judgement],
+    origin: str,
+    note: NoteWriter,
+    fact: FactWriter,
+    *,
+    session: str,
+    redact: bool,
+    notes: Callable[[], list[Record]] | None = None,
+    revise: Reviser | None = None,
 ) -> CaptureReport:
     """Write each candidate (the gate reads them all first, so a refused one stores nothing of the turn; one it
-    masked down to nothing is dropped: :func:`memtend.policies.capture.secret_only`)."""
+    masked down to nothing is dropped: :func:`memtend.policies.capture.secret_only`). An instruction kept at a
+    session's end that revises one kept before (``notes``: the user's active notes, oldest first) is stored with
+    ``revise``, so the old version is archived, restorable, never active beside it (issue 31)."""
     session = check_name(session, "session")
     kept: list[Candidate] = []
     secrets: list[Dropped] = []
@@ -132,8 +154,20 @@ def write(
         else:
             secrets.append(secret)
     captured: list[Captured] = []
+    standing: list[Record] | None = None  # the instructions in long-term memory, read once when needed
     for candidate in kept:
         meta = provenance(candidate)
+        if candidate.reason == STANDING_REASON and notes is not None and revise is not None:
+            if standing is None:
+                standing = [r for r in notes() if is_standing_instruction(r.text)]
+            which = revised_instruction([r.text for r in standing], candidate.text)
+            if which is not None:
+                old = standing.pop(which)
+                record = revise(
+                    old.id, candidate.text, source=candidate.source, session=session, redact=redact, metadata=meta
+                )
+                captured.append(Captured(candidate, _WAITING.get(record.status, "revised"), "", record))
+                continue
         if candidate.kind is CandidateKind.FACT and candidate.key and candidate.value:
             result = fact(
                 candidate.key,

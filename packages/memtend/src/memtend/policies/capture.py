@@ -56,7 +56,9 @@ __all__ = [
     "CandidateKind",
     "Dropped",
     "Judgement",
+    "is_standing_instruction",
     "judge_turns",
+    "revised_instruction",
     "secret_only",
     "standing_at_end",
 ]
@@ -411,6 +413,27 @@ def standing_at_end(conversation: Iterable[Message], *, offset: int = 0) -> list
         if isinstance(judged, Dropped) and judged.reason == CONSTRAINT_REASON:
             out.append(Candidate(CandidateKind.PREFERENCE, text, STANDING_REASON, turn, turn_id))
     return out
+
+
+def is_standing_instruction(text: str) -> bool:
+    """Is ``text`` (a stored note) an instruction to the assistant, by the test that kept it at a session's end?"""
+    judged = judge_sentence(text, 0)
+    return isinstance(judged, Dropped) and judged.reason == CONSTRAINT_REASON
+
+
+def revised_instruction(kept: Sequence[str], new: str) -> int | None:
+    """The index in ``kept`` (instructions already in long-term memory, oldest first) of the one that ``new``, kept
+    at a later session's end, revises by the rule a conversation's constraints follow
+    (:func:`memtend.transcripts.summary.constraints.mark_replaced`), or None; None too when one of ``kept`` would
+    revise ``new`` instead (a restatement beside an announced change: which came last is not for the rule to say)."""
+    from memtend.transcripts.summary.constraints import is_replaced, mark_replaced
+
+    before = [is_replaced(c) for c in mark_replaced(list(kept))]
+    after = mark_replaced([*kept, new])
+    if is_replaced(after[-1]):
+        return None
+    taken = [i for i, c in enumerate(after[:-1]) if is_replaced(c) and not before[i]]
+    return taken[0] if len(taken) == 1 else None
 
 
 def candidates(judgements: Sequence[Judgement]) -> list[Candidate]:
