@@ -373,9 +373,7 @@ class UserMemory(MetricsCalls):
         each in its latest version (until then the session's constraints hold them)."""
         chosen = check_extractor(extractor) or self.memory.extractor
         run = capture_run.judge(messages, offset, chosen, conversation)
-        return capture_run.write(
-            *run, self._note, self._fact, session=session, redact=redact, notes=self._notes, revise=self.revise
-        )
+        return self._write_captured(run, session, redact)
 
     async def acapture(
         self,
@@ -390,20 +388,14 @@ class UserMemory(MetricsCalls):
         chosen = check_extractor(extractor) or self.memory.extractor
         whole = None if conversation is None else list(conversation)
         run = await capture_run.ajudge(list(messages), offset, chosen, whole)
-        return await run_io(
-            capture_run.write,
-            *run,
-            self._note,
-            self._fact,
-            session=session,
-            redact=redact,
-            notes=self._notes,
-            revise=self.revise,
-        )
+        return await run_io(self._write_captured, run, session, redact)
 
-    def _notes(self) -> builtins.list[Record]:
-        """The user's active notes, oldest first (what an instruction kept at a session's end may revise)."""
-        return self.list(kinds=[Kind.NOTE])
+    def _write_captured(self, judged: tuple[builtins.list[Any], str], session: str, redact: bool) -> CaptureReport:
+        """Store what capture judged; an instruction revising one an earlier session kept goes through ``revise``."""
+        notes = functools.partial(self.list, kinds=[Kind.NOTE])  # the active notes, oldest first
+        return capture_run.write(
+            *judged, self._note, self._fact, session=session, redact=redact, notes=notes, revise=self.revise
+        )
 
     # ------------------------------------------------------------------ retrieval
     def recall(
@@ -511,9 +503,8 @@ class UserMemory(MetricsCalls):
         redact: bool = False,
         metadata: dict[str, Any] | None = None,
     ) -> Record:
-        """Replace an active note, rule or event with a new text: the new version passes the gate (and waits as a
-        proposal where the agent proposes); once it stands, the old one is archived with a pointer to it.
-        ``metadata`` is laid over the old version's."""
+        """Replace an active note, rule or event with a new text (``metadata`` laid over the old one's): it passes the
+        gate (a proposal where the agent proposes); once it stands, the old one is archived with a pointer to it."""
         checked = self._checked(Kind.NOTE, text, source, redact=redact, session=session, metadata=metadata)
         return review.revise(self.memory, self.user_id, _checked_id(record_id), checked.record, checked.redacted)
 
