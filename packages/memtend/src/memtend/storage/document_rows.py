@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -349,9 +349,6 @@ class DocumentRows:
                 metas[:0] = journal_metas
             self._upsert_rows(ids, texts, metas)
             self._finish_write(list(doomed), stale_vectors, journal_ids)
-            sent = dict(zip(ids, metas, strict=True))
-            for part in parts:
-                self.rows.written(part.user_id, _as_stored(part.user_id, part.puts, sent))
 
     def _rows_of(
         self, part: UserRows, ids: list[str], texts: list[str], metas: list[dict[str, Any]]
@@ -629,17 +626,6 @@ class DocumentRows:
         """Remove the prefix rows of up to ``limit`` prefixes left holding no document, of any user (upkeep's
         share; safe beside other processes: :func:`memtend.storage.prefix_rows.tidy`)."""
         return prefix_rows.tidy(self, at, limit)
-
-
-def _as_stored(user_id: str, puts: Sequence[DocRow], sent: dict[str, dict[str, Any]]) -> Iterator[DocRow]:
-    """The rows of ``puts`` as a read would now return them: the metadata sent less the keys it cleared, the
-    whole text."""
-    for put in puts:
-        meta = sent.get(put.id)
-        if meta is not None:
-            row = _doc_row(put.id, {k: v for k, v in meta.items() if v is not None}, put.text or "", user_id)
-            if row is not None:
-                yield row
 
 
 def _pieces(text: str) -> list[str]:

@@ -1,10 +1,11 @@
-"""Document rows this process wrote or read, by id, on a store no other process writes (an embedded folder).
+"""Document rows this process read, by id, on a store no other process writes (an embedded folder).
 
 Every write of such a store passes through :class:`~memtend.storage.document_rows.DocumentRows`, which drops an id
-from here before it sends a change and keeps the row it wrote once Chroma has it; a read keeps what it found only
-if no change was made while it read (a generation count). Erasure, a replayed journal and an expiry update drop
-what they may change. Rows over ``MAX_CACHED_CHARS`` of text are never kept; the whole cache holds at most
-``MAX_ROWS`` rows and ``MAX_TOTAL_CHARS`` characters of text.
+from here before it sends a change; a read keeps what Chroma returned only if no change was made while it read (a
+generation count). A row is kept as read, never as written: Chroma can return a float a last bit apart from the one
+it was sent, and a kept row must equal what a read from Chroma gives. Erasure, a replayed journal and an expiry
+update drop what they may change. Rows over ``MAX_CACHED_CHARS`` of text are never kept; the whole cache holds at
+most ``MAX_ROWS`` rows and ``MAX_TOTAL_CHARS`` characters of text.
 """
 
 from __future__ import annotations
@@ -91,15 +92,6 @@ class RowCache(Generic[Row]):
             self._generation += 1
             for i in ids:
                 self._forget(i)
-
-    def written(self, user_id: str, rows: Iterable[Row]) -> None:
-        """Rows as Chroma now holds them, after a write that ``changing`` announced."""
-        if not self.enabled:
-            return
-        with self._lock:
-            self._generation += 1
-            for row in rows:
-                self._keep(row.id, _Entry(user_id, row, True))
 
     def drop_user(self, user_id: str) -> None:
         with self._lock:
