@@ -1,12 +1,13 @@
-"""A LangChain chat app with memtend: RunnableWithMessageHistory over MemtendChatMessageHistory.
+"""A LangChain chat app with memtend: ``with_memtend_history`` over a prompt and a chat model.
 
-Each (user, session) has its own stored history; the app also logs what the user says to the user's long-term
-memory (through memtend's write gate) and puts the memories recalled for each question into the prompt, so a
-later session knows what an earlier one was told. The chat model is a tiny scripted stand-in (no API key, no
-network) that answers a question from the memories in its prompt; swap in any chat model.
+Each (user, session) has its own stored history. The wrapper also does the long-term memory: each turn it stores
+goes to memtend's capture (what is worth keeping, through the write gate, with the session as provenance), and each
+call gets a system message with the user's profile, rules and recalled memories, so a later session knows what an
+earlier one was told. The app itself writes nothing to memory. The chat model is a tiny scripted stand-in (no API
+key, no network) that answers a question from the memory in its prompt; swap in any chat model.
 
-Shown: a fact told in one session is used in the next; a correction replaces it; a secret is refused;
-erasure leaves nothing.
+Shown: a fact told in one session is used in the next, and kept once; a correction replaces it; a secret is
+masked; another user sees nothing; erasure leaves nothing.
 
 Run: uv run python cookbook/langchain_chat.py
 """
@@ -21,12 +22,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
-from memtend import Memory, SensitiveDataError
+from memtend import Memory
 from memtend_langchain import MemtendChatMessageHistory, with_memtend_history
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Stand-in for a chat model: answers "what is my favourite colour?" from the memories in its prompt."""
+    """Stand-in for a chat model: answers "what is my favourite colour?" from the memory in its system messages."""
 
     @property
     def _llm_type(self) -> str:
@@ -37,17 +38,14 @@ class ScriptedChatModel(BaseChatModel):
         answer = "Noted."
         if question.endswith("?"):
             system = "\n".join(m.text for m in messages if m.type == "system")
-            found = re.search(r"favourite colour is (\w+)", system)
+            found = re.search(r"favourite[ _]colour(?: is|:) (\w+)", system)
             answer = f"Your favourite colour is {found.group(1)}." if found else "I don't know yet."
         return ChatResult(generations=[ChatGeneration(message=AIMessage(answer))])
 
 
+# memtend's system message (profile, rules, recalled memories) goes at the head of "history"
 PROMPT = ChatPromptTemplate.from_messages(
-    [
-        ("system", "You are a helpful assistant. What you remember about the user (newest first):\n{memories}"),
-        MessagesPlaceholder("history"),
-        ("human", "{question}"),
-    ]
+    [("system", "You are a helpful assistant."), MessagesPlaceholder("history"), ("human", "{question}")]
 )
 
 
@@ -58,27 +56,24 @@ def main() -> None:
         )
 
         def chat(user_id: str, session_id: str, question: str) -> str:
-            user = mem.user(user_id)
-            try:
-                user.log(question, session=session_id)  # long-term memory, through the write gate
-            except SensitiveDataError as exc:
-                print(f"[{session_id}] refused: {exc.kinds}")
-                return "refused"
-            memories = "\n".join(hit.label() for hit in user.recall(question, k=3))
-            answer = chain.invoke(
-                {"question": question, "memories": memories},
-                config={"configurable": {"user_id": user_id, "session_id": session_id}},
-            ).text
+            config = {"configurable": {"user_id": user_id, "session_id": session_id}}
+            answer = chain.invoke({"question": question}, config=config).text
             print(f"[{session_id}] {user_id}: {question}\n[{session_id}] assistant: {answer}")
             return answer
 
+        def kept(session_id: str) -> list[str]:
+            """What long-term memory holds from one of alice's sessions (current and replaced values)."""
+            return [r["text"] for r in mem.user("alice").export()["records"] if r["session"] == session_id]
+
         chat("alice", "monday", "My favourite colour is teal.")
+        print("kept from monday:", kept("monday"))  # capture kept the fact, once; the transcript is the history
         print("next session knows:", chat("alice", "tuesday", "What is my favourite colour?"))
         chat("alice", "tuesday", "Correction: my favourite colour is green now.")
         print("after the correction:", chat("alice", "wednesday", "What is my favourite colour?"))
+        print("kept from wednesday's question:", kept("wednesday"))  # a question is not worth keeping
         chat("alice", "wednesday", "My AWS key is AKIAIOSFODNN7EXAMPLE, keep it for me.")
         history = MemtendChatMessageHistory("alice", "wednesday", memory=mem)
-        print("messages in wednesday's history:", len(history.messages))
+        print("wednesday's history keeps:", history.messages[-2].text)  # masked by the gate (redact=True)
         print("secret stored anywhere:", "AKIAIOSFODNN7EXAMPLE" in str(mem.user("alice").export()))
         print("bob sees:", chat("bob", "monday", "What is my favourite colour?"))
         receipt = mem.erase_user("alice")

@@ -1,5 +1,5 @@
 """The LangChain cookbook examples show what they promise: a fact carries over to the next session, a
-correction replaces it, a secret is refused, erasure leaves nothing."""
+correction replaces it, a secret is refused or masked, erasure leaves nothing."""
 
 from __future__ import annotations
 
@@ -31,8 +31,10 @@ def common_promises(out: str, carried: str) -> None:
 def test_chat_cookbook_keeps_its_promises(tmp_path: Path) -> None:
     out = run("langchain_chat.py", tmp_path)
     common_promises(out, "next session knows")
-    assert "refused: ['aws_access_key']" in out
-    assert "messages in wednesday's history: 2" in out  # the refused turn is not in the history either
+    # capture alone writes long-term memory: the fact once (an app-side log would add the sentence beside it)
+    assert "kept from monday: ['favourite colour: teal']" in out
+    assert "kept from wednesday's question: []" in out
+    assert "wednesday's history keeps: My AWS key is [REDACTED:aws_access_key], keep it for me." in out
     assert "bob sees: I don't know yet." in out
     assert "history after erasure: 0" in out
 
