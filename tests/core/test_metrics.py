@@ -150,6 +150,15 @@ def test_held_out_cases_by_expected_text_and_from_the_users_facts(ephemeral_memo
         alice.check_retrieval([("q", "x")], by="words")
 
 
+def test_every_logged_op_is_observed_wherever_the_facade_defines_it() -> None:
+    """``UserMemory`` takes some calls from mixins (review, metrics): each op the log names is wrapped there too."""
+    from memtend import UserMemory
+    from memtend.metrics.observe import ASYNC_OPS, OPS
+
+    unobserved = [name for name in [*OPS, *ASYNC_OPS] if not hasattr(getattr(UserMemory, name), "__wrapped__")]
+    assert unobserved == []
+
+
 def test_call_log_keeps_op_key_outcome_and_never_a_value(memory: Memory) -> None:
     alice = memory.user("alice")
     state = alice.session("t1")

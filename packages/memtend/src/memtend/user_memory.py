@@ -56,7 +56,7 @@ from memtend.records import (
 from memtend.results import CompactionReport, DeleteReport, Event, FactResult, ForgetReport, HistoryEntry, Hit
 from memtend.storage.store import Storage
 from memtend.upkeep import user_upkeep
-from memtend.writing import review
+from memtend.writing.review_calls import ReviewCalls, checked_id
 
 if TYPE_CHECKING:
     from memtend.documents.store import GateMode
@@ -92,9 +92,11 @@ class _Checked:
 
 
 @observed_calls.instrumented  # each public call logged and timed (memtend.metrics.observe)
-class UserMemory(MetricsCalls):
-    """Everything stored about one user; obtained from ``Memory.user(user_id)``. The metrics and call-log calls
-    (``metrics``, ``calls``, ``report_recall``, ``report_compaction``, ``check_retrieval``) come from
+class UserMemory(ReviewCalls, MetricsCalls):
+    """Everything stored about one user; obtained from ``Memory.user(user_id)``. The review calls (``pending``,
+    ``proposals``, ``accept``, ``revise``, ``approve``, ``reject``, ``restore``) come from
+    :class:`~memtend.writing.review_calls.ReviewCalls`; the metrics and call-log calls (``metrics``, ``calls``,
+    ``report_recall``, ``report_compaction``, ``check_retrieval``) from
     :class:`~memtend.metrics.facade.MetricsCalls`."""
 
     def __init__(
@@ -479,53 +481,6 @@ class UserMemory(MetricsCalls):
             record_id = check_name(record_id, "record_id")
         return self._storage.get_history(self.user_id, record_id=record_id)
 
-    def pending(self) -> builtins.list[Record]:
-        """Records from untrusted sources waiting for review."""
-        return self.list(status=Status.PENDING_REVIEW)
-
-    def proposals(self) -> builtins.list[Record]:
-        """What the agent or an extractor proposed to remember (``Memory(write_mode="propose")``), oldest first:
-        never recalled or shown until accepted (``accept``) or dropped (``reject``)."""
-        return self.list(status=Status.PROPOSED)
-
-    def accept(self, record_id: str, *, text: str | None = None, redact: bool = False) -> Record:
-        """Accept a proposal, optionally with ``text`` edited by a person (for a fact: the new value; gated and
-        embedded again, stored as the user's words). A fact goes through precedence; returns it as it now stands."""
-        return review.accept(self.memory, self.user_id, _checked_id(record_id), text, redact=redact)
-
-    def revise(
-        self,
-        record_id: str,
-        text: str,
-        *,
-        source: Source | str = Source.USER,
-        session: str = "",
-        redact: bool = False,
-        metadata: dict[str, Any] | None = None,
-    ) -> Record:
-        """Replace an active note, rule or event with a new text (``metadata`` laid over the old one's): it passes the
-        gate (a proposal where the agent proposes); once it stands, the old one is archived with a pointer to it."""
-        checked = self._checked(Kind.NOTE, text, source, redact=redact, session=session, metadata=metadata)
-        return review.revise(self.memory, self.user_id, _checked_id(record_id), checked.record, checked.redacted)
-
-    # ------------------------------------------------------------------ review
-    def _pending_record(self, record_id: str, held: frozenset[Status] = frozenset({Status.PENDING_REVIEW})) -> Record:
-        return review.held_record(self.get(record_id), record_id, held)
-
-    def approve(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
-        """Accept a pending record. A pending fact is applied through precedence as vouched for by ``source``."""
-        return review.approve(self.memory, self.user_id, _checked_id(record_id), Source.parse(source), self.get)
-
-    def reject(self, record_id: str) -> Record:
-        """Drop a pending record or a proposal for good; returns it as it was."""
-
-        def plan() -> tuple[Record, Change]:
-            record = self._pending_record(record_id, changes.HELD)
-            return record, changes.reject(self.user_id, record)
-
-        with self.memory.lock:
-            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
-
     # ------------------------------------------------------------------ deletion, compaction
     def delete(self, record_id: str) -> DeleteReport:
         """Delete one record for good; summaries derived from it are rebuilt from their other sources, or
@@ -540,7 +495,7 @@ class UserMemory(MetricsCalls):
             return changes.delete(self.user_id, record, touched, {r.id: r for r in sources}, now())
 
         with self.memory.lock:
-            return shared_writes.guarded(self.memory, self.user_id, [_checked_id(record_id)], plan)
+            return shared_writes.guarded(self.memory, self.user_id, [checked_id(record_id)], plan)
 
     def compact(self, keep_recent: int = 20, summarizer: compaction.LogSummarizer | None = None) -> CompactionReport:
         """Keep the newest ``keep_recent`` events verbatim; replace older ones (and any earlier summary) with one
@@ -560,11 +515,6 @@ class UserMemory(MetricsCalls):
         if grace_days is not None:
             grace_days = check_days(grace_days, "grace_days")
         return user_upkeep.purge(self.memory, self.user_id, t, grace_days)
-
-    def restore(self, record_id: str) -> Record:
-        """Bring an archived record back. A superseded fact value becomes current again (the value it restores
-        over is archived in its turn, so the restore can itself be undone)."""
-        return review.restore(self.memory, self.user_id, _checked_id(record_id), self.get)
 
     # ------------------------------------------------------------------ working memory, keyed store, export
     def _untrusted(self, session: str) -> bool:
@@ -736,35 +686,6 @@ class UserMemory(MetricsCalls):
     async def ahistory(self, record_id: str | None = None) -> builtins.list[HistoryEntry]:
         return await run_io(self.history, record_id)
 
-    async def apending(self) -> builtins.list[Record]:
-        return await run_io(self.pending)
-
-    async def aproposals(self) -> builtins.list[Record]:
-        return await run_io(self.proposals)
-
-    async def aaccept(self, record_id: str, *, text: str | None = None, redact: bool = False) -> Record:
-        return await run_io(self.accept, record_id, text=text, redact=redact)
-
-    async def arevise(
-        self,
-        record_id: str,
-        text: str,
-        *,
-        source: Source | str = Source.USER,
-        session: str = "",
-        redact: bool = False,
-        metadata: dict[str, Any] | None = None,
-    ) -> Record:
-        return await run_io(
-            self.revise, record_id, text, source=source, session=session, redact=redact, metadata=metadata
-        )
-
-    async def aapprove(self, record_id: str, *, source: Source | str = Source.USER) -> Record:
-        return await run_io(self.approve, record_id, source=source)
-
-    async def areject(self, record_id: str) -> Record:
-        return await run_io(self.reject, record_id)
-
     async def adelete(self, record_id: str) -> DeleteReport:
         return await run_io(self.delete, record_id)
 
@@ -779,21 +700,11 @@ class UserMemory(MetricsCalls):
     async def apurge(self, *, grace_days: float | None = None, now: float | None = None) -> int:
         return await run_io(self.purge, grace_days=grace_days, now=now)
 
-    async def arestore(self, record_id: str) -> Record:
-        return await run_io(self.restore, record_id)
-
     async def aexport(self) -> dict[str, Any]:
         return await run_io(self.export)
 
     async def astats(self) -> dict[str, Any]:
         return await run_io(self.stats)
-
-
-def _checked_id(record_id: object) -> str:
-    """A record id as given to a call, checked before anything reads storage with it."""
-    if not check_name(record_id, "record_id"):
-        raise InvalidInputError("record_id must not be empty")
-    return str(record_id)
 
 
 def _now_default(value: float | None) -> float:
