@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 
 from memtend.policies.gate.common import Hit, is_placeholder
+from memtend.policies.gate.prefilter import LongText
 
 __all__ = ["credential_hits", "url_password_hits"]
 
@@ -47,7 +48,7 @@ _URL_USERINFO = re.compile(
 )
 
 
-def url_password_hits(text: str, lower: str) -> Iterator[Hit]:
+def url_password_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
     if "://" not in text:
         return
     for match in _URL_USERINFO.finditer(text):
@@ -132,11 +133,14 @@ _WORDS = re.compile(
 )
 
 
-def credential_hits(text: str, lower: str) -> Iterator[Hit]:
+def credential_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
     # Every form holds a flag (" -"), a pair or header separator ("/", ":", "%"), or the word "basic".
     if " -" not in text and "/" not in text and ":" not in text and "%" not in text and "basic" not in lower:
         return
-    if _WORDS.search(lower) is None:
+    if long is not None:
+        if not long.any(_WORDS.pattern.split("|")):
+            return
+    elif _WORDS.search(lower) is None:
         return
     if "basic" in lower:
         for match in _BASIC.finditer(text):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from memtend.policies.gate.common import HAS_DIGITS, Hit
+from memtend.policies.gate.prefilter import LongText, matches_at
 
 __all__ = ["card_hits", "iban_hits", "iban_valid", "luhn_valid", "national_id_hits"]
 
@@ -46,6 +47,13 @@ _ID_LABEL = re.compile(
 def id_label_before(text: str, start: int) -> bool:
     """The number at ``start`` is named by an id label just before it (order, SKU, part, employee, ...)."""
     return _ID_LABEL.search(text, max(0, start - 48), start) is not None
+
+
+def _found(
+    pattern: re.Pattern[str], text: str, long: LongText | None, starts: Callable[[LongText], list[int]]
+) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)``, or in a long text the matches at the places ``starts`` gives."""
+    return pattern.finditer(text) if long is None else matches_at(pattern, text, starts(long))
 
 
 def _card_shaped(groups: list[str]) -> bool:
@@ -112,10 +120,25 @@ def _payment_context_near(text: str, start: int, end: int) -> bool:
     return _CARD_OR_PAYMENT_WORDS.search(text, max(0, start - 64), min(len(text), end + 24)) is not None
 
 
-def card_hits(text: str, lower: str) -> Iterator[Hit]:
+# Most characters a card's groups may be apart (``_CARD_SEP`` at its longest: spaces, a line break, spaces).
+_CARD_MAX_GAP = 8
+
+
+def _card_runs(text: str, long: LongText | None) -> Iterator[re.Match[str]]:
+    """The runs ``_CARD_RUN`` finds, or of a long text those that can hold 13 digits: a run's digits are never
+    more than ``_CARD_MAX_GAP`` apart, so it lies in one stretch of digits that close and holds as many."""
+    if long is None:
+        yield from _CARD_RUN.finditer(text)
+        return
+    for first, last in long.digit_clusters(13, _CARD_MAX_GAP):
+        # The run ends at ``last`` at most; ``last + 1`` is kept for the pattern's look-ahead.
+        yield from _CARD_RUN.finditer(text, first, min(len(text), last + 2))
+
+
+def card_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
     if not HAS_DIGITS.search(text):
         return
-    for run in _CARD_RUN.finditer(text):
+    for run in _card_runs(text, long):
         if run.end() - run.start() < 13:
             continue  # fewer than 13 characters hold fewer than 13 digits: no card (most runs are short numbers)
         groups = [(m.start() + run.start(), m.end() + run.start()) for m in _CARD_GROUP.finditer(run.group())]
@@ -186,10 +209,11 @@ def iban_valid(iban: str) -> bool:
     return int(number) % 97 == 1
 
 
-def iban_hits(text: str, lower: str) -> Iterator[Hit]:
+def iban_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
     if not HAS_DIGITS.search(text):
         return
-    for match in _IBAN.finditer(text):
+    # An IBAN starts with two letters and two digits.
+    for match in _found(_IBAN, text, long, lambda lt: lt.shapes(b"a00", b"A00", shift=-1)):
         candidate = match.group()
         expected = _IBAN_LENGTHS.get(candidate[:2].upper())
         if expected is None:
@@ -234,26 +258,30 @@ _ID_WORDS_NEAR = re.compile(r"(?i:\b(?:ssn|ss#|social[ \t]+security|national[ \t
 _ID_WORDS = ("passport", "licen", "national", "insurance", "tax", "aadhaar", "personal", "id card")
 
 
-def national_id_hits(text: str, lower: str) -> Iterator[Hit]:
+def national_id_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
     if not HAS_DIGITS.search(text):
         return
     # Shaped like an SSN or a NINO but labelled as a part, order or SKU number: not an id. The words "SSN" or
     # "social security" anywhere say otherwise (and the context rule below finds those numbers anyway).
-    id_words = ("ss" in lower or "social" in lower or "insurance" in lower or "nino" in lower) and (
-        _ID_WORDS_NEAR.search(text) is not None
+    has = long.has if long is not None else lower.__contains__
+    id_words = (has("ss") or has("social") or has("insurance") or has("nino")) and (
+        next(_found(_ID_WORDS_NEAR, text, long, lambda lt: lt.words("ssn", "ss#", "social", "national", "nin")), None)
+        is not None
     )
     if "-" in text:
-        for match in _SSN_DASHED.finditer(text):
+        for match in _found(_SSN_DASHED, text, long, lambda lt: lt.shapes(b"000-00-0000")):
             if id_words or not id_label_before(text, match.start()):
                 yield match.start(), match.end(), "ssn"
     if id_words:
-        for match in _SSN_CONTEXT.finditer(text):
+        for match in _found(_SSN_CONTEXT, text, long, lambda lt: lt.words("ssn", "ss#", "social")):
             yield match.start(1), match.end(1), "ssn"
-    for match in _UK_NINO.finditer(text):
+    # A NINO starts with two capitals and two digits, maybe with a space between.
+    for match in _found(_UK_NINO, text, long, lambda lt: lt.shapes(b"A00", b"A 00", shift=-1)):
         if id_words or not id_label_before(text, match.start()):
             yield match.start(), match.end(), "national_id"
-    if any(word in lower for word in _ID_WORDS):
-        for match in _ID_CONTEXT.finditer(text):
+    if any(has(word) for word in _ID_WORDS):
+        context = ("passport", "driv", "national", "social", "tax", "aadhaar", "personal", "id")
+        for match in _found(_ID_CONTEXT, text, long, lambda lt: lt.words(*context)):
             value = match.group(1)
             if sum(c.isdigit() for c in value) >= 4:
                 yield match.start(1), match.end(1), "national_id"

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from memtend.policies.gate.common import Hit, is_placeholder
+from memtend.policies.gate.prefilter import LongText
 
 __all__ = ["password_hits"]
 
@@ -131,8 +132,11 @@ def _value_first_hits(text: str) -> Iterator[Hit]:
             yield start, end, "pin" if is_pin else "password"
 
 
-def password_hits(text: str, lower: str) -> Iterator[Hit]:
-    if _PASSWORD_WORDS.search(lower) is None:
+def password_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
+    if long is not None:
+        if not long.any(_PASSWORD_WORDS.pattern.split("|")):
+            return
+    elif _PASSWORD_WORDS.search(lower) is None:
         return
     yield from _value_first_hits(text)
     for key in _PASSWORD_KEY.finditer(text):

@@ -13,11 +13,12 @@ from memtend.policies.gate.normalise import normalise
 from memtend.policies.gate.numbers import card_hits, iban_hits, national_id_hits
 from memtend.policies.gate.passwords import password_hits
 from memtend.policies.gate.policy import DEFAULT_POLICY, GatePolicy, check_custom_finding
+from memtend.policies.gate.prefilter import LONG_TEXT, LongText, long_text
 from memtend.policies.gate.tokens import private_key_hits, secret_hits, token_hits
 
 __all__ = ["find_sensitive", "redact", "redact_all"]
 
-_DETECTORS: tuple[Callable[[str, str], Iterator[Hit]], ...] = (
+_DETECTORS: tuple[Callable[[str, str, LongText | None], Iterator[Hit]], ...] = (
     private_key_hits,
     token_hits,
     card_hits,
@@ -70,15 +71,17 @@ def _policy(policy: GatePolicy | None) -> GatePolicy:
     return policy
 
 
-def _all_hits(masked: str, policy: GatePolicy) -> Iterator[Hit]:
+def _all_hits(masked: str, policy: GatePolicy, long_at: int | None) -> Iterator[Hit]:
     """Hits as spans of ``masked``: the built-in detectors read its normal form (NFKC, invisible characters
-    dropped, ASCII digits) and their spans are mapped back; custom detectors read ``masked`` itself."""
+    dropped, ASCII digits) and their spans are mapped back; custom detectors read ``masked`` itself. A normal form
+    of ``long_at`` characters or more is read through the prefilter (``None``: never)."""
     normal = normalise(masked)
     scan = normal.text
     lower = scan.lower()
+    long = long_text(scan, lower, long_at)
     hits: list[Hit] = []
     for detector in _DETECTORS:
-        found = detector(scan, lower)
+        found = detector(scan, lower, long)
         if detector in _NUMBER_DETECTORS:
             found = (hit for hit in found if not _in_generated_id(scan, hit[0], hit[1]))
         hits.extend(found)
@@ -109,12 +112,17 @@ def find_sensitive(text: str, *, policy: GatePolicy | None = None) -> list[Findi
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"text must be a str, got {type(text).__name__}")
+    return _find(text, _policy(policy), LONG_TEXT)
+
+
+def _find(text: str, policy: GatePolicy, long_at: int | None) -> list[Finding]:
+    """:func:`find_sensitive`, with the prefilter from ``long_at`` characters (``None``: the plain whole-text scans,
+    which the tests and the benchmark compare it with)."""
     if not text:
         return []
     masked = mask_markers(text)
-    policy = _policy(policy)
     hits: list[Hit] = []
-    for start, end, kind in _all_hits(masked, policy):
+    for start, end, kind in _all_hits(masked, policy, long_at):
         # Never let a span start or end inside an earlier marker.
         while start < end and masked[start] == OPAQUE:
             start += 1

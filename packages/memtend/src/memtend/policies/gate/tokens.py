@@ -33,6 +33,7 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from memtend.policies.gate.common import Hit, is_placeholder, looks_random
+from memtend.policies.gate.prefilter import LongText, matches_at
 
 __all__ = ["private_key_hits", "secret_hits", "token_hits"]
 
@@ -195,8 +196,9 @@ _TOKEN_RULES = _build_token_rules()
 _NEEDLES = tuple(sorted({needle for rule in _TOKEN_RULES for needle in rule.needles}))
 
 
-def token_hits(text: str, lower: str) -> Iterator[Hit]:
-    present = {needle for needle in _NEEDLES if needle in lower}
+def token_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
+    has = long.has if long is not None else lower.__contains__
+    present = {needle for needle in _NEEDLES if has(needle)}
     for rule in _TOKEN_RULES:
         if rule.needles and present.isdisjoint(rule.needles):
             continue
@@ -226,8 +228,9 @@ _PEM_BEGIN = re.compile(
 _PEM_END = re.compile(r"END [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?(?: ?-{2,5})?|Private-MAC: *[0-9a-fA-F]*")
 
 
-def private_key_hits(text: str, lower: str) -> Iterator[Hit]:
-    if "private" not in lower and "putty" not in lower:
+def private_key_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
+    has = long.has if long is not None else lower.__contains__
+    if not has("private") and not has("putty"):
         return
     pos = 0
     while True:
@@ -255,10 +258,22 @@ _SECRET_VALUE = re.compile(r"[\"'`]?([A-Za-z0-9+/=_\-.~]{12,256})")
 _SECRET_WORDS = ("key", "secret", "token", "credential", "bearer")
 
 
-def secret_hits(text: str, lower: str) -> Iterator[Hit]:
-    if not any(word in lower for word in _SECRET_WORDS):
+# Where a key of ``_SECRET_KEY`` can start (lower case).
+_SECRET_KEY_STARTS = (
+    "api", "access", "secret", "auth", "token", "refresh", "private", "signing", "encryption", "licen", "credential",
+    "bearer",
+)  # fmt: skip
+
+
+def secret_hits(text: str, lower: str, long: LongText | None = None) -> Iterator[Hit]:
+    has = long.has if long is not None else lower.__contains__
+    if not any(has(word) for word in _SECRET_WORDS):
         return
-    for key in _SECRET_KEY.finditer(text):
+    if long is None:
+        keys = _SECRET_KEY.finditer(text)
+    else:
+        keys = matches_at(_SECRET_KEY, text, long.words(*_SECRET_KEY_STARTS))
+    for key in keys:
         sep = _SECRET_SEP.match(text, key.end())
         if sep is None:
             continue
