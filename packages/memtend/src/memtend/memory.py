@@ -117,6 +117,12 @@ class Memory(Applier):
 
     ``max_document_bytes``: the largest value the document store takes (checkpoints, store items, chat messages;
     64 MB by default), larger ones raise ``DocumentTooLargeError``.
+
+    ``defer_writes`` (experimental, off by default: a LangGraph test run with it on stalled, not yet diagnosed): on an
+    embedded folder, a document store write (checkpoints, store items, chat messages)
+    returns once it is in the folder's pending log, ``fsync``'d, and a background thread moves such writes into
+    Chroma in batches (:mod:`memtend.storage.write_behind`); False writes each straight to Chroma. The first handle
+    on a folder in a process decides.
     """
 
     def __init__(
@@ -136,7 +142,10 @@ class Memory(Applier):
         extractor: Any = None,
         upkeep: Upkeep | Auto | None = AUTO,
         max_document_bytes: int = MAX_VALUE_BYTES,
+        defer_writes: bool = False,
     ) -> None:
+        if not isinstance(defer_writes, bool):
+            raise InvalidInputError(f"defer_writes must be True or False, got {describe(defer_writes)}")
         _check_options(
             client=client,
             embedding_function=embedding_function,
@@ -181,6 +190,8 @@ class Memory(Applier):
                     embedding_function,
                     prefix=collection_prefix,
                 )
+                if lock is not None and defer_writes:  # only this process reads the folder: it answers for the log
+                    storage.documents.defer_writes(lock.folder)
             except BaseException:
                 if lock is not None:
                     lock.release()
@@ -372,6 +383,7 @@ class Memory(Applier):
                     state.settle_folds()
                     state.usage.close()
                     state.indexes.clear()
+                    state.storage.documents.stop_deferring()
                     if state.folder_lock is not None:
                         state.folder_lock.release()
                         state.folder_lock = None

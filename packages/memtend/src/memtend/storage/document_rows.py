@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from memtend.storage import prefix_rows
 from memtend.storage.chroma import NO_VECTOR, Where, guarded
 from memtend.storage.prefix_rows import PREFIX_KINDS, PrefixAnswers, prefix_meta, prefix_row_id
 from memtend.storage.row_cache import RowCache
+from memtend.storage.write_behind import WriteBehind
 
 _log = logging.getLogger("memtend")
 # A document write of more rows than one Chroma call takes is journaled: a row in the documents collection with
@@ -144,10 +146,36 @@ class DocumentRows:
         self.prefixes = PrefixAnswers()
         self.rows: RowCache[DocRow] = RowCache()  # rows by id, enabled with ``prefixes``
         self.exclusive = False  # set by Memory: no other process writes the store (an embedded folder it locks)
+        self.behind: WriteBehind | None = None  # the folder's pending writes, once ``defer_writes`` is called
         try:
             self.max_batch = min(int(collection._client.get_max_batch_size()), 5_000)
         except Exception:  # a client without the call: Chroma's smallest default
             self.max_batch = 1_000
+
+    def defer_writes(self, folder: Path) -> None:
+        """Acknowledge writes once they are in the folder's pending log (:mod:`memtend.storage.write_behind`): only
+        for a folder this process holds the lock of. What a killed process left pending is moved in first."""
+        if self.behind is None:
+            self.behind = WriteBehind(
+                folder, {"documents": self.collection, "document_vectors": self.vectors}, self.max_batch
+            )
+            self.collection = self.behind.collection("documents")  # type: ignore[assignment]
+            self.vectors = self.behind.collection("document_vectors")  # type: ignore[assignment]
+
+    def stop_deferring(self) -> None:
+        """Move what is pending and write straight to Chroma again (the folder is being closed)."""
+        behind, self.behind = self.behind, None
+        if behind is not None:
+            self.collection = self.collection.raw  # type: ignore[attr-defined]
+            self.vectors = self.vectors.raw  # type: ignore[attr-defined]
+            behind.close()
+
+    def raw_collections(self) -> tuple[Collection, Collection]:
+        """(documents, vectors) as Chroma's own collections, with nothing pending (for whole-store work)."""
+        if self.behind is None:
+            return self.collection, self.vectors
+        self.behind.settle()
+        return self.collection.raw, self.vectors.raw  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ reads
     @guarded
@@ -316,7 +344,7 @@ class DocumentRows:
                 f"a write across {len(parts)} users is more than one Chroma call can journal; split it into "
                 f"writes of fewer than {self.max_batch} users"
             )
-        with self.lock:
+        with self.lock, self.behind.group() if self.behind is not None else contextlib.nullcontext():
             stale_vectors: list[str] = []
             ids: list[str] = []
             texts: list[str] = []

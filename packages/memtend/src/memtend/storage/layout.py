@@ -95,12 +95,14 @@ class StoreCollections:
         return schema_read_once(made)
 
     def collections(self) -> dict[str, Collection]:
+        """Every collection, as Chroma's own (the document store's pending writes moved in first)."""
+        documents, vectors = self.documents.raw_collections()
         return {
             "memories": self.memories,
             "history": self.history,
             "kv": self.kv,
-            "documents": self.documents.collection,
-            "document_vectors": self.documents.vectors,
+            "documents": documents,
+            "document_vectors": vectors,
             "changes": self.changes_collection,
         }
 
